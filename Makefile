@@ -1,0 +1,37 @@
+# isoscope: the two commands a fresh machine needs are `make demo` and `make test`.
+GO ?= go
+BIN := bin/isoscope
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: build demo test lint bench fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/isoscope
+
+# demo: generate a mini-transaction history with planted anomalies and check it.
+demo: build
+	@mkdir -p tmp
+	$(BIN) gen --txns 100000 --sessions 24 --keys 10000 --dist zipfian --seed 7 \
+		--plant lost-update,write-skew,long-fork --out tmp/demo.jsonl
+	@echo "--- serializability:"
+	-$(BIN) check --level ser tmp/demo.jsonl
+	@echo "--- snapshot isolation:"
+	-$(BIN) check --level si tmp/demo.jsonl
+
+# test: formatting, vet, staticcheck and every test (the databases of
+# shared/docs/services.md must be running for the integration tests).
+test: lint
+	$(GO) test -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		if [ -n "$$out" ]; then echo "not gofmt-ed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+clean:
+	rm -rf bin tmp

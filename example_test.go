@@ -1,0 +1,38 @@
+package isoscope_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/isoscope/isoscope"
+)
+
+// A lost update: transactions 2 and 3 both read x=1 from transaction 1 and
+// both overwrite it. Snapshot isolation forbids it.
+func Example() {
+	const text = `{"format":"isoscope-history","version":1,"initial":"absent","unique_values":true}
+{"id":1,"session":0,"ops":[["r","x",null],["w","x",1]]}
+{"id":2,"session":1,"ops":[["r","x",1],["w","x",2]]}
+{"id":3,"session":2,"ops":[["r","x",1],["w","x",3]]}
+`
+	h, err := isoscope.ReadHistory(strings.NewReader(text), "example.jsonl")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := isoscope.Check(context.Background(), h, isoscope.Options{Level: "si"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Outcome, res.Checker)
+	for _, a := range res.Anomalies {
+		fmt.Println(a.Kind, a.Phenomenon, a.Transactions)
+		fmt.Println(a.Explanation)
+	}
+	// Output:
+	// violation mt
+	// lost-update G2-item [1 2 3]
+	// T2 and T3 both read x from T1 and both overwrote it: one update is lost
+}

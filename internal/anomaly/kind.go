@@ -1,0 +1,122 @@
+package anomaly
+
+import "strconv"
+
+// Kind names an anomaly of the catalogue (the CLI contract's list, after
+// MTC's Figure 5 and Table I).
+type Kind uint8
+
+// The anomaly kinds.
+const (
+	// Cycle is a dependency cycle that no finer name fits.
+	Cycle Kind = iota
+	ThinAirRead
+	AbortedRead
+	FutureRead
+	NotMyLastWrite
+	NotMyOwnWrite
+	IntermediateRead
+	NonRepeatableRead
+	SessionGuaranteeViolation
+	NonMonotonicRead
+	FracturedRead
+	CausalityViolation
+	LongFork
+	LostUpdate
+	WriteSkew
+	RealTimeViolation
+	numKinds
+)
+
+var kindNames = [numKinds]string{
+	"cycle", "thin-air-read", "aborted-read", "future-read", "not-my-last-write",
+	"not-my-own-write", "intermediate-read", "non-repeatable-read",
+	"session-guarantee-violation", "non-monotonic-read", "fractured-read",
+	"causality-violation", "long-fork", "lost-update", "write-skew",
+	"real-time-violation",
+}
+
+// String is the kind's name in the JSON result ("lost-update", …).
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Kinds lists every kind of the catalogue.
+func Kinds() []Kind {
+	out := make([]Kind, numKinds)
+	for i := range out {
+		out[i] = Kind(i)
+	}
+	return out
+}
+
+// ParseKind returns the kind named s.
+func ParseKind(s string) (Kind, bool) {
+	for i, n := range kindNames {
+		if n == s {
+			return Kind(i), true
+		}
+	}
+	return 0, false
+}
+
+// Phenomenon is an Adya phenomenon (or None for anomalies that are not
+// one, such as the intra-transaction ones).
+type Phenomenon uint8
+
+// The phenomena of levels.md.
+const (
+	None Phenomenon = iota
+	G0
+	G1a
+	G1b
+	G1c
+	GSingle
+	GCursor
+	G2Item
+	G2
+	GSI
+	GSIa
+	GSIb
+	numPhenomena
+)
+
+var phenomenonNames = [numPhenomena]string{
+	"", "G0", "G1a", "G1b", "G1c", "G-single", "G-cursor", "G2-item", "G2", "G-SI", "G-SIa", "G-SIb",
+}
+
+// String is the phenomenon's name ("G2-item", …), empty for None.
+func (p Phenomenon) String() string {
+	if p < numPhenomena {
+		return phenomenonNames[p]
+	}
+	return "Phenomenon(" + strconv.Itoa(int(p)) + ")"
+}
+
+// ParsePhenomenon returns the phenomenon named s.
+func ParsePhenomenon(s string) (Phenomenon, bool) {
+	for i, n := range phenomenonNames {
+		if n == s && i > 0 {
+			return Phenomenon(i), true
+		}
+	}
+	return 0, false
+}
+
+// PhenomenonSet is a set of phenomena, a bitmask by Phenomenon.
+type PhenomenonSet uint32
+
+// Phenomena returns the set of the given phenomena.
+func Phenomena(ps ...Phenomenon) PhenomenonSet {
+	var s PhenomenonSet
+	for _, p := range ps {
+		s |= 1 << p
+	}
+	return s
+}
+
+// Has reports whether p is in s.
+func (s PhenomenonSet) Has(p Phenomenon) bool { return s&(1<<p) != 0 }

@@ -1,0 +1,129 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/dsg"
+	"github.com/isoscope/isoscope/internal/check/lwt"
+	"github.com/isoscope/isoscope/internal/check/mt"
+	"github.com/isoscope/isoscope/internal/check/precheck"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// Checkers returns every algorithm, fastest first: the order in which Auto
+// tries them.
+func Checkers() []Checker {
+	return []Checker{lwt.Checker{}, mt.Checker{}, dsg.Checker{}}
+}
+
+// Names returns the names of every algorithm, for usage messages.
+func Names() []string {
+	var out []string
+	for _, c := range Checkers() {
+		out = append(out, c.Name())
+	}
+	return out
+}
+
+// Select returns the checker named name, or with "auto" (or "") the first
+// of Checkers that decides ix's history at level l. It returns an
+// *UnsupportedError when the named checker, or every checker, declines.
+func Select(ix *history.Index, l level.Level, name string) (Checker, error) {
+	if name != "" && name != "auto" {
+		for _, c := range Checkers() {
+			if c.Name() == name {
+				if err := c.Decides(ix, l); err != nil {
+					return nil, &UnsupportedError{Checker: name, Level: l, Why: []string{err.Error()}}
+				}
+				return c, nil
+			}
+		}
+		return nil, fmt.Errorf("unknown checker %q (known: auto, %v)", name, Names())
+	}
+	var why []string
+	for _, c := range Checkers() {
+		err := c.Decides(ix, l)
+		if err == nil {
+			return c, nil
+		}
+		why = append(why, c.Name()+": "+err.Error())
+	}
+	return nil, &UnsupportedError{Level: l, Why: why}
+}
+
+// Options tune Run.
+type Options struct {
+	// Checker is "auto" (or empty) or the name of one algorithm.
+	Checker string
+	// Holds asks, when the level is violated, which weaker levels the
+	// history still satisfies (checked only where a checker decides them).
+	Holds bool
+}
+
+// Run checks h against level l: the shared checks, then the chosen
+// algorithm. An error means bad usage (no checker decides this history);
+// a context that ends gives outcome Unknown unless a violation was already
+// found.
+func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Result, error) {
+	ix := history.NewIndex(h)
+	res, err := runIndexed(ctx, ix, l, o.Checker)
+	if err != nil || res.Outcome != Violation || !o.Holds {
+		return res, err
+	}
+	for _, w := range l.WeakerLevels() {
+		implied := false
+		for _, got := range res.Holds {
+			implied = implied || got.Implies(w.ID)
+		}
+		if implied {
+			continue
+		}
+		sub, err := runIndexed(ctx, ix, w, "auto")
+		if err != nil {
+			continue // no checker decides it: say nothing
+		}
+		if sub.Outcome == Satisfied {
+			res.Holds = append(res.Holds, w)
+		}
+	}
+	return res, nil
+}
+
+func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string) (Result, error) {
+	c, err := Select(ix, l, name)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Level: l, Checker: c.Name(), Stats: ix.History().Stats()}
+	res.Anomalies = precheck.Run(ix, l)
+	err = ctx.Err()
+	if err == nil {
+		var found []anomaly.Anomaly
+		found, err = c.Check(ctx, ix, l)
+		res.Anomalies = append(res.Anomalies, found...)
+	}
+	switch {
+	case len(res.Anomalies) > 0:
+		res.Outcome = Violation
+	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
+		res.Outcome, res.Reason = Unknown, "timed out before a verdict"
+	case err != nil:
+		return Result{}, err
+	default:
+		res.Outcome = Satisfied
+	}
+	return res, nil
+}
+
+// Kinds counts the anomalies of a result by kind, in catalogue order.
+func (r *Result) Kinds() map[anomaly.Kind]int {
+	m := map[anomaly.Kind]int{}
+	for _, a := range r.Anomalies {
+		m[a.Kind]++
+	}
+	return m
+}

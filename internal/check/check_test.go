@@ -1,0 +1,186 @@
+package check_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// ok marks a level that holds; any other entry names the anomaly kind
+// expected first.
+const ok = "holds"
+
+// figure5 is MTC's Figure 5 / Table I, one hand-built history per anomaly,
+// with the expected verdict at SSER, SER, SI and RC. Transactions without
+// instants all overlap in time, so real time adds nothing to them.
+var figure5 = []struct {
+	name              string
+	hist              string
+	sser, ser, si, rc string
+}{
+	{"serial", "init: x=0 y=0 | s1: r x 0 w x 1 | s1: r x 1 r y 0 w y 1 | s2: r y 1",
+		ok, ok, ok, ok},
+	{"thin-air read", "init: x=0 | s1: r x 5",
+		"thin-air-read", "thin-air-read", "thin-air-read", "thin-air-read"},
+	{"aborted read", "init: x=0 | s1: aborted: r x 0 w x 1 | s2: r x 1",
+		"aborted-read", "aborted-read", "aborted-read", "aborted-read"},
+	{"future read", "init: x=0 | s1: r x 1 w x 1",
+		"future-read", "future-read", "future-read", "future-read"},
+	{"not my last write", "init: x=0 | s1: r x 0 w x 1 w x 2 r x 1",
+		"not-my-last-write", "not-my-last-write", "not-my-last-write", "not-my-last-write"},
+	{"not my own write", "init: x=0 | s1: r x 0 w x 1 r x 0",
+		"not-my-own-write", "not-my-own-write", "not-my-own-write", "not-my-own-write"},
+	{"intermediate read", "init: x=0 | s1: r x 0 w x 1 w x 2 | s2: r x 1",
+		"intermediate-read", "intermediate-read", "intermediate-read", "intermediate-read"},
+	{"non-repeatable read", "init: x=0 | s1: r x 0 w x 1 | s2: r x 0 r x 1",
+		"non-repeatable-read", "non-repeatable-read", "non-repeatable-read", ok},
+	{"session guarantee violation", "init: x=0 | s1: r x 0 w x 1 | s1: r x 0",
+		"session-guarantee-violation", "session-guarantee-violation", "session-guarantee-violation", ok},
+	{"non-monotonic read", "init: x=0 y=0 | s1: r x 0 w x 1 | s2: r x 1 r y 0 w x 2 w y 1 | s3: r y 1 r x 1",
+		"non-monotonic-read", "non-monotonic-read", "non-monotonic-read", ok},
+	{"fractured read", "init: x=0 y=0 | s1: r x 0 r y 0 w x 1 w y 1 | s2: r y 0 r x 1",
+		"fractured-read", "fractured-read", "fractured-read", ok},
+	{"causality violation", "init: x=0 y=0 | s1: r x 0 w x 1 | s2: r x 1 r y 0 w y 1 | s3: r y 1 r x 0",
+		"causality-violation", "causality-violation", "causality-violation", ok},
+	{"long fork", "init: x=0 y=0 | s1: r x 0 w x 1 | s2: r y 0 w y 1 | s3: r x 1 r y 0 | s4: r y 1 r x 0",
+		"long-fork", "long-fork", "long-fork", ok},
+	{"lost update", "init: x=0 | s1: r x 0 w x 1 | s2: r x 0 w x 2",
+		"lost-update", "lost-update", "lost-update", ok},
+	{"write skew", "init: x=0 y=0 | s1: r x 0 r y 0 w x 1 | s2: r x 0 r y 0 w y 1",
+		"write-skew", "write-skew", ok, ok},
+	{"real-time violation", "init: x=0 | s1: @0-1: r x 0 w x 1 | s2: @2-3: r x 0",
+		"real-time-violation", ok, ok, ok},
+	{"circular information flow (G1c)", "init: x=0 y=0 | s1: r x 0 w x 1 r y 1 | s2: r y 0 w y 1 r x 1",
+		"cycle", "cycle", "cycle", "cycle"},
+	{"write cycle (G0)", "s1: r x 2 w x 1 | s2: r x 1 w x 2",
+		"cycle", "cycle", "cycle", "cycle"},
+	{"unknown transaction observed", "init: x=0 | s1: unknown: r x 0 w x 1 | s2: r x 1 | s3: r x 0 w x 2",
+		"lost-update", "lost-update", "lost-update", ok},
+	{"unknown transaction unobserved", "init: x=0 | s1: unknown: r x 0 w x 1 | s3: r x 0 w x 2 | s4: r x 2",
+		ok, ok, ok, ok},
+}
+
+// withOverlap gives every transaction the same interval when none has one.
+func withOverlap(h *history.History) *history.History {
+	for i := range h.Txns {
+		if h.Txns[i].HasTime {
+			return h
+		}
+	}
+	for i := range h.Txns {
+		h.Txns[i].Begin, h.Txns[i].End, h.Txns[i].HasTime = 0, 100, true
+	}
+	return h
+}
+
+func verdict(t *testing.T, h *history.History, id level.ID, checker string) (check.Result, string) {
+	t.Helper()
+	res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: checker})
+	if err != nil {
+		t.Fatalf("%s: %v", id, err)
+	}
+	if res.Outcome == check.Satisfied {
+		return res, ok
+	}
+	if res.Outcome != check.Violation || len(res.Anomalies) == 0 {
+		t.Fatalf("%s: outcome %s with %d anomalies", id, res.Outcome, len(res.Anomalies))
+	}
+	return res, res.Anomalies[0].Kind.String()
+}
+
+func TestFigure5(t *testing.T) {
+	for _, tc := range figure5 {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, lv := range []struct {
+				id   level.ID
+				want string
+			}{{level.StrictSerializable, tc.sser}, {level.Serializable, tc.ser}, {level.SnapshotIsolation, tc.si}, {level.ReadCommitted, tc.rc}} {
+				h := withOverlap(history.MustParse(tc.hist))
+				res, got := verdict(t, h, lv.id, "auto")
+				if got != lv.want {
+					t.Errorf("%s (checker %s): got %s, want %s; anomalies %v", lv.id, res.Checker, got, lv.want, kinds(res))
+				}
+			}
+		})
+	}
+}
+
+func kinds(r check.Result) string {
+	var s []string
+	for _, a := range r.Anomalies {
+		s = append(s, a.Kind.String()+"/"+a.Phenomenon.String())
+	}
+	return strings.Join(s, ",")
+}
+
+// TestCyclesAreReal checks every reported cycle: consecutive steps connect
+// and the last returns to the first.
+func TestCyclesAreReal(t *testing.T) {
+	for _, tc := range figure5 {
+		for _, id := range []level.ID{level.StrictSerializable, level.Serializable, level.SnapshotIsolation, level.ReadCommitted} {
+			h := withOverlap(history.MustParse(tc.hist))
+			res, _ := verdict(t, h, id, "auto")
+			for _, a := range res.Anomalies {
+				for i, s := range a.Cycle {
+					next := a.Cycle[(i+1)%len(a.Cycle)]
+					if s.To != next.From {
+						t.Errorf("%s at %s: cycle %v does not connect", tc.name, id, a.Cycle)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestAllAnomaliesFound(t *testing.T) {
+	h := history.MustParse("init: x=0 y=0 | s1: r x 7 | s2: r y 8 | s3: r x 0 w x 1 w x 2 | s4: r x 1 | s5: r x 1")
+	res, _ := verdict(t, h, level.Serializable, "auto")
+	got := map[anomaly.Kind]int{}
+	for _, a := range res.Anomalies {
+		got[a.Kind]++
+	}
+	if got[anomaly.ThinAirRead] != 2 || got[anomaly.IntermediateRead] != 2 {
+		t.Errorf("want 2 thin-air and 2 intermediate reads, got %v", got)
+	}
+}
+
+func TestNamedCheckerThatCannotDecide(t *testing.T) {
+	h := history.MustParse("init: x=0 | s1: w x 1 | s2: r x 1")
+	_, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Checker: "mt"})
+	if err == nil || !strings.Contains(err.Error(), "read-modify-write") {
+		t.Fatalf("want a clear refusal from mt, got %v", err)
+	}
+	_, err = check.Run(context.Background(), h, level.Get(level.CursorStability), check.Options{})
+	if err == nil {
+		t.Fatal("no checker decides cursor stability yet; want an error")
+	}
+}
+
+func TestHoldsNamesWeakerLevels(t *testing.T) {
+	h := history.MustParse("init: x=0 y=0 | s1: r x 0 r y 0 w x 1 | s2: r x 0 r y 0 w y 1")
+	res, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Holds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range res.Holds {
+		names = append(names, l.Name)
+	}
+	if !slices.Contains(names, "snapshot-isolation") {
+		t.Errorf("write skew: want snapshot-isolation to hold, got %v", names)
+	}
+}
+
+func ExampleRun() {
+	h := history.MustParse("init: x=0 | s1: r x 0 w x 1 | s2: r x 0 w x 2")
+	res, _ := check.Run(context.Background(), h, level.Get(level.SnapshotIsolation), check.Options{})
+	fmt.Println(res.Outcome, res.Checker, res.Anomalies[0].Kind)
+	// Output: violation mt lost-update
+}

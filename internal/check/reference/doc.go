@@ -1,0 +1,37 @@
+// Package reference is a brute-force oracle for isolation levels: it decides
+// whether a tiny history (at most MaxTxns committed or unknown-status
+// transactions, a few keys) satisfies read uncommitted, read committed,
+// snapshot isolation, serializability or strict serializability by
+// enumerating, straight from the definitions, every way the history could
+// have come about.
+//
+// It is deliberately simple rather than fast, and it shares nothing with the
+// fast checkers (no history.Index, no dependency graphs, no checker code): it
+// is the oracle that the differential tests compare those checkers against.
+//
+// The definitions it enumerates:
+//
+//   - Serializability and strict serializability (MTC, Wei et al.,
+//     "Boosting End-to-End Database Isolation Checking via
+//     Mini-Transactions", Definitions 5 and 4): a total order of the
+//     committed transactions, consistent with session order (and, for
+//     strict serializability, real time), whose serial execution makes every
+//     read return what it returned.
+//   - Snapshot isolation (MTC Definition 6, in the equivalent axiomatic form
+//     of Cerone and Gotsman, strong session variant): a total commit order
+//     and, per transaction, a snapshot that is a prefix of the commit order
+//     ending before the transaction, that contains its session predecessors
+//     and every earlier transaction writing a key it also writes, and from
+//     whose final state its external reads are explained.
+//   - Read committed and read uncommitted (Adya's PL-2 and PL-1): an
+//     assignment of each read to a write of the value it returned and a
+//     version order per key such that no read observes an aborted or
+//     intermediate write (G1a, G1b) and the write-read and write-write
+//     dependencies are acyclic (G0, G1c); PL-1 only forbids G0 and thin-air
+//     reads.
+//
+// Every level requires internal consistency (Int): a read of a key after the
+// transaction's own write of it returns that write. Transactions of unknown
+// status are enumerated both ways: the history satisfies a level iff some
+// choice of which of them committed makes it satisfy the level.
+package reference

@@ -1,0 +1,89 @@
+package check
+
+import (
+	"context"
+		"fmt"
+	"strconv"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// Outcome is a verdict.
+type Outcome uint8
+
+// The outcomes of the CLI contract.
+const (
+	// Satisfied: the history satisfies the level.
+	Satisfied Outcome = iota
+	// Violation: at least one anomaly the level proscribes was found.
+	Violation
+	// Unknown: undecided (timeout or resource limit), no violation so far.
+	Unknown
+)
+
+// String is the outcome's name in the JSON result.
+func (o Outcome) String() string {
+	switch o {
+	case Satisfied:
+		return "satisfied"
+	case Violation:
+		return "violation"
+	case Unknown:
+		return "unknown"
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Result is what a check found.
+type Result struct {
+	Level   level.Level
+	Outcome Outcome
+	// Checker is the name of the algorithm that decided.
+	Checker string
+	Stats   history.Stats
+	// Anomalies are every anomaly found that the level proscribes: all of
+	// the shared checks' findings, and one cycle per violating strongly
+	// connected component.
+	Anomalies []anomaly.Anomaly
+	// Holds lists weaker levels the history was also checked against and
+	// satisfies, strongest first, when the level is violated.
+	Holds []level.Level
+	// Reason says why the outcome is Unknown.
+	Reason string
+}
+
+// Checker is one checking algorithm. Algorithms live in sub-packages and
+// depend only on the core packages, so that this package can list them.
+type Checker interface {
+	// Name is the name --checker selects it by.
+	Name() string
+	// Decides returns nil when the checker is sound and complete for this
+	// history at this level, and otherwise an error that says why not.
+	Decides(ix *history.Index, l level.Level) error
+	// Check looks for cycle anomalies the level proscribes. The shared
+	// checks (thin air, aborted and intermediate reads, internal
+	// consistency) have run before and are not repeated. A context that
+	// ends makes it return the context's error.
+	Check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error)
+}
+
+// UnsupportedError says that no checker, or not the named one, can decide
+// a history at a level.
+type UnsupportedError struct {
+	Checker string
+	Level   level.Level
+	Why     []string
+}
+
+func (e *UnsupportedError) Error() string {
+	if e.Checker != "" && len(e.Why) == 1 {
+		return fmt.Sprintf("checker %s cannot decide %s for this history: %s", e.Checker, e.Level.Name, e.Why[0])
+	}
+	msg := fmt.Sprintf("no checker can decide %s for this history yet", e.Level.Name)
+	for _, w := range e.Why {
+		msg += "\n  " + w
+	}
+	return msg
+}

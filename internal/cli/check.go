@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/format/native"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/report"
+)
+
+// checkCommand is `isoscope check [flags] FILE…`.
+type checkCommand struct {
+	io      IO
+	Level   string
+	Checker string
+	Format  string
+	JSON    bool
+	Timeout time.Duration
+	PerKind int
+	NoHolds bool
+}
+
+func newCheckCommand(std IO) *cobra.Command {
+	c := &checkCommand{io: std}
+	cmd := &cobra.Command{
+		Use:   "check [flags] FILE…",
+		Short: "check histories against an isolation level",
+		Long: `check reads one or more histories ("-" is standard input) and checks each
+against an isolation level. Exit status: 0 every history satisfies the level,
+1 a violation was found, 2 bad usage or input, 3 undecided (timeout).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.Level, "level", "ser", "isolation level: strict-serializable (sser), serializable (ser), snapshot-isolation (si), read-committed (rc), read-uncommitted (ru), …")
+	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
+	f.StringVar(&c.Format, "format", "auto", "input format: auto or isoscope")
+	f.BoolVar(&c.JSON, "json", false, "print the result as JSON (one object per history, one per line)")
+	f.DurationVar(&c.Timeout, "timeout", 0, "give up after this long with outcome unknown (e.g. 90s; 0: no limit)")
+	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
+	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
+	return cmd
+}
+
+// Run checks every file; output is written only once every file has been
+// read and checked, so bad input anywhere gives an error and no verdict.
+func (c *checkCommand) Run(ctx context.Context, files []string) error {
+	lvl, err := level.Lookup(c.Level)
+	if err != nil {
+		return badInput(err)
+	}
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	var out bytes.Buffer
+	worst := ExitHolds
+	for _, name := range files {
+		h, err := c.read(name)
+		if err != nil {
+			return badInput(err)
+		}
+		start := time.Now()
+		res, err := check.Run(ctx, h, lvl, check.Options{Checker: c.Checker, Holds: !c.NoHolds})
+		if err != nil {
+			return badInput(fmt.Errorf("%s: %w", name, err))
+		}
+		checked := &report.Checked{File: name, History: h, Result: res, Elapsed: time.Since(start)}
+		if c.JSON {
+			err = report.JSON(&out, checked, len(files) > 1)
+		} else {
+			err = report.Text(&out, checked, report.TextOptions{PerKind: c.PerKind, ShowFile: len(files) > 1})
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case res.Outcome == check.Violation:
+			worst = ExitViolation
+		case res.Outcome == check.Unknown && worst == ExitHolds:
+			worst = ExitUnknown
+		}
+	}
+	if _, err := out.WriteTo(c.io.Stdout); err != nil {
+		return err
+	}
+	if worst != ExitHolds {
+		return &exitError{code: worst}
+	}
+	return nil
+}
+
+// read opens name ("-" for standard input) and reads it in the chosen or
+// detected format.
+func (c *checkCommand) read(name string) (*history.History, error) {
+	return readHistory(c.io, name, c.Format)
+}
+
+func readHistory(std IO, name, formatName string) (*history.History, error) {
+	var br *bufio.Reader
+	if name == "-" {
+		br = bufio.NewReaderSize(std.Stdin, 1<<20)
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		br = bufio.NewReaderSize(f, 1<<20)
+	}
+	if formatName == "" || formatName == "auto" {
+		prefix, err := br.Peek(64 << 10)
+		if err != nil && len(prefix) == 0 {
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("%s: empty input: no transactions", name)
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		formatName = format.Detect(prefix)
+		if t := bytes.TrimLeft(prefix, " \t\r\n"); formatName == "" && len(t) > 0 && t[0] == '{' {
+			formatName = "isoscope" // JSON Lines that do not parse yet: let the reader say where
+		}
+		if formatName == "" {
+			return nil, fmt.Errorf("%s: cannot tell the history format from its first bytes; name it with --format", name)
+		}
+	}
+	switch formatName {
+	case "isoscope":
+		return native.Read(br, name)
+	}
+	return nil, fmt.Errorf("unknown format %q (known: auto, isoscope)", formatName)
+}

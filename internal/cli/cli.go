@@ -1,0 +1,82 @@
+// Package cli holds isoscope's commands. Each command is a struct with its
+// options and a Run method; Main wires them to cobra and turns errors into
+// the exit statuses of the CLI contract (0 holds, 1 violation, 2 bad usage
+// or input, 3 undecided). Only this package chooses exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses of the CLI contract.
+const (
+	ExitHolds     = 0
+	ExitViolation = 1
+	ExitBadInput  = 2
+	ExitUnknown   = 3
+)
+
+// exitError carries an exit status up to Main; its message, if any, goes to
+// standard error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// badInput wraps err as bad usage or bad input (exit status 2).
+func badInput(err error) error { return &exitError{code: ExitBadInput, err: err} }
+
+// IO is where a command reads and writes.
+type IO struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// Main runs isoscope with args (without the program name) and returns the
+// exit status.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	std := IO{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	root := &cobra.Command{
+		Use:   "isoscope",
+		Short: "isoscope tells whether a database really gives the transaction isolation it promises",
+		Long: `isoscope checks histories of database transactions against isolation levels
+(strict serializability, serializability, snapshot isolation, read committed, …)
+and explains every violation with a small cycle of named transactions.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	root.AddCommand(newCheckCommand(std), newGenCommand(std))
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitHolds
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "isoscope: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// cobra's own errors: unknown command, wrong number of arguments.
+	fmt.Fprintf(stderr, "isoscope: %v\n", err)
+	return ExitBadInput
+}

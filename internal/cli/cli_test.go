@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const lostUpdate = `{"format":"isoscope-history","version":1,"initial":"absent","unique_values":true}
+{"id":1,"session":0,"ops":[["r","x",null],["w","x",1]]}
+{"id":2,"session":1,"ops":[["r","x",1],["w","x",2]]}
+{"id":3,"session":2,"ops":[["r","x",1],["w","x",3]]}
+`
+
+const serial = `{"id":1,"session":0,"begin":1,"end":2,"ops":[["r","x",null],["w","x",1]]}
+{"id":2,"session":1,"begin":3,"end":4,"ops":[["r","x",1],["w","x",2]]}
+`
+
+func TestCheckExitStatuses(t *testing.T) {
+	cases := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string // a substring
+		stderr string // a substring
+	}{
+		{"violation", lostUpdate, []string{"check", "--level", "si", "-"}, ExitViolation, "lost-update", ""},
+		{"chain", lostUpdate, []string{"check", "--level", "ser", "-"}, ExitViolation, "--rw(x)-->", ""},
+		{"rc holds", lostUpdate, []string{"check", "--level", "rc", "-"}, ExitHolds, "read-committed holds", ""},
+		{"sser holds", serial, []string{"check", "--level", "sser", "-"}, ExitHolds, "strict-serializable holds", ""},
+		{"unknown level", serial, []string{"check", "--level", "nope", "-"}, ExitBadInput, "", "unknown isolation level"},
+		{"unknown checker", serial, []string{"check", "--checker", "nope", "-"}, ExitBadInput, "", "unknown checker"},
+		{"unknown flag", serial, []string{"check", "--frobnicate", "-"}, ExitBadInput, "", "unknown flag"},
+		{"no files", serial, []string{"check"}, ExitBadInput, "", "requires at least 1 arg"},
+		{"bad json", "{\"id\":1,", []string{"check", "-"}, ExitBadInput, "", "-:1"},
+		{"undecidable", `{"id":1,"session":0,"ops":[["w","x",1]]}` + "\n", []string{"check", "--checker", "mt", "-"}, ExitBadInput, "", "read-modify-write"},
+		{"empty", "", []string{"check", "-"}, ExitBadInput, "", "empty"},
+		{"sser needs instants", lostUpdate, []string{"check", "--level", "sser", "--checker", "auto", "-"}, ExitBadInput, "", "instants"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := run(t, tc.stdin, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stdout %q stderr %q", code, tc.code, out, errs)
+			}
+			if !strings.Contains(out, tc.stdout) {
+				t.Errorf("stdout %q lacks %q", out, tc.stdout)
+			}
+			if !strings.Contains(errs, tc.stderr) {
+				t.Errorf("stderr %q lacks %q", errs, tc.stderr)
+			}
+			if tc.code == ExitBadInput && out != "" {
+				t.Errorf("bad input printed a verdict: %q", out)
+			}
+		})
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	code, out, _ := run(t, lostUpdate, "check", "--level", "si", "--json", "-")
+	if code != ExitViolation {
+		t.Fatalf("exit %d", code)
+	}
+	var doc struct {
+		Level     string `json:"level"`
+		Outcome   string `json:"outcome"`
+		Checker   string `json:"checker"`
+		History   struct{ Transactions, Committed, Sessions, Operations int }
+		Anomalies []struct {
+			Kind, Phenomenon string
+			Transactions     []any
+			Cycle            []struct {
+				From, To any
+				Dep      string
+				Key      any
+			}
+			Explanation string
+		}
+		ElapsedMS *float64 `json:"elapsed_ms"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if doc.Level != "snapshot-isolation" || doc.Outcome != "violation" || doc.Checker != "mt" || doc.ElapsedMS == nil {
+		t.Errorf("header fields: %+v", doc)
+	}
+	if doc.History.Transactions != 3 || doc.History.Operations != 6 || doc.History.Sessions != 3 {
+		t.Errorf("history stats: %+v", doc.History)
+	}
+	if len(doc.Anomalies) != 1 || doc.Anomalies[0].Kind != "lost-update" || len(doc.Anomalies[0].Cycle) != 2 {
+		t.Fatalf("anomalies: %+v", doc.Anomalies)
+	}
+	if c := doc.Anomalies[0].Cycle[0]; c.Dep != "rw" || c.Key != "x" || c.From != float64(2) {
+		t.Errorf("cycle edge: %+v", c)
+	}
+}
+
+// TestBadFileGivesNoVerdict: with several files, bad input in any of them
+// gives exit 2 and no verdict at all.
+func TestBadFileGivesNoVerdict(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(good, []byte(lostUpdate), 0o644)
+	os.WriteFile(bad, []byte(serial+`{"id":3,"session":0,"ops":[["zap","x"]]}`+"\n"), 0o644)
+	code, out, errs := run(t, "", "check", good, bad)
+	if code != ExitBadInput || out != "" || !strings.Contains(errs, "bad.jsonl:3") {
+		t.Errorf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	code, out, _ = run(t, "", "check", "--level", "rc", good, good)
+	if code != ExitHolds || strings.Count(out, "holds") != 2 {
+		t.Errorf("two good files: exit %d, %q", code, out)
+	}
+}
+
+func TestGenThenCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "h.jsonl.gz")
+	code, _, errs := run(t, "", "gen", "--txns", "2000", "--seed", "3", "--plant", "write-skew", "--out", file)
+	if code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "planted write-skew") {
+		t.Errorf("gen did not say what it planted: %q", errs)
+	}
+	code, out, _ := run(t, "", "check", "--level", "ser", file)
+	if code != ExitViolation || !strings.Contains(out, "write-skew") {
+		t.Errorf("ser: exit %d: %s", code, out)
+	}
+	code, out, _ = run(t, "", "check", "--level", "si", file)
+	if code != ExitHolds {
+		t.Errorf("si: exit %d: %s", code, out)
+	}
+	code, _, errs = run(t, "", "gen", "--plant", "nonsense")
+	if code != ExitBadInput || !strings.Contains(errs, "nonsense") {
+		t.Errorf("bad plant: exit %d %q", code, errs)
+	}
+}
+
+func TestTimeoutGivesUnknown(t *testing.T) {
+	code, out, _ := run(t, serial, "check", "--timeout", "1ns", "-")
+	if code != ExitUnknown || !strings.Contains(out, "UNKNOWN") {
+		t.Errorf("exit %d, want 3: %s", code, out)
+	}
+}

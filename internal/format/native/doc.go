@@ -1,0 +1,14 @@
+// Package native reads and writes isoscope's own history format: JSON
+// Lines, one transaction per line, after an optional header line, plain or
+// gzip-compressed (shared/docs/history-format.md is the contract).
+//
+// Read loads a whole history and checks everything the format calls bad
+// input, reporting it as a *format.Error that names the line and the field;
+// Reader hands out transactions one at a time for streaming consumers;
+// Write writes a history back, and Read(Write(h)) gives h again.
+//
+// The reader is built for speed: a small hand-made JSON scanner that
+// reads each line in place, interns keys and session labels, and allocates
+// each transaction's operations once, so that it reads millions of
+// transactions per second.
+package native

@@ -1,0 +1,309 @@
+package native
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// Reader reads a history one transaction at a time. It owns the history
+// being built (keys and sessions are interned into it as transactions
+// arrive); Next hands out the transactions without keeping them in
+// History().Txns, and Read keeps them all.
+type Reader struct {
+	h  *history.History
+	s  scanner
+	br *bufio.Reader
+	gz bool
+	// long collects a line longer than br's buffer.
+	long []byte
+	// pending is the first transaction line, read while looking for the
+	// header.
+	pending     []byte
+	pendingLine int
+	line        int
+	err         error // sticky: the first error, or io.EOF
+
+	headerLine  int
+	initPending []headerKV
+	initDone    bool
+	voPending   []headerKV
+	keyKind     history.ValueKind
+	keyKindLine int
+
+	// Keys and session labels that are small non-negative integers are
+	// found in dense tables (index+1, 0 for none); others in the maps.
+	denseKeys     []int32
+	denseSessions []int32
+	intKeys       map[int64]history.KeyID
+	strKeys       map[string]history.KeyID
+	intSessions   map[int64]int32
+	strSessions   map[string]int32
+
+	// Transaction ids: dense[id] is TxnID+1 for small non-negative integer
+	// ids; the maps hold the others. lines[t] is the line of TxnID t.
+	dense  []int32
+	intIDs map[int64]int32
+	strIDs map[string]int32
+	lines  []int32
+
+	scratch []history.Op
+	slab    []history.Op
+}
+
+// NewReader starts reading a history from r, gunzipping it when it starts
+// with the gzip magic bytes, and reads the header if there is one. name is
+// the input's name in error messages.
+func NewReader(r io.Reader, name string) (*Reader, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	rd := &Reader{
+		h:           history.New(),
+		br:          br,
+		intKeys:     make(map[int64]history.KeyID),
+		strKeys:     make(map[string]history.KeyID),
+		intSessions: make(map[int64]int32),
+		strSessions: make(map[string]int32),
+	}
+	rd.h.Name = name
+	rd.s.file = name
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &format.Error{File: name, Msg: "gzip: " + err.Error()}
+		}
+		rd.br, rd.gz = bufio.NewReaderSize(zr, 64<<10), true
+	}
+	line, err := rd.nextLine()
+	if err == io.EOF {
+		rd.err = io.EOF
+		return rd, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a byte order mark
+	if isHeader(line) {
+		rd.s.reset(line, rd.line)
+		if err := rd.header(); err != nil {
+			return nil, err
+		}
+		return rd, nil
+	}
+	rd.pending, rd.pendingLine = append([]byte(nil), line...), rd.line
+	return rd, nil
+}
+
+// nextLine returns the next non-blank line (valid until the next call), or
+// io.EOF.
+func (r *Reader) nextLine() ([]byte, error) {
+	for {
+		line, err := r.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			r.long = append(r.long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = r.br.ReadSlice('\n')
+				r.long = append(r.long, line...)
+			}
+			line = r.long
+		}
+		if err != nil && err != io.EOF {
+			return nil, r.readErr(err)
+		}
+		if len(line) == 0 && err == io.EOF {
+			return nil, io.EOF
+		}
+		r.line++
+		if !blank(line) {
+			return line, nil
+		}
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+	}
+}
+
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// readErr reports a failure to read: bad input when the gzip stream is
+// broken, else the I/O error itself.
+func (r *Reader) readErr(err error) error {
+	if r.gz && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		return &format.Error{File: r.s.file, Line: r.line + 1, Msg: "gzip: " + err.Error()}
+	}
+	return fmt.Errorf("%s: line %d: %w", r.s.file, r.line+1, err)
+}
+
+// Header returns the header (the zero Header with Present false when the
+// input has none). Initial values are resolved to keys once the first key
+// has been read, and VersionOrder once Next has returned io.EOF: only then
+// is the history's kind of key, and every transaction id, known.
+func (r *Reader) Header() history.Header { return r.h.Header }
+
+// History returns the history being built: its header, keys and sessions
+// (Txn.Session and the KeyIDs of operations index them). Next does not add
+// transactions to its Txns; Read does.
+func (r *Reader) History() *history.History { return r.h }
+
+// Next returns the next transaction, or io.EOF after the last one. At the
+// end it checks the header's version order against the transactions read
+// (their TxnIDs count them in the order Next returned them); it does not
+// check the unique_values promise, which Read does. After an error every
+// call returns the same error.
+func (r *Reader) Next() (*history.Txn, error) {
+	t := new(history.Txn)
+	if err := r.next(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// next reads the next transaction into t (a zero Txn).
+func (r *Reader) next(t *history.Txn) error {
+	if r.err != nil {
+		return r.err
+	}
+	err := r.read(t)
+	if err == io.EOF {
+		if err = r.resolveInitial(); err == nil {
+			err = r.resolveVersionOrder()
+		}
+		if err == nil {
+			err = io.EOF
+		}
+	}
+	if err != nil {
+		r.err = err
+	}
+	return err
+}
+
+func (r *Reader) read(t *history.Txn) error {
+	var line []byte
+	if r.pending != nil {
+		line = r.pending
+		r.s.reset(line, r.pendingLine)
+		r.pending = nil
+	} else {
+		var err error
+		if line, err = r.nextLine(); err != nil {
+			return err
+		}
+		r.s.reset(line, r.line)
+	}
+	if err := r.txn(t); err != nil {
+		return err
+	}
+	return r.register(t)
+}
+
+// register records t's id, rejecting a duplicate, and gives it the next
+// TxnID.
+func (r *Reader) register(t *history.Txn) error {
+	next := int32(len(r.lines))
+	if prev, ok := r.lookupID(t.ID); ok {
+		return &format.Error{File: r.s.file, Line: t.Line, Field: "id",
+			Msg: "duplicate id " + t.ID.String() + " (first on line " + strconv.Itoa(int(r.lines[prev])) + ")"}
+	}
+	switch id := t.ID; {
+	case id.Kind == history.String:
+		if r.strIDs == nil {
+			r.strIDs = make(map[string]int32)
+		}
+		r.strIDs[id.S] = next
+	default:
+		if slot := dense(&r.dense, id.N, len(r.lines)); slot != nil {
+			*slot = next + 1
+			break
+		}
+		if r.intIDs == nil {
+			r.intIDs = make(map[int64]int32)
+		}
+		r.intIDs[id.N] = next
+	}
+	r.lines = append(r.lines, int32(t.Line))
+	return nil
+}
+
+// lookupID finds the transaction with input id v.
+func (r *Reader) lookupID(v history.Value) (history.TxnID, bool) {
+	switch v.Kind {
+	case history.String:
+		t, ok := r.strIDs[v.S]
+		return history.TxnID(t), ok
+	case history.Int:
+		if v.N >= 0 && v.N < int64(len(r.dense)) && r.dense[v.N] != 0 {
+			return history.TxnID(r.dense[v.N] - 1), true
+		}
+		t, ok := r.intIDs[v.N]
+		return history.TxnID(t), ok
+	}
+	return 0, false
+}
+
+// dense returns the slot of n in the table tab, growing it when n is small
+// enough for a table of used entries (below 2*used+65536); nil when n
+// belongs in a map instead.
+func dense(tab *[]int32, n int64, used int) *int32 {
+	if n < 0 {
+		return nil
+	}
+	if n < int64(len(*tab)) {
+		return &(*tab)[n]
+	}
+	if n >= 2*int64(used)+1<<16 {
+		return nil
+	}
+	size := max(2*len(*tab), int(n)+1, 1024)
+	*tab = append(*tab, make([]int32, size-len(*tab))...)
+	return &(*tab)[n]
+}
+
+// Read reads a whole history from r (gzip or plain). It checks everything
+// the format calls bad input, including the unique_values promise, and
+// returns it as a *format.Error naming the line and the field.
+func Read(r io.Reader, name string) (*history.History, error) {
+	rd, err := NewReader(r, name)
+	if err != nil {
+		return nil, err
+	}
+	h := rd.h
+	for {
+		if len(h.Txns) == cap(h.Txns) {
+			// Double: append grows big slices by only a quarter, copying
+			// the transactions read so far too often.
+			h.Txns = append(make([]history.Txn, 0, max(2*cap(h.Txns), 1024)), h.Txns...)
+		}
+		h.Txns = h.Txns[:len(h.Txns)+1]
+		err := rd.next(&h.Txns[len(h.Txns)-1])
+		if err == io.EOF {
+			h.Txns = h.Txns[:len(h.Txns)-1]
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if h.Header.UniqueValues {
+		if err := checkUnique(h); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}

@@ -1,0 +1,263 @@
+package native
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// Bits of the fields a transaction line has given.
+const (
+	fID = 1 << iota
+	fSession
+	fStatus
+	fBegin
+	fEnd
+	fStartTS
+	fCommitTS
+	fOps
+)
+
+// txn parses the transaction on the current line into t.
+func (r *Reader) txn(t *history.Txn) error {
+	s := &r.s
+	t.Line = s.line
+	if err := s.expect('{', "a transaction object"); err != nil {
+		return err
+	}
+	var seen uint
+	var hasBegin, hasEnd bool
+	if s.ws() == '}' {
+		s.i++
+	} else {
+		for {
+			if s.ws() != '"' {
+				return s.syntax("a field name")
+			}
+			s.field = ""
+			name, err := s.str()
+			if err != nil {
+				return err
+			}
+			if err := s.expect(':', "':'"); err != nil {
+				return err
+			}
+			bit := uint(0)
+			switch string(name) {
+			case "id":
+				bit = fID
+				s.field = "id"
+				err = r.id(t)
+			case "session":
+				bit = fSession
+				s.field = "session"
+				err = r.session(t)
+			case "status":
+				bit = fStatus
+				s.field = "status"
+				err = r.status(t)
+			case "begin":
+				bit = fBegin
+				s.field = "begin"
+				t.Begin, hasBegin, err = r.instant()
+			case "end":
+				bit = fEnd
+				s.field = "end"
+				t.End, hasEnd, err = r.instant()
+			case "start_ts":
+				bit = fStartTS
+				s.field = "start_ts"
+				t.StartTS, t.HasStartTS, err = r.timestamp()
+			case "commit_ts":
+				bit = fCommitTS
+				s.field = "commit_ts"
+				t.CommitTS, t.HasCommitTS, err = r.timestamp()
+			case "ops":
+				bit = fOps
+				s.field = "ops"
+				err = r.ops(t)
+			case "format":
+				return s.errf("format", "a header is allowed only on the first line")
+			default:
+				s.field = string(name)
+				err = s.skip(0)
+			}
+			if err != nil {
+				return err
+			}
+			if seen&bit != 0 {
+				return s.errf(s.where(), "given twice")
+			}
+			seen |= bit
+			s.field = ""
+			if more, err := s.more('}'); err != nil {
+				return err
+			} else if !more {
+				break
+			}
+		}
+	}
+	if s.ws() != 0 {
+		return s.syntax("the end of the line after the transaction")
+	}
+	return r.checkTxn(t, seen, hasBegin, hasEnd)
+}
+
+// checkTxn checks what only the whole transaction tells.
+func (r *Reader) checkTxn(t *history.Txn, seen uint, hasBegin, hasEnd bool) error {
+	s := &r.s
+	switch {
+	case seen&fID == 0:
+		return s.errf("id", "missing")
+	case seen&fSession == 0:
+		return s.errf("session", "missing")
+	case seen&fOps == 0:
+		return s.errf("ops", "missing")
+	case len(t.Ops) == 0 && t.Status != history.Aborted:
+		return s.errf("ops", "empty: only an aborted transaction may have no operations")
+	}
+	// An instant given alone leaves the other unknown: the earliest begin
+	// or the latest end, which can order nothing in real time.
+	if hasBegin || hasEnd {
+		if !hasBegin {
+			t.Begin = 0
+		}
+		if !hasEnd {
+			t.End = math.MaxInt64
+		}
+		t.HasTime = true
+		if t.Begin > t.End {
+			return s.errf("end", "end "+strconv.FormatInt(t.End, 10)+" is before begin "+strconv.FormatInt(t.Begin, 10))
+		}
+	} else {
+		t.Begin, t.End, t.HasTime = 0, 0, false
+	}
+	return nil
+}
+
+func (r *Reader) id(t *history.Txn) error {
+	v, err := r.s.scalar("must be an integer or a string")
+	if err != nil {
+		return err
+	}
+	switch v.kind {
+	case sInt:
+		t.ID = history.IntValue(v.n)
+	case sString:
+		t.ID = history.StringValue(string(v.s))
+	default:
+		return r.s.errf("id", "must be an integer or a string, not null")
+	}
+	return nil
+}
+
+func (r *Reader) session(t *history.Txn) error {
+	v, err := r.s.scalar("must be an integer or a string")
+	if err != nil {
+		return err
+	}
+	h := r.h
+	switch v.kind {
+	case sInt:
+		slot := dense(&r.denseSessions, v.n, len(h.Sessions))
+		if slot != nil && *slot != 0 {
+			t.Session = *slot - 1
+			return nil
+		}
+		id, ok := r.intSessions[v.n]
+		if !ok {
+			id = int32(len(h.Sessions))
+			h.Sessions = append(h.Sessions, history.IntValue(v.n))
+			if slot == nil {
+				r.intSessions[v.n] = id
+			}
+		}
+		if slot != nil {
+			*slot = id + 1
+		}
+		t.Session = id
+	case sString:
+		id, ok := r.strSessions[string(v.s)]
+		if !ok {
+			label := string(v.s)
+			id = int32(len(h.Sessions))
+			h.Sessions = append(h.Sessions, history.StringValue(label))
+			r.strSessions[label] = id
+		}
+		t.Session = id
+	default:
+		return r.s.errf("session", "must be an integer or a string, not null")
+	}
+	return nil
+}
+
+func (r *Reader) status(t *history.Txn) error {
+	s := &r.s
+	switch s.ws() {
+	case 'n':
+		t.Status = history.Committed
+		return s.literal("null")
+	case '"':
+	default:
+		return s.errf("status", "must be a string, not "+s.describe())
+	}
+	b, err := s.str()
+	if err != nil {
+		return err
+	}
+	switch string(b) {
+	case "committed":
+		t.Status = history.Committed
+	case "aborted":
+		t.Status = history.Aborted
+	case "unknown":
+		t.Status = history.Unknown
+	default:
+		return s.errf("status", "unknown status "+strconv.Quote(string(b))+" (want committed, aborted or unknown)")
+	}
+	return nil
+}
+
+// instant scans a client instant: a non-negative integer, or null for not
+// known.
+func (r *Reader) instant() (int64, bool, error) {
+	u, ok, err := r.unsigned("must be a non-negative integer of nanoseconds")
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if u > math.MaxInt64 {
+		return 0, false, r.s.errf(r.s.where(), "must be a non-negative integer of nanoseconds: out of the 64-bit range")
+	}
+	return int64(u), true, nil
+}
+
+// timestamp scans a database timestamp: an unsigned integer, or null.
+func (r *Reader) timestamp() (uint64, bool, error) {
+	return r.unsigned("must be an unsigned integer")
+}
+
+// unsigned scans an unsigned 64-bit integer; ok is false for null.
+func (r *Reader) unsigned(what string) (u uint64, ok bool, err error) {
+	s := &r.s
+	switch c := s.ws(); {
+	case c == 'n':
+		return 0, false, s.literal("null")
+	case c == '-' || c-'0' <= 9:
+		mag, neg, kind, err := s.number()
+		switch {
+		case err != nil:
+			return 0, false, err
+		case kind == numFloat:
+			return 0, false, s.errf(s.where(), what+", not a non-integer number")
+		case kind == numBig:
+			return 0, false, s.errf(s.where(), what+": out of the 64-bit range")
+		case neg && mag != 0:
+			return 0, false, s.errf(s.where(), what+", not a negative number")
+		}
+		return mag, true, nil
+	case c == 0:
+		return 0, false, s.syntax("a value")
+	}
+	return 0, false, s.errf(s.where(), what+", not "+s.describe())
+}

@@ -1,0 +1,292 @@
+package history
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// OpKind names an operation of the history format.
+type OpKind uint8
+
+// The operations of history format version 1.
+const (
+	// Read is ["r", k, v]: read key k and got v (null: absent).
+	Read OpKind = iota
+	// Write is ["w", k, v]: put v at k.
+	Write
+	// Delete is ["d", k]: physically delete k.
+	Delete
+	// Append is ["append", k, e]: append element e to the list at k.
+	Append
+	// ReadList is ["r", k, [e1, …]]: read the whole list at k.
+	ReadList
+	// Scan is ["scan", lo, hi, [[k, v], …]]: every present key of lo <= key < hi.
+	Scan
+	// Iter is ["iter", lo, hi, [[k, v], …]]: the first len(result) present keys of the range.
+	Iter
+)
+
+// String is the operation's name in the format ("r", "w", …); ReadList is "r[]".
+func (k OpKind) String() string {
+	switch k {
+	case Read:
+		return "r"
+	case Write:
+		return "w"
+	case Delete:
+		return "d"
+	case Append:
+		return "append"
+	case ReadList:
+		return "r[]"
+	case Scan:
+		return "scan"
+	case Iter:
+		return "iter"
+	}
+	return "OpKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// IsWrite reports whether the operation installs a version of a key (write,
+// delete or append).
+func (k OpKind) IsWrite() bool { return k == Write || k == Delete || k == Append }
+
+// IsRange reports whether the operation is a scan or an iterator.
+func (k OpKind) IsRange() bool { return k == Scan || k == Iter }
+
+// KeyID identifies a key of a history: an index into History.Keys.
+type KeyID int32
+
+// NoKey marks an operation or edge without a single key.
+const NoKey KeyID = -1
+
+// KV is one pair of a range result.
+type KV struct {
+	Key   KeyID
+	Value Value
+}
+
+// Range is the bounds and result of a scan or iterator. Hi is unbounded
+// when HiOpen is true.
+type Range struct {
+	Lo, Hi Value
+	HiOpen bool
+	Pairs  []KV
+}
+
+// Op is one operation of a transaction, in program order.
+type Op struct {
+	Kind OpKind
+	// Lock is the operation's "lock" attribute (a locking read).
+	Lock bool
+	// Key is the key of a read, write, delete, append or list read; NoKey
+	// for a range operation.
+	Key KeyID
+	// Value is the value read or written, or the element appended.
+	Value Value
+	// List is the result of a list read; nil for null or [].
+	List []Value
+	// Range holds the bounds and result of a scan or iterator.
+	Range *Range
+}
+
+// Status is a transaction's outcome as the client saw it.
+type Status uint8
+
+// The statuses of the format.
+const (
+	Committed Status = iota
+	Aborted
+	Unknown
+)
+
+// String is the status's name in the format.
+func (s Status) String() string {
+	switch s {
+	case Committed:
+		return "committed"
+	case Aborted:
+		return "aborted"
+	case Unknown:
+		return "unknown"
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// TxnID indexes History.Txns. The virtual initial transaction is Init.
+type TxnID int32
+
+// Init is the virtual initial transaction that installs the initial state.
+const Init TxnID = -1
+
+// Txn is one transaction as its client saw it.
+type Txn struct {
+	// ID is the transaction's id as it appears in the input.
+	ID Value
+	// Session indexes History.Sessions.
+	Session int32
+	Status  Status
+	// Begin and End are client wall-clock instants in nanoseconds, valid
+	// when HasTime is set.
+	Begin, End int64
+	HasTime    bool
+	// StartTS and CommitTS are database timestamps, valid when the Has
+	// flags are set.
+	StartTS, CommitTS       uint64
+	HasStartTS, HasCommitTS bool
+	Ops                     []Op
+	// Line is the input line the transaction came from (1-based; 0 when
+	// it was built in memory).
+	Line int
+}
+
+// Initial is the state before the first transaction.
+type Initial struct {
+	// Values holds the initial value of each key named by the header;
+	// every other key is absent.
+	Values map[KeyID]Value
+}
+
+// DeleteMode says how deletes appear to later scans.
+type DeleteMode uint8
+
+// The delete modes of the header.
+const (
+	// PhysicalDeletes: later reads and scans see the key absent.
+	PhysicalDeletes DeleteMode = iota
+	// TombstoneDeletes: scans return a deleted key as [k, null].
+	TombstoneDeletes
+)
+
+// Header holds the facts of a history's header line.
+type Header struct {
+	// Present says the input had a header line.
+	Present bool
+	Version int
+	Initial Initial
+	// UniqueValues is the header's promise that no two writes to a key
+	// write the same value.
+	UniqueValues bool
+	Deletes      DeleteMode
+	// VersionOrder is the white-box order of the writers of each key,
+	// resolved to transactions.
+	VersionOrder map[KeyID][]TxnID
+	Source       string
+}
+
+// History is what the clients saw: transactions in file order, grouped into
+// sessions, over interned keys.
+type History struct {
+	Header Header
+	Txns   []Txn
+	// Keys maps a KeyID to the key.
+	Keys []Value
+	// Sessions maps a session index to its label.
+	Sessions []Value
+	// Name is where the history came from (a file name), for messages.
+	Name string
+
+	keyIndex map[Value]KeyID
+}
+
+// New returns an empty history.
+func New() *History {
+	return &History{keyIndex: make(map[Value]KeyID)}
+}
+
+// Key interns k and returns its id.
+func (h *History) Key(k Value) KeyID {
+	h.indexKeys()
+	if id, ok := h.keyIndex[k]; ok {
+		return id
+	}
+	id := KeyID(len(h.Keys))
+	h.Keys = append(h.Keys, k)
+	h.keyIndex[k] = id
+	return id
+}
+
+// LookupKey returns the id of k, if the history has it.
+func (h *History) LookupKey(k Value) (KeyID, bool) {
+	h.indexKeys()
+	id, ok := h.keyIndex[k]
+	return id, ok
+}
+
+func (h *History) indexKeys() {
+	if h.keyIndex != nil {
+		return
+	}
+	h.keyIndex = make(map[Value]KeyID, len(h.Keys))
+	for i, v := range h.Keys {
+		h.keyIndex[v] = KeyID(i)
+	}
+}
+
+// KeyName renders key k for people.
+func (h *History) KeyName(k KeyID) string {
+	if k < 0 || int(k) >= len(h.Keys) {
+		return "?"
+	}
+	return h.Keys[k].String()
+}
+
+// TxnName renders transaction t for people: its input id, or "init" for
+// the initial transaction.
+func (h *History) TxnName(t TxnID) string {
+	if t == Init {
+		return "init"
+	}
+	if t < 0 || int(t) >= len(h.Txns) {
+		return fmt.Sprintf("?%d", t)
+	}
+	return h.Txns[t].ID.String()
+}
+
+// InitialValue returns the value of k before the first transaction.
+func (h *History) InitialValue(k KeyID) Value {
+	if v, ok := h.Header.Initial.Values[k]; ok {
+		return v
+	}
+	return NullValue
+}
+
+// SessionOrder returns, for each session, its transactions in session order
+// (file order).
+func (h *History) SessionOrder() [][]TxnID {
+	out := make([][]TxnID, len(h.Sessions))
+	for i := range h.Txns {
+		s := h.Txns[i].Session
+		out[s] = append(out[s], TxnID(i))
+	}
+	return out
+}
+
+// Stats counts what a history holds.
+type Stats struct {
+	Transactions int `json:"transactions"`
+	Committed    int `json:"committed"`
+	Aborted      int `json:"aborted"`
+	Unknown      int `json:"unknown"`
+	Sessions     int `json:"sessions"`
+	Operations   int `json:"operations"`
+	Keys         int `json:"keys"`
+}
+
+// Stats counts the history's transactions, sessions, operations and keys.
+func (h *History) Stats() Stats {
+	s := Stats{Transactions: len(h.Txns), Sessions: len(h.Sessions), Keys: len(h.Keys)}
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		s.Operations += len(t.Ops)
+		switch t.Status {
+		case Committed:
+			s.Committed++
+		case Aborted:
+			s.Aborted++
+		default:
+			s.Unknown++
+		}
+	}
+	return s
+}

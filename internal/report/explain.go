@@ -1,0 +1,152 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// Explain renders a one-sentence explanation of a for people.
+func Explain(h *history.History, a *anomaly.Anomaly) string {
+	if a.IsCycle() {
+		return explainCycle(h, a)
+	}
+	t := func(i int) string { return txn(h, a.Txns[i]) }
+	kv := fmt.Sprintf("%s=%s", h.KeyName(a.Key), a.Value)
+	other := func(i int) string {
+		if i < len(a.Ops) {
+			op := h.Txns[a.Ops[i].Txn].Ops[a.Ops[i].Op]
+			return fmt.Sprintf("%s=%s", h.KeyName(op.Key), op.Value)
+		}
+		return "?"
+	}
+	switch a.Kind {
+	case anomaly.ThinAirRead:
+		return fmt.Sprintf("%s read %s, which no transaction wrote", t(0), kv)
+	case anomaly.AbortedRead:
+		return fmt.Sprintf("%s read %s, written by %s, which aborted", t(0), kv, t(1))
+	case anomaly.FutureRead:
+		return fmt.Sprintf("%s read %s before it wrote that value itself", t(0), kv)
+	case anomaly.NotMyLastWrite:
+		return fmt.Sprintf("%s read %s, its own earlier write, after it had overwritten it with %s", t(0), kv, other(2))
+	case anomaly.NotMyOwnWrite:
+		return fmt.Sprintf("%s wrote %s and then read %s", t(0), other(1), kv)
+	case anomaly.IntermediateRead:
+		return fmt.Sprintf("%s read %s, an intermediate version: %s overwrote it with %s before committing", t(0), kv, t(1), other(2))
+	case anomaly.NonRepeatableRead:
+		return fmt.Sprintf("%s read %s twice without writing it in between and got %s, then %s",
+			t(0), h.KeyName(a.Key), valueOf(h, a.Ops[0]), a.Value)
+	}
+	return a.Kind.String()
+}
+
+func valueOf(h *history.History, r history.OpRef) string {
+	return h.Txns[r.Txn].Ops[r.Op].Value.String()
+}
+
+func txn(h *history.History, t history.TxnID) string {
+	if t == history.Init {
+		return "the initial state"
+	}
+	if int(t) < len(h.Txns) && h.Txns[t].ID.Kind == history.Int {
+		return "T" + h.TxnName(t)
+	}
+	return h.TxnName(t)
+}
+
+func explainCycle(h *history.History, a *anomaly.Anomaly) string {
+	c := a.Cycle
+	key := func(s anomaly.Step) string { return h.KeyName(s.Key) }
+	switch a.Kind {
+	case anomaly.LostUpdate:
+		src := ""
+		if len(a.Txns) == 3 {
+			src = " from " + txn(h, a.Txns[0])
+		}
+		return fmt.Sprintf("%s and %s both read %s%s and both overwrote it: one update is lost",
+			txn(h, c[0].From), txn(h, c[0].To), key(c[0]), src)
+	case anomaly.WriteSkew:
+		return fmt.Sprintf("%s and %s each read a version the other overwrote (%s and %s): neither saw the other's write, which no serial order allows",
+			txn(h, c[0].From), txn(h, c[0].To), key(c[0]), key(c[1]))
+	case anomaly.FracturedRead, anomaly.NonMonotonicRead:
+		wr, rw := c[0], c[1]
+		if wr.Dep != anomaly.WR {
+			wr, rw = rw, wr
+		}
+		if a.Kind == anomaly.NonMonotonicRead && len(c) == 2 {
+			return fmt.Sprintf("%s read %s from %s and then an older %s that %s had already overwritten",
+				txn(h, wr.To), key(wr), txn(h, wr.From), key(rw), txn(h, rw.To))
+		}
+		if a.Kind == anomaly.FracturedRead {
+			return fmt.Sprintf("%s saw %s's write to %s but not its write to %s: it saw only part of a transaction",
+				txn(h, wr.To), txn(h, wr.From), key(wr), key(rw))
+		}
+	case anomaly.CausalityViolation:
+		for _, st := range c {
+			if st.Dep.IsAnti() {
+				return fmt.Sprintf("%s saw effects that depend on %s but missed %s's own write to %s",
+					txn(h, st.From), txn(h, st.To), txn(h, st.To), key(st))
+			}
+		}
+	case anomaly.LongFork:
+		for i, st := range c {
+			if st.Dep == anomaly.WR {
+				o := c[(i+2)%len(c)]
+				return fmt.Sprintf("%s and %s saw the writes of %s and %s in opposite orders",
+					txn(h, st.To), txn(h, o.To), txn(h, st.From), txn(h, o.From))
+			}
+		}
+	case anomaly.SessionGuaranteeViolation:
+		for _, s := range c {
+			if s.Dep == anomaly.SO {
+				return fmt.Sprintf("%s missed the effects of %s, which ran before it in the same session (%s)",
+					txn(h, s.To), txn(h, s.From), Chain(h, c))
+			}
+		}
+	case anomaly.RealTimeViolation:
+		for _, s := range c {
+			if s.Dep == anomaly.RT {
+				return fmt.Sprintf("%s finished before %s began, yet the dependencies order %s first (%s)",
+					txn(h, s.From), txn(h, s.To), txn(h, s.To), Chain(h, c))
+			}
+		}
+	}
+	return fmt.Sprintf("the dependencies form a cycle (%s): no order of these transactions explains what they read and wrote", describe(a.Phenomenon))
+}
+
+func describe(p anomaly.Phenomenon) string {
+	switch p {
+	case anomaly.G0:
+		return "G0, a write cycle"
+	case anomaly.G1c:
+		return "G1c, circular information flow"
+	case anomaly.GSingle:
+		return "G-single, one anti-dependency"
+	case anomaly.G2Item:
+		return "G2-item, anti-dependencies"
+	case anomaly.G2:
+		return "G2, anti-dependencies with predicates"
+	}
+	return p.String()
+}
+
+// Chain renders a cycle as "T2 --rw(x)--> T3 --rw(x)--> T2".
+func Chain(h *history.History, c []anomaly.Step) string {
+	if len(c) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(txn(h, c[0].From))
+	for _, s := range c {
+		b.WriteString(" --")
+		b.WriteString(s.Dep.String())
+		if s.Key != history.NoKey {
+			b.WriteString("(" + h.KeyName(s.Key) + ")")
+		}
+		b.WriteString("--> ")
+		b.WriteString(txn(h, s.To))
+	}
+	return b.String()
+}

@@ -1,0 +1,248 @@
+// Package report renders check results for people and programs: text with
+// anomalies grouped by kind (the first few of each, with counts, as a
+// compiler does), and the JSON result of the CLI contract. Explanations are
+// rendered here from the anomalies' data.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// Checked is one history's result with what the report needs around it.
+type Checked struct {
+	// File is the history's name ("-" for standard input).
+	File    string
+	History *history.History
+	Result  check.Result
+	Elapsed time.Duration
+}
+
+// TextOptions tune the text report.
+type TextOptions struct {
+	// PerKind is how many anomalies of each kind to show (0: 3).
+	PerKind int
+	// ShowFile prefixes the verdict with the file name.
+	ShowFile bool
+}
+
+// Text writes the verdict, then each kind of anomaly with its count and its
+// first few instances: name, phenomenon, the cycle as a chain and a
+// one-sentence explanation.
+func Text(w io.Writer, c *Checked, o TextOptions) error {
+	if o.PerKind <= 0 {
+		o.PerKind = 3
+	}
+	r := &c.Result
+	var b strings.Builder
+	if o.ShowFile {
+		fmt.Fprintf(&b, "%s: ", c.File)
+	}
+	st := r.Stats
+	switch r.Outcome {
+	case check.Satisfied:
+		fmt.Fprintf(&b, "%s holds", r.Level.Name)
+	case check.Violation:
+		fmt.Fprintf(&b, "%s VIOLATED: %d %s", r.Level.Name, len(r.Anomalies), plural(len(r.Anomalies), "anomaly", "anomalies"))
+	default:
+		fmt.Fprintf(&b, "%s UNKNOWN: %s", r.Level.Name, r.Reason)
+	}
+	fmt.Fprintf(&b, " (checker %s; %d transactions, %d committed, %d sessions, %d operations; %s)\n",
+		r.Checker, st.Transactions, st.Committed, st.Sessions, st.Operations, durationString(c.Elapsed))
+	for _, g := range Group(r.Anomalies) {
+		a0 := &r.Anomalies[g.Indices[0]]
+		ph := ""
+		if a0.Phenomenon != anomaly.None {
+			ph = " [" + a0.Phenomenon.String() + "]"
+		}
+		fmt.Fprintf(&b, "\n%s%s: %d\n", g.Kind, ph, len(g.Indices))
+		for n, i := range g.Indices {
+			if n == o.PerKind {
+				fmt.Fprintf(&b, "  … and %d more\n", len(g.Indices)-n)
+				break
+			}
+			a := &r.Anomalies[i]
+			if a.IsCycle() {
+				fmt.Fprintf(&b, "  %s\n", Chain(c.History, a.Cycle))
+				if a.Phenomenon != a0.Phenomenon && a.Phenomenon != anomaly.None {
+					fmt.Fprintf(&b, "    [%s] ", a.Phenomenon)
+				} else {
+					b.WriteString("    ")
+				}
+			} else {
+				b.WriteString("  ")
+			}
+			fmt.Fprintf(&b, "%s\n", Explain(c.History, a))
+		}
+	}
+	if r.Outcome == check.Violation && len(r.Holds) > 0 {
+		names := make([]string, len(r.Holds))
+		for i, l := range r.Holds {
+			names[i] = l.Name
+		}
+		fmt.Fprintf(&b, "\nstill holds: %s\n", strings.Join(names, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// KindGroup is the anomalies of one kind, by index into the result.
+type KindGroup struct {
+	Kind    anomaly.Kind
+	Indices []int
+}
+
+// Group groups anomalies by kind in catalogue order, keeping their order
+// within each kind.
+func Group(as []anomaly.Anomaly) []KindGroup {
+	by := map[anomaly.Kind][]int{}
+	for i, a := range as {
+		by[a.Kind] = append(by[a.Kind], i)
+	}
+	var out []KindGroup
+	for _, k := range anomaly.Kinds() {
+		if idx := by[k]; len(idx) > 0 {
+			out = append(out, KindGroup{k, idx})
+		}
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func durationString(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	case d < time.Second:
+		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+// Document is the JSON result of the CLI contract for one history.
+type Document struct {
+	File      string         `json:"file,omitempty"`
+	Level     string         `json:"level"`
+	Outcome   string         `json:"outcome"`
+	Checker   string         `json:"checker"`
+	History   history.Stats  `json:"history"`
+	Anomalies []Finding      `json:"anomalies"`
+	Holds     []string       `json:"holds,omitempty"`
+	Reason    string         `json:"reason,omitempty"`
+	ElapsedMS float64        `json:"elapsed_ms"`
+	Counts    map[string]int `json:"counts,omitempty"`
+}
+
+// Finding is one anomaly of a Document. Transaction ids and keys are as
+// in the input (the initial state is "init").
+type Finding struct {
+	Kind         string          `json:"kind"`
+	Phenomenon   string          `json:"phenomenon,omitempty"`
+	Transactions []any           `json:"transactions"`
+	Cycle        []Edge          `json:"cycle,omitempty"`
+	Key          any             `json:"key,omitempty"`
+	Value        json.RawMessage `json:"value,omitempty"`
+	Explanation  string          `json:"explanation"`
+}
+
+// Edge is one dependency of a Finding's cycle.
+type Edge struct {
+	From any    `json:"from"`
+	To   any    `json:"to"`
+	Dep  string `json:"dep"`
+	Key  any    `json:"key,omitempty"`
+}
+
+// NewDocument renders c as the contract's JSON result; withFile names the
+// file in it.
+func NewDocument(c *Checked, withFile bool) *Document {
+	r := &c.Result
+	h := c.History
+	out := &Document{
+		Level: r.Level.Name, Outcome: r.Outcome.String(), Checker: r.Checker, History: r.Stats,
+		Anomalies: []Finding{}, Reason: r.Reason,
+		ElapsedMS: float64(c.Elapsed.Microseconds()) / 1000,
+	}
+	if withFile {
+		out.File = c.File
+	}
+	for _, l := range r.Holds {
+		out.Holds = append(out.Holds, l.Name)
+	}
+	if len(r.Anomalies) > 0 {
+		out.Counts = map[string]int{}
+	}
+	for i := range r.Anomalies {
+		a := &r.Anomalies[i]
+		out.Counts[a.Kind.String()]++
+		f := Finding{Kind: a.Kind.String(), Phenomenon: a.Phenomenon.String(), Explanation: Explain(h, a)}
+		f.Transactions = make([]any, 0, len(a.Txns))
+		for _, t := range a.Txns {
+			f.Transactions = append(f.Transactions, txnJSON(h, t))
+		}
+		for _, s := range a.Cycle {
+			e := Edge{From: txnJSON(h, s.From), To: txnJSON(h, s.To), Dep: s.Dep.String()}
+			if s.Key != history.NoKey {
+				e.Key = keyJSON(h, s.Key)
+			}
+			f.Cycle = append(f.Cycle, e)
+		}
+		if !a.IsCycle() && a.Key != history.NoKey {
+			f.Key = keyJSON(h, a.Key)
+			f.Value = a.Value.AppendJSON(nil)
+		}
+		out.Anomalies = append(out.Anomalies, f)
+	}
+	return out
+}
+
+// JSON writes the result as one JSON object on one line. With withFile,
+// the object names the file (for several histories, one line each).
+func JSON(w io.Writer, c *Checked, withFile bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(NewDocument(c, withFile))
+}
+
+func txnJSON(h *history.History, t history.TxnID) any {
+	if t == history.Init {
+		return "init"
+	}
+	return scalar(h.Txns[t].ID)
+}
+
+func keyJSON(h *history.History, k history.KeyID) any {
+	if k < 0 || int(k) >= len(h.Keys) {
+		return nil
+	}
+	return scalar(h.Keys[k])
+}
+
+func scalar(v history.Value) any {
+	switch v.Kind {
+	case history.Int:
+		return v.N
+	case history.String:
+		return v.S
+	}
+	return nil
+}
+
+// SortAnomalies orders anomalies by kind (catalogue order), stably.
+func SortAnomalies(as []anomaly.Anomaly) {
+	slices.SortStableFunc(as, func(a, b anomaly.Anomaly) int { return int(a.Kind) - int(b.Kind) })
+}
