@@ -2,7 +2,7 @@ package check
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"strconv"
 
 	"github.com/isoscope/isoscope/internal/anomaly"

@@ -70,10 +70,10 @@ var levels = [numLevels]Level{
 		Proscribes: with(anomaly.GSingle, anomaly.GSI, anomaly.GSIa, anomaly.GSIb), NoNonRepeatableReads: true,
 		SessionOrder: true, Weaker: []ID{PLFCV}},
 	{ID: Serializable, Name: "serializable", Short: "ser", Adya: "PL-3",
-		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.G2Item, anomaly.G2, anomaly.GSI, anomaly.GSIa, anomaly.GSIb),
+		Proscribes:           with(anomaly.GCursor, anomaly.GSingle, anomaly.G2Item, anomaly.G2, anomaly.GSI, anomaly.GSIa, anomaly.GSIb),
 		NoNonRepeatableReads: true, SessionOrder: true, Weaker: []ID{SnapshotIsolation, RepeatableRead}},
 	{ID: StrictSerializable, Name: "strict-serializable", Short: "sser", Adya: "PL-SS",
-		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.G2Item, anomaly.G2, anomaly.GSI, anomaly.GSIa, anomaly.GSIb),
+		Proscribes:           with(anomaly.GCursor, anomaly.GSingle, anomaly.G2Item, anomaly.G2, anomaly.GSI, anomaly.GSIa, anomaly.GSIb),
 		NoNonRepeatableReads: true, SessionOrder: true, RealTime: true, Weaker: []ID{Serializable}},
 }
 

@@ -83,7 +83,7 @@ func Build(ix *history.Index, o Options) *Graph {
 	}
 	b := graph.NewBuilder(nodes, 6*n)
 	child := make([]int32, nw+len(h.Keys)) // first overwriting reader + 1; 0 none
-	var extra map[int32][]history.TxnID      // further overwriting readers (divergence)
+	var extra map[int32][]history.TxnID    // further overwriting readers (divergence)
 	reads := make([]readRec, 0, 2*n)
 	var written, firstRead []history.KeyID
 	addD := func(from, to int32, d anomaly.Dep, k history.KeyID) {
