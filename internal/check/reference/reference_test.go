@@ -67,6 +67,9 @@ var cases = []struct {
 	{"duplicates: only one writer avoids G1c", `r x 1 w y 1 | r y 1 w x 1 | w x 1`, "++++e"},
 	{"duplicates: read of initial value rewritten", `init: x=0 | w x 1 | r x 1 w x 0 | r x 0 r x 0`, "++++e"},
 	{"SI conflict through a snapshot", `init: x=0 | s1: r x 0 w x 1 | s2: r x 1 w x 2 | s3: r x 0`, "++++e"},
+	// T3's snapshot must be after T2 and before T1 although T1 commits first:
+	// T4 sees T1 and not T3.
+	{"SI snapshot older than the last commit", `init: x=0 y=0 z=0 | w y 1 | w x 1 | r x 1 r y 0 w z 5 | r y 1 r z 0`, "+++-e"},
 	{"SI snapshot must hold conflicting writer", `init: x=0 y=0 | r x 0 w x 1 w y 1 | r y 0 w x 2 | r x 2 r y 1`, "++--e"},
 }
 

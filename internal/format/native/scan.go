@@ -1,6 +1,7 @@
 package native
 
 import (
+	"encoding/binary"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -232,6 +233,15 @@ func (s *scanner) number() (mag uint64, neg bool, kind int, err error) {
 		i++
 	}
 	start := i
+	// Eight digits at a time while they surely fit in 64 bits.
+	for i+8 <= len(b) && i-start <= 11 {
+		v, ok := eightDigits(binary.LittleEndian.Uint64(b[i:]))
+		if !ok {
+			break
+		}
+		mag = mag*1e8 + v
+		i += 8
+	}
 	for ; i < len(b); i++ {
 		c := b[i] - '0'
 		if c > 9 {
@@ -244,9 +254,9 @@ func (s *scanner) number() (mag uint64, neg bool, kind int, err error) {
 		mag = mag*10 + uint64(c)
 	}
 	s.i = i
-	if i < len(b) && b[i] > '.' && kind == numInt {
+	if i < len(b) && kind == numInt && i-start > 0 && (b[start] != '0' || i-start == 1) {
 		// The common case: an integer followed by ',', ']' or '}'.
-		if c := b[i]; c != 'e' && c != 'E' && i-start > 0 && (b[start] != '0' || i-start == 1) {
+		if c := b[i]; c != '.' && c != 'e' && c != 'E' {
 			return mag, neg, numInt, nil
 		}
 	}
@@ -275,6 +285,18 @@ func (s *scanner) number() (mag uint64, neg bool, kind int, err error) {
 		kind = numFloat
 	}
 	return mag, neg, kind, nil
+}
+
+// eightDigits converts eight ASCII digits, loaded little-endian, to their
+// value; ok is false if any byte is not a digit (the SWAR method of
+// simdjson).
+func eightDigits(x uint64) (v uint64, ok bool) {
+	if (x&0xF0F0F0F0F0F0F0F0)|((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4 != 0x3333333333333333 {
+		return 0, false
+	}
+	x = (x & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
+	x = (x & 0x00FF00FF00FF00FF) * 6553601 >> 16
+	return uint64(uint32((x & 0x0000FFFF0000FFFF) * 42949672960001 >> 32)), true
 }
 
 func (s *scanner) digits() error {

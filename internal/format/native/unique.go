@@ -1,6 +1,7 @@
 package native
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/isoscope/isoscope/internal/format"
@@ -54,42 +55,29 @@ func checkUnique(h *history.History) error {
 
 // writesUnique reports whether no two writes put the same value at the same
 // key and no write puts a key's named, non-null initial value: what
-// history.Index.Unique decides, faster.
+// history.Index.Unique decides, faster. Integer values are grouped by key
+// (a counting sort) and each group sorted; other values go to a map.
 func writesUnique(h *history.History) bool {
-	type intWrite struct {
-		k history.KeyID
-		n int64
-	}
+	count := make([]int32, len(h.Keys)+1)
 	type write struct {
 		k history.KeyID
 		v history.Value
 	}
-	n := 0
-	for i := range h.Txns {
-		for j := range h.Txns[i].Ops {
-			if h.Txns[i].Ops[j].Kind == history.Write {
-				n++
-			}
-		}
-	}
-	ints := make(map[intWrite]struct{}, n)
 	var others map[write]struct{}
 	init := h.Header.Initial.Values
 	for i := range h.Txns {
 		for j := range h.Txns[i].Ops {
 			op := &h.Txns[i].Ops[j]
-			if op.Kind != history.Write {
+			if op.Kind != history.Write || op.Key < 0 || int(op.Key) >= len(h.Keys) {
 				continue
 			}
-			if v, ok := init[op.Key]; ok && v == op.Value && !v.IsNull() {
-				return false
-			}
-			if op.Value.Kind == history.Int {
-				w := intWrite{op.Key, op.Value.N}
-				if _, dup := ints[w]; dup {
+			if init != nil {
+				if v, ok := init[op.Key]; ok && v == op.Value && !v.IsNull() {
 					return false
 				}
-				ints[w] = struct{}{}
+			}
+			if op.Value.Kind == history.Int {
+				count[op.Key+1]++
 				continue
 			}
 			if others == nil {
@@ -100,6 +88,30 @@ func writesUnique(h *history.History) bool {
 				return false
 			}
 			others[w] = struct{}{}
+		}
+	}
+	for k := 1; k < len(count); k++ {
+		count[k] += count[k-1]
+	}
+	vals := make([]int64, count[len(count)-1])
+	next := count[: len(count)-1 : len(count)-1]
+	next = append([]int32(nil), next...)
+	for i := range h.Txns {
+		for j := range h.Txns[i].Ops {
+			op := &h.Txns[i].Ops[j]
+			if op.Kind == history.Write && op.Value.Kind == history.Int && op.Key >= 0 && int(op.Key) < len(h.Keys) {
+				vals[next[op.Key]] = op.Value.N
+				next[op.Key]++
+			}
+		}
+	}
+	for k := 0; k+1 < len(count); k++ {
+		g := vals[count[k]:count[k+1]]
+		slices.Sort(g)
+		for j := 1; j < len(g); j++ {
+			if g[j] == g[j-1] {
+				return false
+			}
 		}
 	}
 	return true
