@@ -25,6 +25,11 @@ const (
 	LostUpdate
 	WriteSkew
 	RealTimeViolation
+	// IncompatibleOrder: two reads of a list disagree on the order of its
+	// elements (neither is a prefix of the other), so no version order exists.
+	IncompatibleOrder
+	// DuplicateElements: a list read holds the same element twice.
+	DuplicateElements
 	numKinds
 )
 
@@ -33,7 +38,7 @@ var kindNames = [numKinds]string{
 	"not-my-own-write", "intermediate-read", "non-repeatable-read",
 	"session-guarantee-violation", "non-monotonic-read", "fractured-read",
 	"causality-violation", "long-fork", "lost-update", "write-skew",
-	"real-time-violation",
+	"real-time-violation", "incompatible-order", "duplicate-elements",
 }
 
 // String is the kind's name in the JSON result ("lost-update", …).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/dsg"
+	"github.com/isoscope/isoscope/internal/check/listappend"
 	"github.com/isoscope/isoscope/internal/check/lwt"
 	"github.com/isoscope/isoscope/internal/check/mt"
 	"github.com/isoscope/isoscope/internal/check/precheck"
@@ -17,7 +18,7 @@ import (
 // Checkers returns every algorithm, fastest first: the order in which Auto
 // tries them.
 func Checkers() []Checker {
-	return []Checker{lwt.Checker{}, mt.Checker{}, dsg.Checker{}}
+	return []Checker{lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}}
 }
 
 // Names returns the names of every algorithm, for usage messages.

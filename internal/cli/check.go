@@ -119,7 +119,13 @@ func readHistory(std IO, name, formatName string) (*history.History, error) {
 			return nil, err
 		}
 		defer f.Close()
-		br = bufio.NewReaderSize(f, 1<<20)
+		var r io.Reader = f
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			var done func()
+			r, done = withProgress(std, f, st.Size(), "reading "+name)
+			defer done()
+		}
+		br = bufio.NewReaderSize(r, 1<<20)
 	}
 	if formatName == "" || formatName == "auto" {
 		prefix, err := br.Peek(64 << 10)

@@ -75,23 +75,11 @@ func Build(ix *history.Index, o Options) *Graph {
 	n := len(h.Txns)
 	nw := ix.NumWrites()
 	initID := func(k history.KeyID) int32 { return int32(nw) + int32(k) }
-	split := int32(0)
-	nodes := n + 1
-	if o.Split {
-		split = int32(n + 1)
-		nodes *= 2
-	}
-	b := graph.NewBuilder(nodes, 6*n)
+	e := NewEdges(n, o.Split, 6*n)
 	child := make([]int32, nw+len(h.Keys)) // first overwriting reader + 1; 0 none
 	var extra map[int32][]history.TxnID    // further overwriting readers (divergence)
 	reads := make([]readRec, 0, 2*n)
 	var written, firstRead []history.KeyID
-	addD := func(from, to int32, d anomaly.Dep, k history.KeyID) {
-		b.Add(from, to, uint8(d), int32(k))
-		if o.Split {
-			b.Add(from, to+split, uint8(d), int32(k))
-		}
-	}
 	for i := range h.Txns {
 		t := history.TxnID(i)
 		if !ix.Effective(t) {
@@ -125,11 +113,11 @@ func Build(ix *history.Index, o Options) *Graph {
 				if writer == t || !ix.Effective(writer) {
 					return
 				}
-				addD(Node(writer), Node(t), anomaly.WR, op.Key)
+				e.Dep(writer, t, anomaly.WR, op.Key)
 			}
 			if !first {
 				if writer != history.Init && slices.Contains(written, op.Key) {
-					addD(Node(writer), Node(t), anomaly.WW, op.Key)
+					e.Dep(writer, t, anomaly.WW, op.Key)
 				}
 				return
 			}
@@ -138,7 +126,7 @@ func Build(ix *history.Index, o Options) *Graph {
 				return
 			}
 			if writer != history.Init {
-				addD(Node(writer), Node(t), anomaly.WW, op.Key)
+				e.Dep(writer, t, anomaly.WW, op.Key)
 			}
 			if child[wid] == 0 {
 				child[wid] = int32(t) + 1
@@ -150,7 +138,7 @@ func Build(ix *history.Index, o Options) *Graph {
 			extra[wid] = append(extra[wid], t)
 		})
 	}
-	g := &Graph{Mask: cycles.Mask(anomaly.WW, anomaly.WR)}
+	var divs []Divergence
 	for wid, more := range extra {
 		d := Divergence{Writer: history.Init, Key: history.KeyID(wid - int32(nw)),
 			Readers: append([]history.TxnID{history.TxnID(child[wid] - 1)}, more...)}
@@ -158,101 +146,29 @@ func Build(ix *history.Index, o Options) *Graph {
 			ref := ix.WriteRef(wid)
 			d.Writer, d.Key = ref.Txn, h.Txns[ref.Txn].Ops[ref.Op].Key
 		}
-		g.Divergences = append(g.Divergences, d)
+		divs = append(divs, d)
 	}
-	slices.SortFunc(g.Divergences, func(a, b Divergence) int { return int(a.Readers[0]) - int(b.Readers[0]) })
+	slices.SortFunc(divs, func(a, b Divergence) int { return int(a.Readers[0]) - int(b.Readers[0]) })
 	if o.AntiDependencies {
-		g.Mask |= cycles.Mask(anomaly.RW)
 		for _, r := range reads {
-			from := Node(r.t) + split
 			if c := child[r.wid]; c != 0 && history.TxnID(c-1) != r.t {
-				b.Add(from, Node(history.TxnID(c-1)), uint8(anomaly.RW), int32(r.key))
+				e.Anti(r.t, history.TxnID(c-1), anomaly.RW, r.key)
 			}
 			for _, s := range extra[r.wid] {
 				if s != r.t {
-					b.Add(from, Node(s), uint8(anomaly.RW), int32(r.key))
+					e.Anti(r.t, s, anomaly.RW, r.key)
 				}
 			}
 		}
 	}
 	if o.SessionOrder {
-		g.Mask |= cycles.Mask(anomaly.SO)
-		last := make([]history.TxnID, len(h.Sessions))
-		for i := range last {
-			last[i] = -1
-		}
-		for i := range h.Txns {
-			t := history.TxnID(i)
-			if !ix.Effective(t) {
-				continue
-			}
-			s := h.Txns[i].Session
-			if last[s] >= 0 {
-				addD(Node(last[s]), Node(t), anomaly.SO, history.NoKey)
-			}
-			last[s] = t
-		}
+		e.SessionOrder(h, ix.Effective)
 	}
-	firstAux := int32(nodes)
 	if o.RealTime {
-		g.Mask |= cycles.Mask(anomaly.RT)
-		addRealTime(b, ix)
+		e.RealTime(h, ix.Effective)
 	}
-	g.G = b.Build()
-	g.Nodes = func(v int32) (history.TxnID, bool) {
-		if v >= firstAux {
-			return 0, false
-		}
-		if split > 0 && v >= split {
-			v -= split
-		}
-		return history.TxnID(v - 1), true
-	}
+	g := e.Finish()
+	g.Divergences = divs
 	return g
 }
 
-// addRealTime encodes real time: transactions sorted by end get a chain of
-// auxiliary nodes A_1 → A_2 → …; each transaction enters the chain at its
-// own position, and the chain enters transaction S at the last position
-// whose end is before S began. A path T ⇝ S exists through the chain
-// exactly when T ended before S began.
-func addRealTime(b *graph.Builder, ix *history.Index) {
-	h := ix.History()
-	var byEnd []history.TxnID
-	for i := range h.Txns {
-		if ix.Effective(history.TxnID(i)) && h.Txns[i].HasTime {
-			byEnd = append(byEnd, history.TxnID(i))
-		}
-	}
-	slices.SortFunc(byEnd, func(a, c history.TxnID) int {
-		ea, ec := h.Txns[a].End, h.Txns[c].End
-		switch {
-		case ea < ec:
-			return -1
-		case ea > ec:
-			return 1
-		}
-		return int(a) - int(c)
-	})
-	aux := make([]int32, len(byEnd))
-	for i, t := range byEnd {
-		aux[i] = b.AddNode()
-		b.Add(Node(t), aux[i], uint8(anomaly.RT), int32(history.NoKey))
-		if i > 0 {
-			b.Add(aux[i-1], aux[i], uint8(anomaly.RT), int32(history.NoKey))
-		}
-	}
-	for _, t := range byEnd {
-		begin := h.Txns[t].Begin
-		// the last position whose end is strictly before begin
-		i, _ := slices.BinarySearchFunc(byEnd, begin, func(x history.TxnID, b int64) int {
-			if h.Txns[x].End < b {
-				return -1
-			}
-			return 1
-		})
-		if i > 0 {
-			b.Add(aux[i-1], Node(t), uint8(anomaly.RT), int32(history.NoKey))
-		}
-	}
-}

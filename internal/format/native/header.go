@@ -154,7 +154,7 @@ func (r *Reader) headerString() ([]byte, bool, error) {
 	case 'n':
 		return nil, false, s.literal("null")
 	}
-	return nil, false, s.errf(s.where(), "must be a string, not "+s.describe())
+	return nil, false, s.wrongType(s.where(), "must be a string")
 }
 
 // initial parses "absent" or an object of initial values.
@@ -172,7 +172,7 @@ func (r *Reader) initial() error {
 		return nil
 	case '{':
 	default:
-		return s.errf("initial", `must be "absent" or an object of initial values, not `+s.describe())
+		return s.wrongType("initial", `must be "absent" or an object of initial values`)
 	}
 	return r.headerObject(func(key string) error {
 		x, err := s.scalar("initial value of " + strconv.Quote(key) + " must be an integer, a string or null")
@@ -189,12 +189,12 @@ func (r *Reader) versionOrder() error {
 		return s.literal("null")
 	case '{':
 	default:
-		return s.errf("version_order", "must be an object of key: [id, …], not "+s.describe())
+		return s.wrongType("version_order", "must be an object of key: [id, …]")
 	}
 	return r.headerObject(func(key string) error {
 		what := "the writers of " + strconv.Quote(key) + " must be an array of transaction ids"
 		if s.ws() != '[' {
-			return s.errf("version_order", what+", not "+s.describe())
+			return s.wrongType("version_order", what)
 		}
 		s.i++
 		e := headerKV{key: key}

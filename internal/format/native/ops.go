@@ -2,6 +2,7 @@ package native
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -18,7 +19,7 @@ func (r *Reader) ops(t *history.Txn) error {
 	case 0:
 		return s.syntax("an array of operations")
 	default:
-		return s.errf("ops", "must be an array of operations, not "+s.describe())
+		return s.wrongType("ops", "must be an array of operations")
 	}
 	ops := r.scratch[:0]
 	if s.ws() == ']' {
@@ -87,8 +88,11 @@ func arity(name string) string {
 // op parses operation i.
 func (r *Reader) op(op *history.Op, i int) error {
 	s := &r.s
-	if s.ws() != '[' {
-		return s.errf(opField(i), "an operation must be an array that starts with its name, not "+s.describe())
+	if c := s.ws(); c != '[' {
+		if c == ']' || c == 0 {
+			return s.syntax("an operation")
+		}
+		return s.wrongType(opField(i), "an operation must be an array that starts with its name")
 	}
 	s.i++
 	if s.ws() != '"' {
@@ -327,7 +331,7 @@ func (r *Reader) kind(x scalar, i int, what string) error {
 		return r.resolveInitial()
 	}
 	return r.s.errf(opField(i), what+" "+x.value().String()+" is "+kindName(k)+", but this history's keys are "+
-		kindName(r.keyKind)+"s (since line "+strconv.Itoa(r.keyKindLine)+")")
+		kindName(r.keyKind)[strings.IndexByte(kindName(r.keyKind), ' ')+1:]+"s (since line "+strconv.Itoa(r.keyKindLine)+")")
 }
 
 func kindName(k history.ValueKind) string {
@@ -372,7 +376,7 @@ func (r *Reader) rangeOp(op *history.Op, i int, name string) error {
 		if c := s.ws(); c == '{' || c == ']' {
 			return s.errf(opField(i), arity(name))
 		}
-		return s.errf(opField(i), "the result must be an array of [key, value] pairs, not "+s.describe())
+		return s.wrongType(opField(i), "the result must be an array of [key, value] pairs")
 	}
 	s.i++
 	if s.ws() == ']' {

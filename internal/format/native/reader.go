@@ -3,6 +3,7 @@ package native
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -124,6 +125,11 @@ func (r *Reader) nextLine() ([]byte, error) {
 		}
 		r.line++
 		if !blank(line) {
+			if n := len(line); line[n-1] == '\n' {
+				if line = line[:n-1]; n > 1 && line[n-2] == '\r' {
+					line = line[:n-2]
+				}
+			}
 			return line, nil
 		}
 		if err == io.EOF {
@@ -144,7 +150,8 @@ func blank(b []byte) bool {
 // readErr reports a failure to read: bad input when the gzip stream is
 // broken, else the I/O error itself.
 func (r *Reader) readErr(err error) error {
-	if r.gz && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF)) {
+	var corrupt flate.CorruptInputError
+	if r.gz && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &corrupt)) {
 		return &format.Error{File: r.s.file, Line: r.line + 1, Msg: "gzip: " + err.Error()}
 	}
 	return fmt.Errorf("%s: line %d: %w", r.s.file, r.line+1, err)

@@ -394,7 +394,21 @@ func (s *scanner) describe() string {
 	case c == '{':
 		return "an object"
 	}
-	return "nothing"
+	return ""
+}
+
+// wrongType reports a JSON value of the wrong type for field (what says
+// what it must be), or malformed JSON if no well-formed value starts here.
+func (s *scanner) wrongType(field, what string) error {
+	d, at := s.describe(), s.i
+	if d == "" {
+		return s.syntax("a JSON value")
+	}
+	if err := s.skip(0); err != nil {
+		return err
+	}
+	s.i = at
+	return s.errf(field, what+", not "+d)
 }
 
 // scalar is an integer, a string or null.
@@ -435,13 +449,8 @@ func (s *scanner) scalar(what string) (scalar, error) {
 		return scalar{kind: sInt, n: int64(mag)}, nil
 	case c == 'n':
 		return scalar{}, s.literal("null")
-	case c == 0 || c == 't' || c == 'f' || c == '[' || c == '{':
-		if c == 0 {
-			return scalar{}, s.syntax("a value")
-		}
-		return scalar{}, s.errf(s.where(), what+", not "+s.describe())
 	}
-	return scalar{}, s.syntax("a JSON value")
+	return scalar{}, s.wrongType(s.where(), what)
 }
 
 // boolean scans true or false (null counts as false when nullOK).
@@ -456,5 +465,5 @@ func (s *scanner) boolean(field string, nullOK bool) (bool, error) {
 			return false, s.literal("null")
 		}
 	}
-	return false, s.errf(field, "must be true or false, not "+s.describe())
+	return false, s.wrongType(field, "must be true or false")
 }

@@ -200,7 +200,7 @@ func (r *Reader) status(t *history.Txn) error {
 		return s.literal("null")
 	case '"':
 	default:
-		return s.errf("status", "must be a string, not "+s.describe())
+		return s.wrongType("status", "must be a string")
 	}
 	b, err := s.str()
 	if err != nil {
@@ -259,5 +259,5 @@ func (r *Reader) unsigned(what string) (u uint64, ok bool, err error) {
 	case c == 0:
 		return 0, false, s.syntax("a value")
 	}
-	return 0, false, s.errf(s.where(), what+", not "+s.describe())
+	return 0, false, s.wrongType(s.where(), what)
 }

@@ -74,7 +74,7 @@ func appendHeader(b []byte, h *history.History) ([]byte, error) {
 	} else {
 		keys := sortedKeys(hd.Initial.Values)
 		for j, k := range keys {
-			b = append(b, ",{"[min(j, 1)])
+			b = append(b, "{,"[min(j, 1)])
 			var err error
 			if b, err = appendKeyString(b, h, k); err != nil {
 				return b, err
@@ -93,7 +93,7 @@ func appendHeader(b []byte, h *history.History) ([]byte, error) {
 	if len(hd.VersionOrder) > 0 {
 		b = append(b, `,"version_order":`...)
 		for j, k := range sortedKeys(hd.VersionOrder) {
-			b = append(b, ",{"[min(j, 1)])
+			b = append(b, "{,"[min(j, 1)])
 			var err error
 			if b, err = appendKeyString(b, h, k); err != nil {
 				return b, err

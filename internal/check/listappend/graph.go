@@ -1,0 +1,210 @@
+package listappend
+
+import (
+	"slices"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/depgraph"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// reads checks every list read of the transactions that took effect:
+// duplicates, own appends at the end, elements nobody appended, aborted or
+// intermediate appends, non-repeatable reads; and keeps the external part
+// of each read for the version order.
+func (a *analysis) reads() {
+	h := a.h
+	for i := range h.Txns {
+		t := history.TxnID(i)
+		if !a.effective[t] {
+			continue
+		}
+		ops := h.Txns[i].Ops
+		firstExternal := map[history.KeyID]int32{}
+		for j, op := range ops {
+			if op.Kind != history.ReadList {
+				continue
+			}
+			ref := history.OpRef{Txn: t, Op: int32(j)}
+			if dup, ok := duplicate(op.List); ok {
+				a.add(anomaly.DuplicateElements, anomaly.None, op.Key, dup, []history.TxnID{t}, ref)
+				continue
+			}
+			var own []history.Value
+			for _, p := range ops[:j] {
+				if p.Kind == history.Append && p.Key == op.Key {
+					own = append(own, p.Value)
+				}
+			}
+			ext := op.List
+			if len(own) > 0 {
+				if len(ext) < len(own) || !slices.Equal(ext[len(ext)-len(own):], own) {
+					a.add(anomaly.NotMyOwnWrite, anomaly.None, op.Key, own[len(own)-1], []history.TxnID{t}, ref)
+					continue
+				}
+				ext = ext[:len(ext)-len(own)]
+			}
+			if !a.elements(t, ref, op.Key, ext) {
+				continue
+			}
+			if len(own) == 0 {
+				if f, ok := firstExternal[op.Key]; ok {
+					if !slices.Equal(ops[f].List, op.List) && a.l.NoNonRepeatableReads {
+						last := history.NullValue
+						if len(op.List) > 0 {
+							last = op.List[len(op.List)-1]
+						}
+						a.add(anomaly.NonRepeatableRead, anomaly.None, op.Key, last, []history.TxnID{t},
+							history.OpRef{Txn: t, Op: f}, ref)
+					}
+				} else {
+					firstExternal[op.Key] = int32(j)
+				}
+			}
+			a.listReads = append(a.listReads, readRef{t: t, op: int32(j), external: ext})
+		}
+	}
+}
+
+// elements checks the elements of an external list; false means the read
+// cannot place itself in the version order (an element nobody appended).
+func (a *analysis) elements(t history.TxnID, ref history.OpRef, k history.KeyID, ext []history.Value) bool {
+	ok := true
+	for n, e := range ext {
+		w, found := a.appends[elemKey{k, e}]
+		switch {
+		case !found:
+			a.add(anomaly.ThinAirRead, anomaly.None, k, e, []history.TxnID{t}, ref)
+			ok = false
+		case w.t == t:
+			a.add(anomaly.FutureRead, anomaly.None, k, e, []history.TxnID{t}, ref, history.OpRef{Txn: t, Op: w.op})
+			ok = false
+		case !a.effective[w.t]:
+			if a.l.Proscribes.Has(anomaly.G1a) {
+				a.add(anomaly.AbortedRead, anomaly.G1a, k, e, []history.TxnID{t, w.t}, ref, history.OpRef{Txn: w.t, Op: w.op})
+			}
+		case n == len(ext)-1 && !w.last:
+			if a.l.Proscribes.Has(anomaly.G1b) {
+				a.add(anomaly.IntermediateRead, anomaly.G1b, k, e, []history.TxnID{t, w.t}, ref, history.OpRef{Txn: w.t, Op: w.op})
+			}
+		}
+	}
+	return ok
+}
+
+func duplicate(list []history.Value) (history.Value, bool) {
+	if len(list) < 2 {
+		return history.Value{}, false
+	}
+	seen := make(map[history.Value]bool, len(list))
+	for _, e := range list {
+		if seen[e] {
+			return e, true
+		}
+		seen[e] = true
+	}
+	return history.Value{}, false
+}
+
+// graph builds the dependency graph that the lists' version order gives.
+func (a *analysis) graph(l level.Level) *depgraph.Graph {
+	h := a.h
+	e := depgraph.NewEdges(len(h.Txns), l.ID == level.SnapshotIsolation, 4*len(h.Txns))
+	readsByKey := map[history.KeyID][]readRef{}
+	var keys []history.KeyID
+	for _, r := range a.listReads {
+		k := h.Txns[r.t].Ops[r.op].Key
+		if _, ok := readsByKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		readsByKey[k] = append(readsByKey[k], r)
+	}
+	appended := map[history.KeyID][]history.Value{}
+	for ek := range a.appends {
+		if _, ok := readsByKey[ek.k]; !ok && appended[ek.k] == nil {
+			keys = append(keys, ek.k)
+		}
+		appended[ek.k] = append(appended[ek.k], ek.e)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	anti := l.ID != level.ReadCommitted
+	for _, k := range keys {
+		a.key(e, k, readsByKey[k], appended[k], anti)
+	}
+	if l.SessionOrder {
+		e.SessionOrder(h, a.isEffective)
+	}
+	if l.RealTime {
+		e.RealTime(h, a.isEffective)
+	}
+	return e.Finish()
+}
+
+// key adds the edges of one key.
+func (a *analysis) key(e *depgraph.Edges, k history.KeyID, reads []readRef, appended []history.Value, anti bool) {
+	var order []history.Value
+	var longest readRef
+	for _, r := range reads {
+		if len(r.external) > len(order) {
+			order, longest = r.external, r
+		}
+	}
+	pos := make(map[history.Value]int, len(order))
+	for i, v := range order {
+		pos[v] = i
+	}
+	appender := func(i int) history.TxnID {
+		if i < 0 {
+			return history.Init
+		}
+		return a.appends[elemKey{k, order[i]}].t
+	}
+	for i := 1; i < len(order); i++ {
+		if w, v := appender(i-1), appender(i); w != v && a.isEffective(w) && a.isEffective(v) {
+			e.Dep(w, v, anomaly.WW, k)
+		}
+	}
+	var unobserved []history.TxnID
+	for _, el := range appended {
+		if _, in := pos[el]; in {
+			continue
+		}
+		if w := a.appends[elemKey{k, el}].t; a.effective[w] && !slices.Contains(unobserved, w) {
+			unobserved = append(unobserved, w)
+		}
+	}
+	slices.Sort(unobserved)
+	last := appender(len(order) - 1)
+	for _, u := range unobserved {
+		if last != history.Init && last != u && a.isEffective(last) {
+			e.Dep(last, u, anomaly.WW, k)
+		}
+	}
+	for _, r := range reads {
+		p := len(r.external)
+		if !slices.Equal(order[:p], r.external) {
+			a.add(anomaly.IncompatibleOrder, anomaly.None, k, history.NullValue, []history.TxnID{longest.t, r.t},
+				history.OpRef{Txn: longest.t, Op: longest.op}, history.OpRef{Txn: r.t, Op: r.op})
+			continue
+		}
+		if w := appender(p - 1); w != history.Init && w != r.t && a.isEffective(w) {
+			e.Dep(w, r.t, anomaly.WR, k)
+		}
+		if !anti {
+			continue
+		}
+		if p < len(order) {
+			if next := appender(p); next != r.t && a.isEffective(next) {
+				e.Anti(r.t, next, anomaly.RW, k)
+			}
+			continue
+		}
+		for _, u := range unobserved {
+			if u != r.t {
+				e.Anti(r.t, u, anomaly.RW, k)
+			}
+		}
+	}
+}

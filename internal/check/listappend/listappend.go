@@ -1,0 +1,177 @@
+// Package listappend checks list-append histories (Elle's workload: appends
+// of unique elements to lists, and reads of whole lists) against
+// read committed, snapshot isolation, serializability and strict
+// serializability without any search: the lists reveal the version order.
+//
+// A read of [1 2 3] says that the appends of 1, 2 and 3 were installed in
+// that order, so the longest list read of each key orders every append it
+// contains, and every other read must be a prefix of it. Appends that no
+// read saw come after all observed ones, in an order nothing constrains;
+// they get ww edges from the last observed appender and rw edges from the
+// readers of the whole observed list, but none among themselves, since an
+// order among them can always follow a topological order of the rest. The
+// wr, ww and rw edges (and so, rt) then go to the same cycle search as the
+// other checkers (Kingsbury and Alvaro, "Elle", §4; the split encoding of
+// internal/check/depgraph for snapshot isolation).
+package listappend
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/cycles"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// Checker is the list-append checker, named "list-append".
+type Checker struct{}
+
+// Name returns "list-append".
+func (Checker) Name() string { return "list-append" }
+
+// Decides accepts histories made only of appends and list reads, with each
+// element appended at most once per key, at read committed, snapshot
+// isolation, serializability and (with instants) strict serializability.
+func (Checker) Decides(ix *history.Index, l level.Level) error {
+	switch l.ID {
+	case level.ReadCommitted, level.SnapshotIsolation, level.Serializable, level.StrictSerializable:
+	default:
+		return fmt.Errorf("it decides read-committed, snapshot-isolation, serializable and strict-serializable, not %s", l.Name)
+	}
+	h := ix.History()
+	type ke struct {
+		k history.KeyID
+		e history.Value
+	}
+	seen := map[ke]history.TxnID{}
+	lists := false
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			switch op.Kind {
+			case history.Append:
+				lists = true
+				if w, dup := seen[ke{op.Key, op.Value}]; dup {
+					return fmt.Errorf("element %s is appended to %s twice (transactions %s and %s)",
+						op.Value, h.KeyName(op.Key), h.TxnName(w), h.TxnName(history.TxnID(i)))
+				}
+				seen[ke{op.Key, op.Value}] = history.TxnID(i)
+			case history.ReadList:
+				lists = true
+			default:
+				return fmt.Errorf("transaction %s has a %s operation; it handles appends and list reads only", h.TxnName(history.TxnID(i)), op.Kind)
+			}
+		}
+	}
+	if !lists {
+		return fmt.Errorf("the history has no appends or list reads")
+	}
+	if l.RealTime {
+		for i := range h.Txns {
+			if h.Txns[i].Status != history.Aborted && !h.Txns[i].HasTime {
+				return fmt.Errorf("strict serializability needs begin and end instants; transaction %s (line %d) has none",
+					h.TxnName(history.TxnID(i)), h.Txns[i].Line)
+			}
+		}
+	}
+	return nil
+}
+
+// Check finds the intra-transaction and read anomalies of the lists, then
+// the cycles of the dependency graph the version order gives.
+func (Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
+	a := newAnalysis(ix.History(), l)
+	a.resolve()
+	a.reads()
+	if err := ctx.Err(); err != nil {
+		return a.found, err
+	}
+	g := a.graph(l)
+	found, err := cycles.Find(ctx, a.h, g.G, g.Mask, g.Nodes)
+	return append(a.found, found...), err
+}
+
+// appendRef is one append: who, where in the transaction, and its position
+// among that transaction's appends to the key.
+type appendRef struct {
+	t    history.TxnID
+	op   int32
+	last bool // the transaction's last append to the key
+}
+
+type elemKey struct {
+	k history.KeyID
+	e history.Value
+}
+
+// readRef is one effective list read, with the part of the list that
+// another transaction's state explains (own appends stripped).
+type readRef struct {
+	t        history.TxnID
+	op       int32
+	external []history.Value
+}
+
+type analysis struct {
+	h         *history.History
+	l         level.Level
+	appends   map[elemKey]appendRef
+	effective []bool
+	listReads []readRef
+	found     []anomaly.Anomaly
+}
+
+func newAnalysis(h *history.History, l level.Level) *analysis {
+	a := &analysis{h: h, l: l, appends: map[elemKey]appendRef{}, effective: make([]bool, len(h.Txns))}
+	for i := range h.Txns {
+		ops := h.Txns[i].Ops
+		for j, op := range ops {
+			if op.Kind != history.Append {
+				continue
+			}
+			last := true
+			for _, later := range ops[j+1:] {
+				if later.Kind == history.Append && later.Key == op.Key {
+					last = false
+				}
+			}
+			a.appends[elemKey{op.Key, op.Value}] = appendRef{history.TxnID(i), int32(j), last}
+		}
+	}
+	return a
+}
+
+// resolve decides which transactions took effect: the committed ones, and
+// unknown ones whose element an effective transaction read (fixpoint).
+func (a *analysis) resolve() {
+	var work []history.TxnID
+	for i := range a.h.Txns {
+		if a.h.Txns[i].Status == history.Committed {
+			a.effective[i] = true
+			work = append(work, history.TxnID(i))
+		}
+	}
+	for len(work) > 0 {
+		t := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, op := range a.h.Txns[t].Ops {
+			if op.Kind != history.ReadList {
+				continue
+			}
+			for _, e := range op.List {
+				w, ok := a.appends[elemKey{op.Key, e}]
+				if ok && !a.effective[w.t] && a.h.Txns[w.t].Status == history.Unknown {
+					a.effective[w.t] = true
+					work = append(work, w.t)
+				}
+			}
+		}
+	}
+}
+
+func (a *analysis) isEffective(t history.TxnID) bool { return t == history.Init || a.effective[t] }
+
+func (a *analysis) add(k anomaly.Kind, p anomaly.Phenomenon, key history.KeyID, v history.Value, txns []history.TxnID, ops ...history.OpRef) {
+	a.found = append(a.found, anomaly.Anomaly{Kind: k, Phenomenon: p, Txns: txns, Key: key, Value: v, Ops: ops})
+}
