@@ -171,4 +171,3 @@ func Build(ix *history.Index, o Options) *Graph {
 	g.Divergences = divs
 	return g
 }
-
