@@ -92,6 +92,10 @@ type Anomaly struct {
 	// Ops are the operations at issue, for explanations and highlighting:
 	// the offending read first, then the writes it concerns.
 	Ops []history.OpRef
+	// BestFound says the cycle is one the search found under some choice
+	// of the history's uncertain dependencies, not one every choice has:
+	// the verdict is exact, the counterexample illustrates it.
+	BestFound bool
 }
 
 // IsCycle reports whether the anomaly is a dependency cycle.

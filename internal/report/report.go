@@ -81,6 +81,9 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 				b.WriteString("  ")
 			}
 			fmt.Fprintf(&b, "%s\n", Explain(c.History, a))
+			if a.BestFound {
+				b.WriteString("    (one cycle under a choice of the uncertain dependencies; every choice has one)\n")
+			}
 		}
 	}
 	if r.Outcome == check.Violation && len(r.Holds) > 0 {
@@ -157,6 +160,10 @@ type Finding struct {
 	Key          any             `json:"key,omitempty"`
 	Value        json.RawMessage `json:"value,omitempty"`
 	Explanation  string          `json:"explanation"`
+	// BestFound marks a cycle found under one choice of the uncertain
+	// dependencies (solver checkers): the verdict is exact, the cycle
+	// illustrates it.
+	BestFound bool `json:"best_found,omitempty"`
 }
 
 // Edge is one dependency of a Finding's cycle.
@@ -189,7 +196,7 @@ func NewDocument(c *Checked, withFile bool) *Document {
 	for i := range r.Anomalies {
 		a := &r.Anomalies[i]
 		out.Counts[a.Kind.String()]++
-		f := Finding{Kind: a.Kind.String(), Phenomenon: a.Phenomenon.String(), Explanation: Explain(h, a)}
+		f := Finding{Kind: a.Kind.String(), Phenomenon: a.Phenomenon.String(), Explanation: Explain(h, a), BestFound: a.BestFound}
 		f.Transactions = make([]any, 0, len(a.Txns))
 		for _, t := range a.Txns {
 			f.Transactions = append(f.Transactions, txnJSON(h, t))

@@ -71,13 +71,36 @@ func (e *Edges) SessionOrder(h *history.History, effective func(history.TxnID) b
 	}
 }
 
-// RealTime encodes real time in O(n log n) edges: transactions sorted by
-// end get a chain of auxiliary nodes A_1 → A_2 → …; each transaction enters
-// the chain at its own position, and the chain enters transaction S at the
-// last position whose end is before S began. A path T ⇝ S exists through
-// the chain exactly when T ended before S began.
+// RealTime encodes real time in O(n log n) edges through RealTimeChain.
 func (e *Edges) RealTime(h *history.History, effective func(history.TxnID) bool) {
 	e.mask |= cycles.Mask(anomaly.RT)
+	aux, edges := RealTimeChain(h, effective)
+	base := int32(-1)
+	for range aux {
+		if v := e.b.AddNode(); base < 0 {
+			base = v
+		}
+	}
+	for _, ed := range edges {
+		from, to := ed[0], ed[1]
+		if from < 0 {
+			from = base + (-from - 1)
+		}
+		if to < 0 {
+			to = base + (-to - 1)
+		}
+		e.b.Add(from, to, uint8(anomaly.RT), int32(history.NoKey))
+	}
+}
+
+// RealTimeChain encodes real time in O(n log n): transactions sorted by end
+// get a chain of auxiliary nodes A_1 → A_2 → …; each transaction enters the
+// chain at its own position, and the chain enters transaction S at the last
+// position whose end is before S began. A path T ⇝ S exists through the
+// chain exactly when T ended before S began. It returns the number of
+// auxiliary nodes and the edges, with transaction t as Node(t) and
+// auxiliary node i as -(i+1).
+func RealTimeChain(h *history.History, effective func(history.TxnID) bool) (int, [][2]int32) {
 	var byEnd []history.TxnID
 	for i := range h.Txns {
 		if effective(history.TxnID(i)) && h.Txns[i].HasTime {
@@ -94,13 +117,12 @@ func (e *Edges) RealTime(h *history.History, effective func(history.TxnID) bool)
 		}
 		return int(a) - int(c)
 	})
-	rt, none := uint8(anomaly.RT), int32(history.NoKey)
-	aux := make([]int32, len(byEnd))
+	aux := func(i int) int32 { return -int32(i) - 1 }
+	edges := make([][2]int32, 0, 3*len(byEnd))
 	for i, t := range byEnd {
-		aux[i] = e.b.AddNode()
-		e.b.Add(Node(t), aux[i], rt, none)
+		edges = append(edges, [2]int32{Node(t), aux(i)})
 		if i > 0 {
-			e.b.Add(aux[i-1], aux[i], rt, none)
+			edges = append(edges, [2]int32{aux(i - 1), aux(i)})
 		}
 	}
 	for _, t := range byEnd {
@@ -112,9 +134,10 @@ func (e *Edges) RealTime(h *history.History, effective func(history.TxnID) bool)
 			return 1
 		})
 		if i > 0 {
-			e.b.Add(aux[i-1], Node(t), rt, none)
+			edges = append(edges, [2]int32{aux(i - 1), Node(t)})
 		}
 	}
+	return len(byEnd), edges
 }
 
 // Finish builds the graph.

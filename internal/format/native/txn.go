@@ -79,6 +79,9 @@ func (r *Reader) txn(t *history.Txn) error {
 				err = r.ops(t)
 			case "format":
 				return s.errf("format", "a header is allowed only on the first line")
+			case "hints": // reserved: skipped without copying its name
+				s.field = "hints"
+				err = s.skip(0)
 			default:
 				s.field = string(name)
 				err = s.skip(0)
