@@ -1,20 +1,16 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/isoscope/isoscope/internal/check"
-	"github.com/isoscope/isoscope/internal/format"
-	"github.com/isoscope/isoscope/internal/format/native"
+	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/report"
@@ -46,7 +42,7 @@ against an isolation level. Exit status: 0 every history satisfies the level,
 	f := cmd.Flags()
 	f.StringVar(&c.Level, "level", "ser", "isolation level: strict-serializable (sser), serializable (ser), snapshot-isolation (si), read-committed (rc), read-uncommitted (ru), …")
 	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
-	f.StringVar(&c.Format, "format", "auto", "input format: auto or isoscope")
+	f.StringVar(&c.Format, "format", "auto", fmt.Sprintf("input format: auto or one of %v", registry.Names()))
 	f.BoolVar(&c.JSON, "json", false, "print the result as JSON (one object per history, one per line)")
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up after this long with outcome unknown (e.g. 90s; 0: no limit)")
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
@@ -110,42 +106,8 @@ func (c *checkCommand) read(name string) (*history.History, error) {
 }
 
 func readHistory(std IO, name, formatName string) (*history.History, error) {
-	var br *bufio.Reader
-	if name == "-" {
-		br = bufio.NewReaderSize(std.Stdin, 1<<20)
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		var r io.Reader = f
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			var done func()
-			r, done = withProgress(std, f, st.Size(), "reading "+name)
-			defer done()
-		}
-		br = bufio.NewReaderSize(r, 1<<20)
+	wrap := func(r io.Reader, size int64) (io.Reader, func()) {
+		return withProgress(std, r, size, "reading "+name)
 	}
-	if formatName == "" || formatName == "auto" {
-		prefix, err := br.Peek(64 << 10)
-		if err != nil && len(prefix) == 0 {
-			if errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("%s: empty input: no transactions", name)
-			}
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		formatName = format.Detect(prefix)
-		if t := bytes.TrimLeft(prefix, " \t\r\n"); formatName == "" && len(t) > 0 && t[0] == '{' {
-			formatName = "isoscope" // JSON Lines that do not parse yet: let the reader say where
-		}
-		if formatName == "" {
-			return nil, fmt.Errorf("%s: cannot tell the history format from its first bytes; name it with --format", name)
-		}
-	}
-	switch formatName {
-	case "isoscope":
-		return native.Read(br, name)
-	}
-	return nil, fmt.Errorf("unknown format %q (known: auto, isoscope)", formatName)
+	return registry.Open(name, formatName, std.Stdin, wrap)
 }

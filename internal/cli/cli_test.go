@@ -155,3 +155,43 @@ func TestTimeoutGivesUnknown(t *testing.T) {
 		t.Errorf("exit %d, want 3: %s", code, out)
 	}
 }
+
+func TestConvertRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	// dbcop needs integer keys and values, and an initial state of zeros.
+	os.WriteFile(in, []byte(`{"format":"isoscope-history","version":1,"initial":{"7":0}}
+{"id":1,"session":0,"ops":[["r",7,0],["w",7,1]]}
+{"id":2,"session":1,"ops":[["r",7,1],["w",7,2]]}
+{"id":3,"session":2,"ops":[["r",7,1],["w",7,3]]}
+`), 0o644)
+	for _, to := range []string{"isoscope", "dbcop"} {
+		out := filepath.Join(dir, "out."+to+".gz")
+		if code, _, errs := run(t, "", "convert", "--to", to, in, out); code != 0 {
+			t.Fatalf("convert to %s: exit %d: %s", to, code, errs)
+		}
+		code, stdout, errs := run(t, "", "check", "--level", "si", out)
+		if code != ExitViolation || !strings.Contains(stdout, "lost-update") {
+			t.Errorf("check of %s output: exit %d: %s %s", to, code, stdout, errs)
+		}
+	}
+	if code, _, errs := run(t, "", "convert", "--to", "plume", in, filepath.Join(dir, "x")); code != ExitBadInput || !strings.Contains(errs, "cannot write") {
+		t.Errorf("unwritable format: exit %d %q", code, errs)
+	}
+}
+
+// TestCorpusFormatsDetected: a file of every importable format in the
+// shared corpora is detected and read by check.
+func TestCorpusFormatsDetected(t *testing.T) {
+	corpora := filepath.Join("..", "..", "..", "shared", "corpora")
+	for _, p := range []string{
+		"isovista-bugs/history/bugs/pg_ser_bug.txt",
+		"cobra-logs/ser-violation/cock-G2",
+		"awdit/histories/tests/causal/lost-update.txt",
+	} {
+		code, out, errs := run(t, "", "check", "--level", "rc", filepath.Join(corpora, p))
+		if code == ExitBadInput {
+			t.Errorf("%s: exit 2: %s %s", p, out, errs)
+		}
+	}
+}

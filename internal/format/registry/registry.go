@@ -1,0 +1,167 @@
+// Package registry lists every history format isoscope reads or writes and
+// opens a history by name or by detection: the one place that knows all the
+// format packages, so that the CLI and the public API stay format-agnostic.
+package registry
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/format/awdit"
+	"github.com/isoscope/isoscope/internal/format/cobra"
+	"github.com/isoscope/isoscope/internal/format/dbcop"
+	"github.com/isoscope/isoscope/internal/format/native"
+	"github.com/isoscope/isoscope/internal/format/plume"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// Format is one history format.
+type Format struct {
+	// Name is what --format selects it by.
+	Name string
+	// Describe says what the format is, for help texts.
+	Describe string
+	// Sniff reports whether the first bytes look like this format.
+	Sniff func(prefix []byte) bool
+	// Read reads a history from a stream (nil for directory formats).
+	Read func(r io.Reader, name string) (*history.History, error)
+	// ReadDir reads a history from a directory (nil for stream formats).
+	ReadDir func(path string) (*history.History, error)
+	// SniffDir reports whether a directory holds this format.
+	SniffDir func(path string) bool
+	// Write writes a history in this format (nil when it cannot).
+	Write func(w io.Writer, h *history.History) error
+}
+
+// Formats returns every format, in detection order: the most distinctive
+// first.
+func Formats() []Format {
+	return []Format{
+		{Name: "isoscope", Describe: "isoscope JSON Lines (the native format)",
+			Sniff: func(p []byte) bool { return format.Detect(p) == "isoscope" }, Read: native.Read, Write: native.Write},
+		{Name: "cobra", Describe: "Cobra binary log directory (one T<n>.log per session)",
+			ReadDir: cobra.ReadDir, SniffDir: cobra.SniffDir},
+		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write},
+		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
+		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
+	}
+}
+
+// Names returns the names of every format.
+func Names() []string {
+	var out []string
+	for _, f := range Formats() {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// Lookup returns the format named name.
+func Lookup(name string) (Format, error) {
+	for _, f := range Formats() {
+		if f.Name == strings.ToLower(name) {
+			return f, nil
+		}
+	}
+	return Format{}, fmt.Errorf("unknown format %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Wrap lets a caller wrap a file's reader (e.g. in a progress bar); size is
+// the file's size.
+type Wrap func(r io.Reader, size int64) (io.Reader, func())
+
+// Open reads the history at path ("-" with stdin for standard input) in
+// the named format, or the detected one with "auto" or "". Gzip-compressed
+// streams are decompressed for every stream format.
+func Open(path, name string, stdin io.Reader, wrap Wrap) (*history.History, error) {
+	if path != "-" {
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			return openDir(path, name)
+		}
+	}
+	var r io.Reader = stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+		if st, err := f.Stat(); err == nil && wrap != nil {
+			var done func()
+			r, done = wrap(f, st.Size())
+			defer done()
+		}
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	prefix, err := br.Peek(64 << 10)
+	if len(prefix) == 0 {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty input: no transactions", path)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if name == "" || name == "auto" {
+		if name = detect(prefix); name == "" {
+			return nil, fmt.Errorf("%s: cannot tell the history format from its first bytes (known: %s); name it with --format",
+				path, strings.Join(Names(), ", "))
+		}
+	}
+	f, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if f.Read == nil {
+		return nil, fmt.Errorf("%s: format %s is a directory of files, not a stream", path, f.Name)
+	}
+	var src io.Reader = br
+	if f.Name != "isoscope" && isGzip(prefix) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &format.Error{File: path, Msg: "bad gzip stream: " + err.Error()}
+		}
+		src = zr
+	}
+	return f.Read(src, path)
+}
+
+// detect names the format of a stream from its first bytes.
+func detect(prefix []byte) string {
+	text := prefix
+	if isGzip(prefix) {
+		if zr, err := gzip.NewReader(bytes.NewReader(prefix)); err == nil {
+			text, _ = io.ReadAll(io.LimitReader(zr, 1<<20))
+		}
+	}
+	for _, f := range Formats() {
+		if f.Sniff != nil && f.Sniff(prefix) || f.Sniff != nil && f.Sniff(text) {
+			return f.Name
+		}
+	}
+	// JSON Lines that do not parse yet: let the native reader say where.
+	if t := bytes.TrimLeft(text, " \t\r\n"); len(t) > 0 && t[0] == '{' && (len(t) < 2 || t[1] != ':') {
+		return "isoscope"
+	}
+	return ""
+}
+
+func isGzip(p []byte) bool { return len(p) >= 2 && p[0] == 0x1f && p[1] == 0x8b }
+
+func openDir(path, name string) (*history.History, error) {
+	for _, f := range Formats() {
+		if f.ReadDir == nil {
+			continue
+		}
+		if (name == "" || name == "auto") && f.SniffDir(path) || name == f.Name {
+			return f.ReadDir(path)
+		}
+	}
+	return nil, fmt.Errorf("%s: a directory, and not one of a directory format (cobra)", path)
+}
