@@ -100,6 +100,9 @@ func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name stri
 		return Result{}, err
 	}
 	res := Result{Level: l, Checker: c.Name(), Stats: ix.History().Stats()}
+	if cv, ok := c.(Caveated); ok {
+		res.Caveat = cv.Caveat(ix, l)
+	}
 	res.Anomalies = precheck.Run(ix, l)
 	err = ctx.Err()
 	if err == nil {

@@ -52,6 +52,16 @@ type Result struct {
 	Holds []level.Level
 	// Reason says why the outcome is Unknown.
 	Reason string
+	// Caveat says, when the checker could not be complete for this
+	// history, what it may have missed.
+	Caveat string
+}
+
+// Caveated is implemented by checkers that are sound on every history they
+// accept but complete only on some: Caveat returns what a check of this
+// history may miss, or "".
+type Caveated interface {
+	Caveat(ix *history.Index, l level.Level) string
 }
 
 // Checker is one checking algorithm. Algorithms live in sub-packages and

@@ -57,6 +57,9 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	}
 	fmt.Fprintf(&b, " (checker %s; %d transactions, %d committed, %d sessions, %d operations; %s)\n",
 		r.Checker, st.Transactions, st.Committed, st.Sessions, st.Operations, durationString(c.Elapsed))
+	if r.Caveat != "" {
+		fmt.Fprintf(&b, "note: %s\n", r.Caveat)
+	}
 	for _, g := range Group(r.Anomalies) {
 		a0 := &r.Anomalies[g.Indices[0]]
 		ph := ""
@@ -146,6 +149,7 @@ type Document struct {
 	Anomalies []Finding      `json:"anomalies"`
 	Holds     []string       `json:"holds,omitempty"`
 	Reason    string         `json:"reason,omitempty"`
+	Caveat    string         `json:"caveat,omitempty"`
 	ElapsedMS float64        `json:"elapsed_ms"`
 	Counts    map[string]int `json:"counts,omitempty"`
 }
@@ -181,7 +185,7 @@ func NewDocument(c *Checked, withFile bool) *Document {
 	h := c.History
 	out := &Document{
 		Level: r.Level.Name, Outcome: r.Outcome.String(), Checker: r.Checker, History: r.Stats,
-		Anomalies: []Finding{}, Reason: r.Reason,
+		Anomalies: []Finding{}, Reason: r.Reason, Caveat: r.Caveat,
 		ElapsedMS: float64(c.Elapsed.Microseconds()) / 1000,
 	}
 	if withFile {

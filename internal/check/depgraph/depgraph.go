@@ -66,10 +66,11 @@ type readRec struct {
 	key history.KeyID
 }
 
-// Build builds the graph of ix's history. It assumes unique values: every
-// read resolves to at most one write. Reads that resolve to nothing, to
-// the reader itself or to a transaction that did not take effect add no
-// edge (the shared checks report them).
+// Build builds the graph of ix's history. Every read whose value exactly
+// one write (or the initial state) holds names its writer; reads that
+// resolve to nothing, to several writes, to the reader itself or to a
+// transaction that did not take effect add no edge (the shared checks
+// report the first and the last two). With unique values that is every read.
 func Build(ix *history.Index, o Options) *Graph {
 	h := ix.History()
 	n := len(h.Txns)
@@ -102,12 +103,15 @@ func Build(ix *history.Index, o Options) *Graph {
 			}
 			var wid int32
 			writer := history.Init
+			id := ix.ReadFrom(t, j)
 			if ix.WrittenInitially(op.Key, op.Value) {
+				if id >= 0 {
+					return // ambiguous: the initial state and a write hold the value
+				}
 				wid = initID(op.Key)
 			} else {
-				id := ix.ReadFrom(t, j)
-				if id < 0 {
-					return
+				if id < 0 || ix.NextWrite(id) >= 0 {
+					return // nobody, or several, wrote the value
 				}
 				wid, writer = id, ix.WriteRef(id).Txn
 				if writer == t || !ix.Effective(writer) {
