@@ -62,7 +62,7 @@ var levels = [numLevels]Level{
 	{ID: PL2Plus, Name: "pl-2+", Short: "pl-2+", Adya: "PL-2+",
 		Proscribes: with(anomaly.GSingle), Weaker: []ID{ReadCommitted}},
 	{ID: PLFCV, Name: "pl-fcv", Short: "pl-fcv", Adya: "PL-FCV",
-		Proscribes: with(anomaly.GSIb), Weaker: []ID{PL2Plus}},
+		Proscribes: with(anomaly.GSingle, anomaly.GSIb), Weaker: []ID{PL2Plus}},
 	{ID: RepeatableRead, Name: "repeatable-read", Short: "rr", Adya: "PL-2.99",
 		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.G2Item), NoNonRepeatableReads: true,
 		Weaker: []ID{CursorStability, PL2Plus}},

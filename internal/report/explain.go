@@ -35,6 +35,11 @@ func Explain(h *history.History, a *anomaly.Anomaly) string {
 		return fmt.Sprintf("%s wrote %s and then read %s", t(0), other(1), kv)
 	case anomaly.IntermediateRead:
 		return fmt.Sprintf("%s read %s, an intermediate version: %s overwrote it with %s before committing", t(0), kv, t(1), other(2))
+	case anomaly.IncompatibleOrder:
+		return fmt.Sprintf("%s and %s read %s in orders that disagree (neither list is a prefix of the other): no order of its appends explains both",
+			t(0), t(1), h.KeyName(a.Key))
+	case anomaly.DuplicateElements:
+		return fmt.Sprintf("%s read %s with the element %s twice, though each element is appended once", t(0), h.KeyName(a.Key), a.Value)
 	case anomaly.NonRepeatableRead:
 		return fmt.Sprintf("%s read %s twice without writing it in between and got %s, then %s",
 			t(0), h.KeyName(a.Key), valueOf(h, a.Ops[0]), a.Value)
@@ -113,7 +118,19 @@ func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 			}
 		}
 	}
-	return fmt.Sprintf("the dependencies form a cycle (%s): no order of these transactions explains what they read and wrote", describe(a.Phenomenon))
+	return fmt.Sprintf("%s form a cycle of dependencies (%s): no order of them explains what they read and wrote", names(h, a.Cycle), describe(a.Phenomenon))
+}
+
+// names lists a cycle's transactions: "T1, T2 and T3".
+func names(h *history.History, c []anomaly.Step) string {
+	var out []string
+	for _, s := range c {
+		out = append(out, txn(h, s.From))
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 func describe(p anomaly.Phenomenon) string {

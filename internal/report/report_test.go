@@ -1,0 +1,136 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+func checked(t *testing.T, notation string, id level.ID) *Checked {
+	t.Helper()
+	h := history.MustParse(notation)
+	res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Holds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Checked{File: "h", History: h, Result: res}
+}
+
+// TestTextGroupsByKind: many anomalies are grouped by kind, the first few
+// of each shown, the rest counted.
+func TestTextGroupsByKind(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("init: x=0 ")
+	for i := range 5 {
+		b.WriteString("| r x 9" + strings.Repeat(" ", i)) // five thin-air reads
+	}
+	b.WriteString("| s7: r y _ w y 1 | s8: r y _ w y 2") // one lost update
+	c := checked(t, b.String(), level.Serializable)
+	var out bytes.Buffer
+	if err := Text(&out, c, TextOptions{PerKind: 2}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"serializable VIOLATED: 6 anomalies",
+		"thin-air-read: 5", "… and 3 more",
+		"lost-update [G2-item]: 1", "--rw(y)-->",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Index(text, "thin-air-read") > strings.Index(text, "lost-update") {
+		t.Error("kinds not in catalogue order")
+	}
+}
+
+// TestExplanationsForEveryKind: every kind the checkers report renders a
+// sentence that names its transactions.
+func TestExplanationsForEveryKind(t *testing.T) {
+	cases := map[anomaly.Kind]string{
+		anomaly.ThinAirRead:               "init: x=0 | r x 5",
+		anomaly.AbortedRead:               "init: x=0 | aborted: r x 0 w x 1 | r x 1",
+		anomaly.FutureRead:                "init: x=0 | r x 1 w x 1",
+		anomaly.NotMyLastWrite:            "init: x=0 | r x 0 w x 1 w x 2 r x 1",
+		anomaly.NotMyOwnWrite:             "init: x=0 | r x 0 w x 1 r x 0",
+		anomaly.IntermediateRead:          "init: x=0 | r x 0 w x 1 w x 2 | r x 1",
+		anomaly.NonRepeatableRead:         "init: x=0 | r x 0 w x 1 | r x 0 r x 1",
+		anomaly.SessionGuaranteeViolation: "init: x=0 | s1: r x 0 w x 1 | s1: r x 0",
+		anomaly.NonMonotonicRead:          "init: x=0 y=0 | r x 0 w x 1 | r x 1 r y 0 w x 2 w y 1 | r y 1 r x 1",
+		anomaly.FracturedRead:             "init: x=0 y=0 | r x 0 r y 0 w x 1 w y 1 | r y 0 r x 1",
+		anomaly.CausalityViolation:        "init: x=0 y=0 | r x 0 w x 1 | r x 1 r y 0 w y 1 | r y 1 r x 0",
+		anomaly.LongFork:                  "init: x=0 y=0 | r x 0 w x 1 | r y 0 w y 1 | r x 1 r y 0 | r y 1 r x 0",
+		anomaly.LostUpdate:                "init: x=0 | r x 0 w x 1 | r x 0 w x 2",
+		anomaly.WriteSkew:                 "init: x=0 y=0 | r x 0 r y 0 w x 1 | r x 0 r y 0 w y 1",
+		anomaly.RealTimeViolation:         "init: x=0 | @0-1: r x 0 w x 1 | @2-3: r x 0",
+		anomaly.Cycle:                     "init: x=0 y=0 | r x 0 w x 1 r y 1 | r y 0 w y 1 r x 1",
+		anomaly.IncompatibleOrder:         "a x 1 | a x 2 | r x [1,2] | r x [2,1]",
+		anomaly.DuplicateElements:         "a x 1 | r x [1,1]",
+	}
+	for kind, notation := range cases {
+		id := level.Serializable
+		if kind == anomaly.RealTimeViolation {
+			id = level.StrictSerializable
+		}
+		c := checked(t, notation, id)
+		found := false
+		for i := range c.Result.Anomalies {
+			a := &c.Result.Anomalies[i]
+			if a.Kind != kind {
+				continue
+			}
+			found = true
+			e := Explain(c.History, a)
+			if !regexp.MustCompile(`T[0-9]`).MatchString(e) {
+				t.Errorf("%s: explanation names no transaction: %q", kind, e)
+			}
+		}
+		if !found {
+			t.Errorf("%s: not found in %q", kind, notation)
+		}
+	}
+}
+
+func TestTextNamesWhatStillHolds(t *testing.T) {
+	c := checked(t, "init: x=0 y=0 | r x 0 r y 0 w x 1 | r x 0 r y 0 w y 1", level.Serializable)
+	var out bytes.Buffer
+	if err := Text(&out, c, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "still holds: snapshot-isolation") {
+		t.Errorf("write skew: %s", out.String())
+	}
+}
+
+func TestJSONShape(t *testing.T) {
+	c := checked(t, "init: x=0 | r x 0 w x 1 | r x 0 w x 2", level.SnapshotIsolation)
+	var out bytes.Buffer
+	if err := JSON(&out, c, false); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"level", "outcome", "checker", "history", "anomalies", "elapsed_ms"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks %q: %s", k, out.String())
+		}
+	}
+	if _, ok := m["file"]; ok {
+		t.Error("file named for a single history")
+	}
+	a := m["anomalies"].([]any)[0].(map[string]any)
+	if a["kind"] != "lost-update" || a["phenomenon"] != "G2-item" || len(a["cycle"].([]any)) != 2 {
+		t.Errorf("anomaly: %v", a)
+	}
+}
