@@ -97,7 +97,10 @@ func (e *Edges) RealTime(h *history.History, effective func(history.TxnID) bool)
 // get a chain of auxiliary nodes A_1 → A_2 → …; each transaction enters the
 // chain at its own position, and the chain enters transaction S at the last
 // position whose end is before S began. A path T ⇝ S exists through the
-// chain exactly when T ended before S began. It returns the number of
+// chain exactly when T ended before S began. A transaction of unknown
+// status precedes nothing: if it committed, it may have done so at any
+// time after it began (its end is when the client gave up waiting). It
+// returns the number of
 // auxiliary nodes and the edges, with transaction t as Node(t) and
 // auxiliary node i as -(i+1).
 func RealTimeChain(h *history.History, effective func(history.TxnID) bool) (int, [][2]int32) {
@@ -120,7 +123,9 @@ func RealTimeChain(h *history.History, effective func(history.TxnID) bool) (int,
 	aux := func(i int) int32 { return -int32(i) - 1 }
 	edges := make([][2]int32, 0, 3*len(byEnd))
 	for i, t := range byEnd {
-		edges = append(edges, [2]int32{Node(t), aux(i)})
+		if h.Txns[t].Status != history.Unknown {
+			edges = append(edges, [2]int32{Node(t), aux(i)})
+		}
 		if i > 0 {
 			edges = append(edges, [2]int32{aux(i - 1), aux(i)})
 		}

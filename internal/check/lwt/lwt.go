@@ -18,6 +18,7 @@ package lwt
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
@@ -138,7 +139,7 @@ func checkKey(ix *history.Index, k history.KeyID, txns []history.TxnID) (anomaly
 	place := func(val history.Value, rank int) {
 		for _, r := range readers[val] {
 			tx := &h.Txns[r]
-			chain = append(chain, op{t: r, begin: tx.Begin, end: tx.End, rank: rank})
+			chain = append(chain, op{t: r, begin: tx.Begin, end: endOf(tx), rank: rank})
 		}
 		delete(readers, val)
 	}
@@ -150,7 +151,7 @@ func checkKey(ix *history.Index, k history.KeyID, txns []history.TxnID) (anomaly
 		}
 		delete(next, v)
 		tx := &h.Txns[t]
-		chain = append(chain, op{t: t, begin: tx.Begin, end: tx.End, rank: 2 * i})
+		chain = append(chain, op{t: t, begin: tx.Begin, end: endOf(tx), rank: 2 * i})
 		v = tx.Ops[1].Value
 		place(v, 2*i+1)
 	}
@@ -186,6 +187,16 @@ func checkKey(ix *history.Index, k history.KeyID, txns []history.TxnID) (anomaly
 		i = j
 	}
 	return anomaly.Anomaly{}, false
+}
+
+// endOf is when a transaction is known to have finished: never, for one of
+// unknown status (if it took effect, it may have done so at any time after
+// it began).
+func endOf(t *history.Txn) int64 {
+	if t.Status == history.Unknown {
+		return math.MaxInt64
+	}
+	return t.End
 }
 
 // loopFrom follows links from t (each reads what the previous wrote) and

@@ -2,6 +2,7 @@ package reference
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -132,6 +133,11 @@ func newChecker(h *history.History) (*checker, error) {
 		ht := &h.Txns[i]
 		t := &c.txns[i]
 		t.session, t.begin, t.end, t.intOK = ht.Session, ht.Begin, ht.End, true
+		if ht.Status == history.Unknown {
+			// Its outcome came too late or never: if it committed, it may
+			// have done so at any time after it began.
+			t.end = math.MaxInt64
+		}
 		own := map[history.KeyID]int{} // key -> index into t.final
 		for j, op := range ht.Ops {
 			if op.Kind != history.Read && op.Kind != history.Write {

@@ -572,7 +572,7 @@ func naiveSER(h *history.History, realTime bool) bool {
 					if ta.Session == tb.Session && order[a] > order[b] {
 						return false
 					}
-					if realTime && tb.End < ta.Begin {
+					if realTime && tb.Status != history.Unknown && tb.End < ta.Begin {
 						return false
 					}
 				}
