@@ -14,11 +14,11 @@ func Explain(h *history.History, a *anomaly.Anomaly) string {
 		return explainCycle(h, a)
 	}
 	t := func(i int) string { return txn(h, a.Txns[i]) }
-	kv := fmt.Sprintf("%s=%s", h.KeyName(a.Key), a.Value)
+	kv := fmt.Sprintf("%s=%s", keyName(h, a.Key), a.Value)
 	other := func(i int) string {
 		if i < len(a.Ops) {
 			op := h.Txns[a.Ops[i].Txn].Ops[a.Ops[i].Op]
-			return fmt.Sprintf("%s=%s", h.KeyName(op.Key), op.Value)
+			return fmt.Sprintf("%s=%s", keyName(h, op.Key), op.Value)
 		}
 		return "?"
 	}
@@ -37,14 +37,23 @@ func Explain(h *history.History, a *anomaly.Anomaly) string {
 		return fmt.Sprintf("%s read %s, an intermediate version: %s overwrote it with %s before committing", t(0), kv, t(1), other(2))
 	case anomaly.IncompatibleOrder:
 		return fmt.Sprintf("%s and %s read %s in orders that disagree (neither list is a prefix of the other): no order of its appends explains both",
-			t(0), t(1), h.KeyName(a.Key))
+			t(0), t(1), keyName(h, a.Key))
 	case anomaly.DuplicateElements:
-		return fmt.Sprintf("%s read %s with the element %s twice, though each element is appended once", t(0), h.KeyName(a.Key), a.Value)
+		return fmt.Sprintf("%s read %s with the element %s twice, though each element is appended once", t(0), keyName(h, a.Key), a.Value)
 	case anomaly.NonRepeatableRead:
 		return fmt.Sprintf("%s read %s twice without writing it in between and got %s, then %s",
-			t(0), h.KeyName(a.Key), valueOf(h, a.Ops[0]), a.Value)
+			t(0), keyName(h, a.Key), valueOf(h, a.Ops[0]), a.Value)
 	}
 	return a.Kind.String()
+}
+
+// keyName renders a key inside a sentence: "x", or "key 17" for an
+// integer key, which would read as a number.
+func keyName(h *history.History, k history.KeyID) string {
+	if k >= 0 && int(k) < len(h.Keys) && h.Keys[k].Kind == history.Int {
+		return "key " + h.KeyName(k)
+	}
+	return h.KeyName(k)
 }
 
 func valueOf(h *history.History, r history.OpRef) string {
@@ -63,7 +72,7 @@ func txn(h *history.History, t history.TxnID) string {
 
 func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 	c := a.Cycle
-	key := func(s anomaly.Step) string { return h.KeyName(s.Key) }
+	key := func(s anomaly.Step) string { return keyName(h, s.Key) }
 	switch a.Kind {
 	case anomaly.LostUpdate:
 		src := ""
