@@ -14,6 +14,7 @@ import (
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/gen"
+	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -30,6 +31,10 @@ type genCommand struct {
 	Seed       uint64
 	Plant      []string
 	Out        string
+	Workload   string
+	Ops        int
+	ReadRatio  float64
+	Duplicates float64
 }
 
 func newGenCommand(std IO) *cobra.Command {
@@ -55,6 +60,10 @@ adds small groups of transactions that exhibit the named anomalies.`,
 	f.Uint64Var(&c.Seed, "seed", 1, "random seed (the same seed gives the same history)")
 	f.StringSliceVar(&c.Plant, "plant", nil, "anomaly kinds to plant, comma-separated (e.g. lost-update,write-skew)")
 	f.StringVarP(&c.Out, "out", "o", "-", "output file (- for standard output; a .gz name compresses)")
+	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions) or general (reads and blind writes; serial mode only)")
+	f.IntVar(&c.Ops, "ops", 8, "general: operations per transaction")
+	f.Float64Var(&c.ReadRatio, "read-ratio", 0.5, "general: share of reads")
+	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose values come from a small zipfian domain")
 	return cmd
 }
 
@@ -83,7 +92,22 @@ func (c *genCommand) Run(ctx context.Context) error {
 		}
 		cfg.Plant = append(cfg.Plant, k)
 	}
-	h, planted, err := gen.Generate(cfg)
+	var h *history.History
+	var planted []gen.Planted
+	switch c.Workload {
+	case "mt":
+		h, planted, err = gen.Generate(cfg)
+	case "general":
+		if cfg.Mode != gen.Serial || len(cfg.Plant) > 0 {
+			return badInput(fmt.Errorf("--workload general runs in --mode serial without --plant"))
+		}
+		h, err = gen.GenerateGeneral(gen.GeneralConfig{
+			Txns: c.Txns, Sessions: c.Sessions, Keys: c.Keys, Dist: dist, Ops: c.Ops,
+			ReadRatio: c.ReadRatio, DuplicateKeys: c.Duplicates, Seed: c.Seed,
+		})
+	default:
+		err = fmt.Errorf("unknown --workload %q (mt or general)", c.Workload)
+	}
 	if err != nil {
 		return badInput(err)
 	}

@@ -463,3 +463,37 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+func TestGenerateGeneral(t *testing.T) {
+	h, err := GenerateGeneral(GeneralConfig{Txns: 500, Sessions: 4, Keys: 50, Dist: workload.Zipfian, Ops: 8, ReadRatio: 0.5, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Txns) != 500 || !history.NewIndex(h).Unique() {
+		t.Fatalf("%d txns, unique %v", len(h.Txns), history.NewIndex(h).Unique())
+	}
+	blind := 0
+	for i := range h.Txns {
+		if len(h.Txns[i].Ops) != 8 {
+			t.Fatal("ops per transaction")
+		}
+		for j, op := range h.Txns[i].Ops {
+			if op.Kind == history.Write && !slices.ContainsFunc(h.Txns[i].Ops[:j], func(p history.Op) bool { return p.Kind == history.Read && p.Key == op.Key }) {
+				blind++
+			}
+		}
+	}
+	if blind == 0 {
+		t.Error("a general workload has blind writes")
+	}
+	d, err := GenerateGeneral(GeneralConfig{Txns: 500, Sessions: 4, Keys: 50, Dist: workload.Uniform, Ops: 8, ReadRatio: 0.5, DuplicateKeys: 0.5, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if history.NewIndex(d).Unique() {
+		t.Error("duplicate keys should repeat values")
+	}
+	if _, err := GenerateGeneral(GeneralConfig{Txns: 1, Sessions: 0, Keys: 1, Ops: 1}); err == nil {
+		t.Error("bad config accepted")
+	}
+}
