@@ -10,6 +10,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check/listappend"
 	"github.com/isoscope/isoscope/internal/check/lwt"
 	"github.com/isoscope/isoscope/internal/check/mt"
+	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/check/precheck"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -18,7 +19,7 @@ import (
 // Checkers returns every algorithm, fastest first: the order in which Auto
 // tries them.
 func Checkers() []Checker {
-	return []Checker{lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}}
+	return []Checker{lwt.Checker{}, mt.Checker{}, listappend.Checker{}, polygraph.Checker{}, dsg.Checker{}}
 }
 
 // Names returns the names of every algorithm, for usage messages.

@@ -29,6 +29,16 @@ func Run(ix *history.Index, l level.Level) []anomaly.Anomaly {
 	return c.found
 }
 
+// Txn returns the shared-check anomalies of transaction t alone, whatever
+// its status: whether it could have committed without an anomaly the level
+// proscribes.
+func Txn(ix *history.Index, l level.Level, t history.TxnID) []anomaly.Anomaly {
+	h := ix.History()
+	c := checker{ix: ix, h: h, l: l, deleted: deletedKeys(h)}
+	c.txn(t)
+	return c.found
+}
+
 type checker struct {
 	ix      *history.Index
 	h       *history.History

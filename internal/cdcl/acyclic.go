@@ -1,0 +1,224 @@
+package cdcl
+
+import "slices"
+
+// Acyclic is the acyclicity theory (VeriStrong §5.2): every edge is
+// present exactly when its literal is true (or always, for fixed edges),
+// and the present edges must form no cycle. It keeps them in a dynamic
+// topological order (Pearce and Kelly, 2006), so that an edge that agrees
+// with the order is added in O(1) and others search only the region
+// between their ends. A cycle is refuted by a conflict clause made of the
+// negated literals of its edges (the forward search is breadth-first, so
+// the cycle is short). Phase suggests the polarity whose edges agree with
+// the current order (VeriStrong §6.2).
+type Acyclic struct {
+	ord      []int32 // position of each node in the topological order
+	node     []int32 // node at each position
+	out, in  [][]int32
+	edges    []aEdge
+	byLit    [][]int32
+	stack    []int32 // present edges, in the order added
+	stackLvl []int32
+	mark     []uint32
+	epoch    uint32
+	parent   []int32
+	queue    []int32
+	// FixedCycle holds the edges of a cycle made of fixed edges alone, if
+	// one was added (the instance is then unsatisfiable).
+	FixedCycle []int32
+}
+
+type aEdge struct {
+	from, to int32
+	lit      Lit // -1 for fixed edges
+}
+
+// NewAcyclic returns the theory over n nodes.
+func NewAcyclic(n int) *Acyclic {
+	a := &Acyclic{ord: make([]int32, n), node: make([]int32, n), out: make([][]int32, n), in: make([][]int32, n),
+		mark: make([]uint32, n), parent: make([]int32, n)}
+	for i := range n {
+		a.ord[i], a.node[i] = int32(i), int32(i)
+	}
+	return a
+}
+
+// AddEdge registers from→to, present exactly when lit is true.
+func (a *Acyclic) AddEdge(from, to int32, lit Lit) {
+	id := int32(len(a.edges))
+	a.edges = append(a.edges, aEdge{from, to, lit})
+	for int(lit) >= len(a.byLit) {
+		a.byLit = append(a.byLit, nil)
+	}
+	a.byLit[lit] = append(a.byLit[lit], id)
+}
+
+// AddFixedEdge adds from→to, always present.
+func (a *Acyclic) AddFixedEdge(from, to int32) {
+	id := int32(len(a.edges))
+	a.edges = append(a.edges, aEdge{from, to, -1})
+	if cyc := a.insert(id); cyc != nil && a.FixedCycle == nil {
+		a.FixedCycle = cyc
+	}
+	a.stack = append(a.stack, id)
+	a.stackLvl = append(a.stackLvl, -1)
+}
+
+// Contradicted reports whether the fixed edges alone hold a cycle.
+func (a *Acyclic) Contradicted() bool { return a.FixedCycle != nil }
+
+// Edge returns edge id's ends and literal (-1 when fixed).
+func (a *Acyclic) Edge(id int32) (from, to int32, lit Lit) {
+	e := a.edges[id]
+	return e.from, e.to, e.lit
+}
+
+// Assign adds the edges of l; a cycle gives a conflict clause.
+func (a *Acyclic) Assign(l Lit, level int) []Lit {
+	if a.FixedCycle != nil {
+		return []Lit{} // unsatisfiable whatever is assigned
+	}
+	if int(l) >= len(a.byLit) {
+		return nil
+	}
+	for _, id := range a.byLit[l] {
+		if cyc := a.insert(id); cyc != nil {
+			var clause []Lit
+			for _, e := range cyc {
+				if lit := a.edges[e].lit; lit >= 0 && !slices.Contains(clause, lit.Not()) {
+					clause = append(clause, lit.Not())
+				}
+			}
+			return clause
+		}
+		a.stack = append(a.stack, id)
+		a.stackLvl = append(a.stackLvl, int32(level))
+	}
+	return nil
+}
+
+// Backtrack removes the edges added above level.
+func (a *Acyclic) Backtrack(level int) {
+	for len(a.stack) > 0 && a.stackLvl[len(a.stack)-1] > int32(level) {
+		id := a.stack[len(a.stack)-1]
+		a.stack = a.stack[:len(a.stack)-1]
+		a.stackLvl = a.stackLvl[:len(a.stackLvl)-1]
+		e := a.edges[id]
+		a.out[e.from] = a.out[e.from][:len(a.out[e.from])-1]
+		a.in[e.to] = a.in[e.to][:len(a.in[e.to])-1]
+	}
+}
+
+// Phase prefers the polarity of v whose edges go forward in the order.
+func (a *Acyclic) Phase(v Var) (bool, bool) {
+	back := func(l Lit) (n int, any bool) {
+		if int(l) >= len(a.byLit) {
+			return 0, false
+		}
+		for _, id := range a.byLit[l] {
+			e := a.edges[id]
+			any = true
+			if a.ord[e.from] > a.ord[e.to] {
+				n++
+			}
+		}
+		return n, any
+	}
+	pb, pAny := back(Pos(v))
+	nb, nAny := back(Neg(v))
+	switch {
+	case pAny && pb == 0 && (!nAny || nb > 0):
+		return true, true
+	case nAny && nb == 0 && (!pAny || pb > 0):
+		return false, true
+	}
+	return false, false
+}
+
+// insert adds edge id unless it closes a cycle, which it returns (edge ids).
+func (a *Acyclic) insert(id int32) []int32 {
+	e := a.edges[id]
+	u, v := e.from, e.to
+	if u == v {
+		return []int32{id}
+	}
+	if a.ord[u] < a.ord[v] {
+		a.link(id)
+		return nil
+	}
+	ub, lb := a.ord[u], a.ord[v]
+	// Forward, breadth-first, from v within ord ≤ ub: reaching u is a cycle.
+	a.next()
+	fwd := a.queue[:0]
+	fwd = append(fwd, v)
+	a.mark[v], a.parent[v] = a.epoch, -1
+	for i := 0; i < len(fwd); i++ {
+		x := fwd[i]
+		for _, eid := range a.out[x] {
+			w := a.edges[eid].to
+			if a.mark[w] == a.epoch || a.ord[w] > ub {
+				continue
+			}
+			a.mark[w], a.parent[w] = a.epoch, eid
+			if w == u {
+				cyc := []int32{id}
+				for n := u; a.parent[n] >= 0; n = a.edges[a.parent[n]].from {
+					cyc = append(cyc, a.parent[n])
+				}
+				a.queue = fwd
+				return cyc
+			}
+			fwd = append(fwd, w)
+		}
+	}
+	a.queue = fwd
+	// Backward from u within ord ≥ lb.
+	a.next()
+	bwd := []int32{u}
+	a.mark[u] = a.epoch
+	for i := 0; i < len(bwd); i++ {
+		x := bwd[i]
+		for _, eid := range a.in[x] {
+			w := a.edges[eid].from
+			if a.mark[w] == a.epoch || a.ord[w] < lb {
+				continue
+			}
+			a.mark[w] = a.epoch
+			bwd = append(bwd, w)
+		}
+	}
+	// Reorder: the backward set, then the forward set, into their pooled
+	// positions.
+	byOrd := func(x, y int32) int { return int(a.ord[x]) - int(a.ord[y]) }
+	f := slices.Clone(fwd)
+	slices.SortFunc(bwd, byOrd)
+	slices.SortFunc(f, byOrd)
+	pos := make([]int32, 0, len(bwd)+len(f))
+	for _, x := range bwd {
+		pos = append(pos, a.ord[x])
+	}
+	for _, x := range f {
+		pos = append(pos, a.ord[x])
+	}
+	slices.Sort(pos)
+	for i, x := range append(bwd, f...) {
+		a.ord[x] = pos[i]
+		a.node[pos[i]] = x
+	}
+	a.link(id)
+	return nil
+}
+
+func (a *Acyclic) link(id int32) {
+	e := a.edges[id]
+	a.out[e.from] = append(a.out[e.from], id)
+	a.in[e.to] = append(a.in[e.to], id)
+}
+
+func (a *Acyclic) next() {
+	a.epoch++
+	if a.epoch == 0 {
+		clear(a.mark)
+		a.epoch = 1
+	}
+}

@@ -1,0 +1,278 @@
+package polygraph
+
+import (
+	"slices"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/precheck"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// Read is one external read and the transactions whose final write of its
+// key holds the value read (Init for the initial state): its candidate
+// writers. With one candidate the wr edge is known; with several the
+// solver chooses (VeriStrong's uncertain WR, §3.2).
+type Read struct {
+	R     history.TxnID
+	Key   history.KeyID
+	Cands []history.TxnID
+	// Writes says R itself writes the key (read-modify-write): whichever
+	// candidate it read from precedes it in the version order.
+	Writes bool
+}
+
+// Pair is an unordered pair of writers of one key, A < B by id; the solver
+// chooses which comes first unless pruning already knows (Order ≠ 0).
+type Pair struct {
+	A, B  history.TxnID
+	Key   history.KeyID
+	Order int8 // +1: A before B; -1: B before A; 0: unknown
+}
+
+// Polygraph is the hyper-polygraph of a history (VeriStrong §3): the known
+// graph, the writers of each key with an order to choose between every
+// two of them, and the reads with their candidate writers. The
+// anti-dependencies follow from these by derivation at encoding time.
+type Polygraph struct {
+	h         *history.History
+	ix        *history.Index
+	effective func(history.TxnID) bool
+	// Known are the edges every dependency graph has (so, rt through the
+	// encoder's chain, known wr).
+	Known   []Edge
+	Reads   []Read
+	Pairs   []Pair
+	pairs   map[pairKey]int32
+	writers map[history.KeyID][]history.TxnID
+	keys    []history.KeyID
+	// Optional marks unknown transactions that may or may not have taken
+	// effect; OptionalSO are session-order edges involving them.
+	Optional   []bool
+	OptionalSO []Edge
+	// Impossible are optional transactions that cannot have committed:
+	// alone they show an anomaly the level proscribes.
+	Impossible []history.TxnID
+}
+
+// Edge is a dependency edge between transactions.
+type Edge struct {
+	From, To history.TxnID
+	Dep      anomaly.Dep
+	Key      history.KeyID
+}
+
+type pairKey struct {
+	a, b history.TxnID
+	k    history.KeyID
+}
+
+// Build constructs the polygraph of ix's history. Transactions that took
+// effect take part; so do unknown transactions that did not (nobody read
+// them unambiguously) but whose write some read could have observed
+// (values repeat): they are optional, present exactly when a variable
+// says so, and every constraint they bring is conditioned on it.
+func Build(ix *history.Index, l level.Level) *Polygraph {
+	sessionOrder := l.SessionOrder
+	h := ix.History()
+	p := &Polygraph{h: h, ix: ix, effective: ix.Effective, pairs: map[pairKey]int32{},
+		writers: map[history.KeyID][]history.TxnID{}, Optional: make([]bool, len(h.Txns))}
+	// Reads and their candidates, growing the optional set to a fixpoint:
+	// an optional transaction's reads may name further candidates.
+	var work []history.TxnID
+	for i := range h.Txns {
+		if ix.Effective(history.TxnID(i)) {
+			work = append(work, history.TxnID(i))
+		}
+	}
+	for len(work) > 0 {
+		t := work[0]
+		work = work[1:]
+		for _, r := range p.readsOf(t) {
+			p.Reads = append(p.Reads, r)
+			for _, c := range r.Cands {
+				if c != history.Init && !ix.Effective(c) && !p.Optional[c] {
+					p.Optional[c] = true
+					work = append(work, c)
+					// It may have committed only if that shows no anomaly.
+					if len(precheck.Txn(ix, l, c)) > 0 {
+						p.Impossible = append(p.Impossible, c)
+					}
+				}
+			}
+		}
+	}
+	// Writers of each key: the final writes of present or optional
+	// transactions.
+	for i := range h.Txns {
+		t := history.TxnID(i)
+		if !p.Present(t) {
+			continue
+		}
+		var seen []history.KeyID
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.Write && !slices.Contains(seen, op.Key) {
+				seen = append(seen, op.Key)
+				if p.writers[op.Key] == nil {
+					p.keys = append(p.keys, op.Key)
+				}
+				p.writers[op.Key] = append(p.writers[op.Key], t)
+			}
+		}
+	}
+	slices.Sort(p.keys)
+	for _, r := range p.Reads {
+		if len(r.Cands) == 1 && r.Cands[0] != history.Init && p.certain(r.R) && p.certain(r.Cands[0]) {
+			p.Known = append(p.Known, Edge{r.Cands[0], r.R, anomaly.WR, r.Key})
+		}
+	}
+	// Every two writers of a key form a pair.
+	for _, k := range p.keys {
+		ws := p.writers[k]
+		for a := range ws {
+			for b := a + 1; b < len(ws); b++ {
+				p.pairs[pairKey{ws[a], ws[b], k}] = int32(len(p.Pairs))
+				p.Pairs = append(p.Pairs, Pair{A: ws[a], B: ws[b], Key: k})
+			}
+		}
+	}
+	// Read-modify-write: a known source precedes the reader's own write.
+	for _, r := range p.Reads {
+		if r.Writes && len(r.Cands) == 1 && r.Cands[0] != history.Init && p.certain(r.R) && p.certain(r.Cands[0]) {
+			p.fix(r.Cands[0], r.R, r.Key)
+		}
+	}
+	if sessionOrder {
+		p.sessionOrder()
+	}
+	return p
+}
+
+// Present reports whether t takes part: it took effect or is optional.
+func (p *Polygraph) Present(t history.TxnID) bool {
+	return t == history.Init || p.ix.Effective(t) || p.Optional[t]
+}
+
+// certain reports whether t takes part for sure.
+func (p *Polygraph) certain(t history.TxnID) bool { return t == history.Init || p.ix.Effective(t) }
+
+// readsOf returns t's external reads (the first of each key) with their
+// candidate writers: final writes of the value by transactions that took
+// effect or are of unknown status, and the initial state.
+func (p *Polygraph) readsOf(t history.TxnID) []Read {
+	ix, h := p.ix, p.h
+	ops := h.Txns[t].Ops
+	var out []Read
+	var firstRead []history.KeyID
+	for j, op := range ops {
+		if ix.ReadFrom(t, j) == history.NotExternal || slices.Contains(firstRead, op.Key) {
+			continue
+		}
+		firstRead = append(firstRead, op.Key)
+		r := Read{R: t, Key: op.Key, Writes: writesKey(ops, op.Key)}
+		if ix.WrittenInitially(op.Key, op.Value) {
+			r.Cands = append(r.Cands, history.Init)
+		}
+		for w := ix.ReadFrom(t, j); w >= 0; w = ix.NextWrite(w) {
+			ref := ix.WriteRef(w)
+			if ref.Txn == t || !ix.WriteIsFinal(w) || slices.Contains(r.Cands, ref.Txn) {
+				continue
+			}
+			if ix.Effective(ref.Txn) || h.Txns[ref.Txn].Status == history.Unknown {
+				r.Cands = append(r.Cands, ref.Txn)
+			}
+		}
+		if len(r.Cands) > 0 {
+			out = append(out, r) // none: reported by the shared checks
+		}
+	}
+	return out
+}
+
+// sessionOrder adds so edges: known ones between consecutive transactions
+// that took effect, and for optional transactions edges to and from their
+// nearest certain neighbours, which the encoder conditions on them.
+func (p *Polygraph) sessionOrder() {
+	h := p.h
+	bySession := make([][]history.TxnID, len(h.Sessions))
+	for i := range h.Txns {
+		if t := history.TxnID(i); p.Present(t) {
+			bySession[h.Txns[i].Session] = append(bySession[h.Txns[i].Session], t)
+		}
+	}
+	for _, txns := range bySession {
+		last := history.TxnID(-1)
+		for n, t := range txns {
+			if p.certain(t) {
+				if last >= 0 {
+					p.Known = append(p.Known, Edge{last, t, anomaly.SO, history.NoKey})
+				}
+				last = t
+				continue
+			}
+			if last >= 0 {
+				p.OptionalSO = append(p.OptionalSO, Edge{last, t, anomaly.SO, history.NoKey})
+			}
+			for _, u := range txns[n+1:] {
+				p.OptionalSO = append(p.OptionalSO, Edge{t, u, anomaly.SO, history.NoKey})
+				if p.certain(u) {
+					break
+				}
+			}
+		}
+	}
+}
+
+func writesKey(ops []history.Op, k history.KeyID) bool {
+	for _, op := range ops {
+		if op.Kind == history.Write && op.Key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// pair returns the index of the pair of a and b on k, and whether a is its A.
+func (p *Polygraph) pair(a, b history.TxnID, k history.KeyID) (int32, bool) {
+	if a < b {
+		i, ok := p.pairs[pairKey{a, b, k}]
+		if !ok {
+			return -1, true
+		}
+		return i, true
+	}
+	i, ok := p.pairs[pairKey{b, a, k}]
+	if !ok {
+		return -1, false
+	}
+	return i, false
+}
+
+// fix records that a precedes b on k. It reports false when the opposite
+// was already known (a cycle the known graph will show).
+func (p *Polygraph) fix(a, b history.TxnID, k history.KeyID) bool {
+	i, aFirst := p.pair(a, b, k)
+	if i < 0 {
+		return true
+	}
+	want := int8(1)
+	if !aFirst {
+		want = -1
+	}
+	switch p.Pairs[i].Order {
+	case 0:
+		p.Pairs[i].Order = want
+		return true
+	case want:
+		return true
+	}
+	return false
+}
+
+// Before returns the pair's order as (first, second).
+func (pr Pair) Before() (history.TxnID, history.TxnID) {
+	if pr.Order < 0 {
+		return pr.B, pr.A
+	}
+	return pr.A, pr.B
+}

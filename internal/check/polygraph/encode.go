@@ -1,0 +1,278 @@
+package polygraph
+
+import (
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/cdcl"
+	
+)
+
+// cond is a literal or a constant: c is +1 (true), -1 (false) or 0 (l).
+type cond struct {
+	l cdcl.Lit
+	c int8
+}
+
+var (
+	yes = cond{c: 1}
+	no  = cond{c: -1}
+)
+
+// litEdge is an edge of the encoded graph with the condition under which it
+// is present, kept to map solver conflicts back to dependency cycles.
+type litEdge struct {
+	from, to int32 // graph nodes
+	dep      anomaly.Dep
+	key      history.KeyID
+	when     cond
+}
+
+// Encoding is a polygraph as SAT clauses plus an acyclicity theory (VeriStrong
+// §4–5): a variable per undecided pair of writers, a variable per candidate
+// writer of an uncertain read with exactly-one clauses, and auxiliary
+// variables for derived anti-dependencies (r ↔ wr ∧ ww).
+type Encoding struct {
+	p     *Polygraph
+	S     *cdcl.Solver
+	T     *cdcl.Acyclic
+	split int32 // offset of the second nodes (snapshot isolation), 0 if none
+	nodes int32 // transaction nodes (both copies with split); auxiliary ones follow
+	total int32
+	pairs   []cond
+	present []cond // per transaction: yes, or the variable of an optional one
+	edges   []litEdge
+	// byVar maps a variable to the edges whose condition is it.
+	byVar map[cdcl.Var][]int32
+	ands  map[[2]cdcl.Lit]cdcl.Lit
+	// Vars and Clauses count the encoding's size.
+	Vars, Clauses int
+}
+
+// Node is the graph node of transaction t.
+func node(t history.TxnID) int32 { return int32(t) + 1 }
+
+// Encode builds the solver and theory for p. si selects the split graph of
+// snapshot isolation; auxNodes reserves nodes after the transactions' for
+// the real-time chain, which the caller adds with FixedEdge.
+func Encode(p *Polygraph, si bool, auxNodes int) *Encoding {
+	n := int32(len(p.h.Txns) + 1)
+	e := &Encoding{p: p, S: cdcl.New(), byVar: map[cdcl.Var][]int32{}, ands: map[[2]cdcl.Lit]cdcl.Lit{}}
+	e.nodes = n
+	if si {
+		e.split = n
+		e.nodes = 2 * n
+	}
+	e.total = e.nodes + int32(auxNodes)
+	e.T = cdcl.NewAcyclic(int(e.total))
+	e.S.SetTheory(e.T)
+	e.present = make([]cond, len(p.h.Txns))
+	for i := range e.present {
+		e.present[i] = yes
+		if p.Optional[i] {
+			e.present[i] = cond{l: cdcl.Pos(e.newVar())}
+		}
+	}
+	for _, t := range p.Impossible {
+		e.clause(e.present[t].l.Not())
+	}
+	for _, k := range p.Known {
+		e.dep(k.From, k.To, k.Dep, k.Key, yes)
+	}
+	e.pairs = make([]cond, len(p.Pairs))
+	for i, pr := range p.Pairs {
+		switch pr.Order {
+		case 1:
+			e.pairs[i] = yes
+		case -1:
+			e.pairs[i] = no
+		default:
+			e.pairs[i] = cond{l: cdcl.Pos(e.newVar())}
+		}
+		e.dep(pr.A, pr.B, anomaly.WW, pr.Key, e.pairs[i])
+		e.dep(pr.B, pr.A, anomaly.WW, pr.Key, e.pairs[i].not())
+	}
+	for _, r := range p.Reads {
+		e.read(r)
+	}
+	for _, so := range p.OptionalSO {
+		e.dep(so.From, so.To, so.Dep, so.Key, yes)
+	}
+	return e
+}
+
+// presence is the condition that t takes part.
+func (e *Encoding) presence(t history.TxnID) cond {
+	if t == history.Init {
+		return yes
+	}
+	return e.present[t]
+}
+
+func (e *Encoding) newVar() cdcl.Var {
+	e.Vars++
+	return e.S.NewVar()
+}
+
+func (e *Encoding) clause(lits ...cdcl.Lit) {
+	e.Clauses++
+	e.S.AddClause(lits...)
+}
+
+func (c cond) not() cond {
+	if c.c != 0 {
+		return cond{c: -c.c}
+	}
+	return cond{l: c.l.Not()}
+}
+
+// ww is the condition "a precedes b in k's version order".
+func (e *Encoding) ww(a, b history.TxnID, k history.KeyID) cond {
+	switch {
+	case a == history.Init:
+		return yes
+	case b == history.Init:
+		return no
+	}
+	i, aFirst := e.p.pair(a, b, k)
+	if i < 0 {
+		return no
+	}
+	if aFirst {
+		return e.pairs[i]
+	}
+	return e.pairs[i].not()
+}
+
+// and returns a condition equivalent to x ∧ y.
+func (e *Encoding) and(x, y cond) cond {
+	switch {
+	case x.c < 0 || y.c < 0:
+		return no
+	case x.c > 0:
+		return y
+	case y.c > 0:
+		return x
+	}
+	if x.l > y.l {
+		x, y = y, x
+	}
+	if z, ok := e.ands[[2]cdcl.Lit{x.l, y.l}]; ok {
+		return cond{l: z}
+	}
+	z := cdcl.Pos(e.newVar())
+	e.ands[[2]cdcl.Lit{x.l, y.l}] = z
+	e.clause(x.l.Not(), y.l.Not(), z)
+	e.clause(z.Not(), x.l)
+	e.clause(z.Not(), y.l)
+	return cond{l: z}
+}
+
+// read encodes one read: the choice of its writer, the writer preceding
+// the reader's own write, and the anti-dependencies to every later writer.
+func (e *Encoding) read(r Read) {
+	p := e.p
+	wr := make([]cond, len(r.Cands))
+	if len(r.Cands) == 1 && p.certain(r.R) && p.certain(r.Cands[0]) {
+		wr[0] = yes // a known wr edge (Build put it in Known)
+	} else {
+		lits := make([]cdcl.Lit, len(r.Cands))
+		for i, c := range r.Cands {
+			lits[i] = cdcl.Pos(e.newVar())
+			wr[i] = cond{l: lits[i]}
+			if pc := e.presence(c); pc.c == 0 {
+				e.clause(lits[i].Not(), pc.l) // read from c only if c took effect
+			}
+			if pr := e.presence(r.R); pr.c == 0 {
+				e.clause(lits[i].Not(), pr.l)
+			}
+		}
+		atLeast := append([]cdcl.Lit(nil), lits...)
+		if pr := e.presence(r.R); pr.c == 0 {
+			atLeast = append(atLeast, pr.l.Not())
+		}
+		e.clause(atLeast...)
+		e.atMostOne(lits)
+		for i, c := range r.Cands {
+			if c != history.Init {
+				e.dep(c, r.R, anomaly.WR, r.Key, wr[i])
+			}
+		}
+	}
+	for i, c := range r.Cands {
+		if r.Writes && c != history.Init && wr[i].c == 0 {
+			if o := e.ww(c, r.R, r.Key); o.c == 0 {
+				e.clause(wr[i].l.Not(), o.l)
+			} else if o.c < 0 {
+				e.clause(wr[i].l.Not())
+			}
+		}
+		for _, w := range p.writers[r.Key] {
+			if w == r.R || w == c {
+				continue
+			}
+			e.anti(r.R, w, anomaly.RW, r.Key, e.and(wr[i], e.ww(c, w, r.Key)))
+		}
+	}
+}
+
+// atMostOne adds pairwise exclusion, or a sequential counter for long lists.
+func (e *Encoding) atMostOne(lits []cdcl.Lit) {
+	if len(lits) <= 6 {
+		for i := range lits {
+			for j := i + 1; j < len(lits); j++ {
+				e.clause(lits[i].Not(), lits[j].Not())
+			}
+		}
+		return
+	}
+	prev := cdcl.Pos(e.newVar()) // s_0: some of lits[..0] is true
+	e.clause(lits[0].Not(), prev)
+	for i := 1; i < len(lits); i++ {
+		s := cdcl.Pos(e.newVar())
+		e.clause(lits[i].Not(), s)
+		e.clause(prev.Not(), s)
+		e.clause(prev.Not(), lits[i].Not())
+		prev = s
+	}
+}
+
+// dep adds a dependency that is not an anti-dependency; with the split
+// encoding also into the target's second node.
+func (e *Encoding) dep(from, to history.TxnID, d anomaly.Dep, k history.KeyID, when cond) {
+	if from == history.Init || when.c < 0 {
+		return
+	}
+	when = e.and(when, e.and(e.presence(from), e.presence(to)))
+	e.edge(node(from), node(to), d, k, when)
+	if e.split > 0 {
+		e.edge(node(from), node(to)+e.split, d, k, when)
+	}
+}
+
+// anti adds an anti-dependency; with the split encoding from the source's
+// second node.
+func (e *Encoding) anti(from, to history.TxnID, d anomaly.Dep, k history.KeyID, when cond) {
+	if when.c < 0 {
+		return
+	}
+	when = e.and(when, e.and(e.presence(from), e.presence(to)))
+	e.edge(node(from)+e.split, node(to), d, k, when)
+}
+
+func (e *Encoding) edge(from, to int32, d anomaly.Dep, k history.KeyID, when cond) {
+	id := int32(len(e.edges))
+	e.edges = append(e.edges, litEdge{from, to, d, k, when})
+	if when.c > 0 {
+		e.T.AddFixedEdge(from, to)
+		return
+	}
+	e.T.AddEdge(from, to, when.l)
+	e.byVar[when.l.Var()] = append(e.byVar[when.l.Var()], id)
+}
+
+// FixedEdge adds an always-present edge between graph nodes (the real-time
+// chain).
+func (e *Encoding) FixedEdge(from, to int32, d anomaly.Dep) {
+	e.edges = append(e.edges, litEdge{from, to, d, history.NoKey, yes})
+	e.T.AddFixedEdge(from, to)
+}

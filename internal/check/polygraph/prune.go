@@ -1,0 +1,193 @@
+package polygraph
+
+import (
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// knownEdges returns the known graph's edges: the known wr and so edges,
+// the ww edges of decided pairs, and the rw edges they derive with reads
+// whose writer is known. With dOnly the rw edges are left out (snapshot
+// isolation's pruning reasons over dependency paths without
+// anti-dependencies).
+func (p *Polygraph) knownEdges(dOnly bool) []Edge {
+	out := append([]Edge(nil), p.Known...)
+	for _, pr := range p.Pairs {
+		if pr.Order != 0 && p.certain(pr.A) && p.certain(pr.B) {
+			a, b := pr.Before()
+			out = append(out, Edge{a, b, anomaly.WW, pr.Key})
+		}
+	}
+	if dOnly {
+		return out
+	}
+	for _, r := range p.Reads {
+		if len(r.Cands) != 1 {
+			continue
+		}
+		if !p.certain(r.R) || !p.certain(r.Cands[0]) {
+			continue
+		}
+		for _, w := range p.laterWriters(r.Cands[0], r.Key) {
+			if w != r.R && p.certain(w) {
+				out = append(out, Edge{r.R, w, anomaly.RW, r.Key})
+			}
+		}
+	}
+	return out
+}
+
+// laterWriters returns the writers of k known to come after w (all of them
+// for Init).
+func (p *Polygraph) laterWriters(w history.TxnID, k history.KeyID) []history.TxnID {
+	if w == history.Init {
+		return p.writers[k]
+	}
+	var out []history.TxnID
+	for _, x := range p.writers[k] {
+		if x == w {
+			continue
+		}
+		if i, aFirst := p.pair(w, x, k); i >= 0 {
+			if o := p.Pairs[i].Order; (o > 0 && aFirst) || (o < 0 && !aFirst) {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// reach is a reachability matrix over transactions, one bitset per node.
+type reach struct {
+	words int
+	bits  []uint64
+}
+
+func (r *reach) reaches(a, b history.TxnID) bool {
+	if a < 0 || b < 0 {
+		return false
+	}
+	i := int(a)*r.words + int(b)/64
+	return r.bits[i]>>(uint(b)%64)&1 != 0
+}
+
+// reachability computes which transaction reaches which over edges, or
+// reports false when the edges hold a cycle.
+func reachability(n int, edges []Edge) (*reach, bool) {
+	out := make([][]int32, n)
+	indeg := make([]int32, n)
+	for _, e := range edges {
+		if e.From < 0 || e.To < 0 {
+			continue
+		}
+		out[e.From] = append(out[e.From], int32(e.To))
+		indeg[e.To]++
+	}
+	order := make([]int32, 0, n)
+	for v := range n {
+		if indeg[v] == 0 {
+			order = append(order, int32(v))
+		}
+	}
+	for i := 0; i < len(order); i++ {
+		for _, w := range out[order[i]] {
+			if indeg[w]--; indeg[w] == 0 {
+				order = append(order, w)
+			}
+		}
+	}
+	if len(order) < n {
+		return nil, false
+	}
+	words := (n + 63) / 64
+	r := &reach{words: words, bits: make([]uint64, n*words)}
+	for i := len(order) - 1; i >= 0; i-- {
+		v := int(order[i])
+		row := r.bits[v*words : (v+1)*words]
+		for _, w := range out[v] {
+			row[w/64] |= 1 << (uint(w) % 64)
+			src := r.bits[int(w)*words : (int(w)+1)*words]
+			for j, x := range src {
+				row[j] |= x
+			}
+		}
+	}
+	return r, true
+}
+
+// maxPruneNodes bounds the reachability matrix (n² bits).
+const maxPruneNodes = 60000
+
+// Prune decides pairs that the known graph already orders: a choice that
+// would close a cycle with known edges (its ww edge, or an rw edge it
+// derives from a read whose writer is known) is impossible, so the other
+// holds (VeriStrong §6.1.1, pruning of 1-width cycles), repeated to a
+// fixpoint. It returns the number of pairs decided and false when the
+// known graph itself is cyclic (then the history violates the level).
+func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
+	n := len(p.h.Txns)
+	if n > maxPruneNodes {
+		return 0, true
+	}
+	readersOf := map[pairKey][]history.TxnID{} // (writer, -, key) → readers with that known writer
+	for _, r := range p.Reads {
+		if len(r.Cands) == 1 && r.Cands[0] != history.Init {
+			k := pairKey{r.Cands[0], 0, r.Key}
+			readersOf[k] = append(readersOf[k], r.R)
+		}
+	}
+	decided := 0
+	for round := 0; rounds <= 0 || round < rounds; round++ {
+		r, ok := reachability(n, p.knownEdges(si))
+		if !ok {
+			return decided, false
+		}
+		// impossible reports whether "a before b" closes a known cycle.
+		impossible := func(a, b history.TxnID, k history.KeyID) bool {
+			if r.reaches(b, a) {
+				return true
+			}
+			for _, rd := range readersOf[pairKey{a, 0, k}] {
+				if rd != b && r.reaches(b, rd) {
+					return true
+				}
+			}
+			return false
+		}
+		changed := 0
+		for i := range p.Pairs {
+			pr := &p.Pairs[i]
+			if pr.Order != 0 || !p.certain(pr.A) || !p.certain(pr.B) {
+				continue
+			}
+			noAB, noBA := impossible(pr.A, pr.B, pr.Key), impossible(pr.B, pr.A, pr.Key)
+			switch {
+			case noAB && noBA:
+				pr.Order = 1 // both close a cycle: either shows it
+				changed++
+			case noAB:
+				pr.Order = -1
+				changed++
+			case noBA:
+				pr.Order = 1
+				changed++
+			}
+		}
+		decided += changed
+		if changed == 0 {
+			break
+		}
+	}
+	return decided, true
+}
+
+// Open counts the pairs still undecided.
+func (p *Polygraph) Open() int {
+	n := 0
+	for _, pr := range p.Pairs {
+		if pr.Order == 0 {
+			n++
+		}
+	}
+	return n
+}
