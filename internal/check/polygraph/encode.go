@@ -2,9 +2,8 @@ package polygraph
 
 import (
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/cdcl"
-	
+	"github.com/isoscope/isoscope/internal/history"
 )
 
 // cond is a literal or a constant: c is +1 (true), -1 (false) or 0 (l).
@@ -32,12 +31,12 @@ type litEdge struct {
 // writer of an uncertain read with exactly-one clauses, and auxiliary
 // variables for derived anti-dependencies (r ↔ wr ∧ ww).
 type Encoding struct {
-	p     *Polygraph
-	S     *cdcl.Solver
-	T     *cdcl.Acyclic
-	split int32 // offset of the second nodes (snapshot isolation), 0 if none
-	nodes int32 // transaction nodes (both copies with split); auxiliary ones follow
-	total int32
+	p       *Polygraph
+	S       *cdcl.Solver
+	T       *cdcl.Acyclic
+	split   int32 // offset of the second nodes (snapshot isolation), 0 if none
+	nodes   int32 // transaction nodes (both copies with split); auxiliary ones follow
+	total   int32
 	pairs   []cond
 	present []cond // per transaction: yes, or the variable of an optional one
 	edges   []litEdge

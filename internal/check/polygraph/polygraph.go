@@ -23,12 +23,12 @@ import (
 	"fmt"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/cdcl"
 	"github.com/isoscope/isoscope/internal/check/cycles"
 	"github.com/isoscope/isoscope/internal/check/depgraph"
 	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
-	"github.com/isoscope/isoscope/internal/cdcl"
 )
 
 // Checker is the solver-backed checker, named "sat".
