@@ -84,9 +84,16 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		if implied {
 			continue
 		}
-		sub, err := runIndexed(ctx, ix, w, "auto")
+		c, err := Select(ix, w, "auto")
 		if err != nil {
 			continue // no checker decides it: say nothing
+		}
+		if s, ok := c.(Searching); ok && s.Searches() {
+			continue // not cheap to know
+		}
+		sub, err := runIndexed(ctx, ix, w, c.Name())
+		if err != nil {
+			continue
 		}
 		if sub.Outcome == Satisfied {
 			res.Holds = append(res.Holds, w)

@@ -97,3 +97,10 @@ func (e *UnsupportedError) Error() string {
 	}
 	return msg
 }
+
+// Searching is implemented by checkers whose worst case is exponential (a
+// SAT search): Run does not use them just to tell which weaker levels
+// still hold.
+type Searching interface {
+	Searches() bool
+}

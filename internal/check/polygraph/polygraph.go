@@ -40,6 +40,9 @@ type Checker struct {
 // Name returns "sat".
 func (Checker) Name() string { return "sat" }
 
+// Searches reports true: the check is a SAT search.
+func (Checker) Searches() bool { return true }
+
 // Decides accepts serializability, snapshot isolation and strict
 // serializability on histories of plain reads and writes.
 func (Checker) Decides(ix *history.Index, l level.Level) error {

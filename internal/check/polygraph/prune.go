@@ -12,45 +12,28 @@ import (
 // anti-dependencies).
 func (p *Polygraph) knownEdges(dOnly bool) []Edge {
 	out := append([]Edge(nil), p.Known...)
+	later := map[pairKey][]history.TxnID{} // (writer, 0, key) → writers known to follow it
 	for _, pr := range p.Pairs {
 		if pr.Order != 0 && p.certain(pr.A) && p.certain(pr.B) {
 			a, b := pr.Before()
 			out = append(out, Edge{a, b, anomaly.WW, pr.Key})
+			later[pairKey{a, 0, pr.Key}] = append(later[pairKey{a, 0, pr.Key}], b)
 		}
 	}
 	if dOnly {
 		return out
 	}
 	for _, r := range p.Reads {
-		if len(r.Cands) != 1 {
+		if len(r.Cands) != 1 || !p.certain(r.R) || !p.certain(r.Cands[0]) {
 			continue
 		}
-		if !p.certain(r.R) || !p.certain(r.Cands[0]) {
-			continue
+		ws := later[pairKey{r.Cands[0], 0, r.Key}]
+		if r.Cands[0] == history.Init {
+			ws = p.writers[r.Key]
 		}
-		for _, w := range p.laterWriters(r.Cands[0], r.Key) {
+		for _, w := range ws {
 			if w != r.R && p.certain(w) {
 				out = append(out, Edge{r.R, w, anomaly.RW, r.Key})
-			}
-		}
-	}
-	return out
-}
-
-// laterWriters returns the writers of k known to come after w (all of them
-// for Init).
-func (p *Polygraph) laterWriters(w history.TxnID, k history.KeyID) []history.TxnID {
-	if w == history.Init {
-		return p.writers[k]
-	}
-	var out []history.TxnID
-	for _, x := range p.writers[k] {
-		if x == w {
-			continue
-		}
-		if i, aFirst := p.pair(w, x, k); i >= 0 {
-			if o := p.Pairs[i].Order; (o > 0 && aFirst) || (o < 0 && !aFirst) {
-				out = append(out, x)
 			}
 		}
 	}
