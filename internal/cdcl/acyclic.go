@@ -23,6 +23,7 @@ type Acyclic struct {
 	epoch    uint32
 	parent   []int32
 	queue    []int32
+	pending  []int32 // fixed edges not linked yet
 	// FixedCycle holds the edges of a cycle made of fixed edges alone, if
 	// one was added (the instance is then unsatisfiable).
 	FixedCycle []int32
@@ -53,19 +54,95 @@ func (a *Acyclic) AddEdge(from, to int32, lit Lit) {
 	a.byLit[lit] = append(a.byLit[lit], id)
 }
 
-// AddFixedEdge adds from→to, always present.
+// AddFixedEdge adds from→to, always present. Fixed edges are collected and
+// laid out in one topological sort when the search starts, rather than
+// inserted one by one.
 func (a *Acyclic) AddFixedEdge(from, to int32) {
 	id := int32(len(a.edges))
 	a.edges = append(a.edges, aEdge{from, to, -1})
-	if cyc := a.insert(id); cyc != nil && a.FixedCycle == nil {
-		a.FixedCycle = cyc
+	a.pending = append(a.pending, id)
+}
+
+// settle links the pending fixed edges: a topological sort of them gives
+// the initial order (Kahn), so every later insertion starts from it.
+func (a *Acyclic) settle() {
+	if len(a.pending) == 0 {
+		return
 	}
-	a.stack = append(a.stack, id)
-	a.stackLvl = append(a.stackLvl, -1)
+	n := len(a.ord)
+	indeg := make([]int32, n)
+	for _, id := range a.pending {
+		a.link(id)
+		indeg[a.edges[id].to]++
+	}
+	for _, id := range a.pending {
+		a.stack = append(a.stack, id)
+		a.stackLvl = append(a.stackLvl, -1)
+	}
+	a.pending = nil
+	order := make([]int32, 0, n)
+	for v := range n {
+		if indeg[v] == 0 {
+			order = append(order, int32(v))
+		}
+	}
+	for i := 0; i < len(order); i++ {
+		for _, eid := range a.out[order[i]] {
+			if a.edges[eid].lit >= 0 {
+				continue
+			}
+			if w := a.edges[eid].to; indeg[w] > 0 {
+				if indeg[w]--; indeg[w] == 0 {
+					order = append(order, w)
+				}
+			}
+		}
+	}
+	if len(order) < n {
+		// A cycle among fixed edges: find one for the record.
+		for v := range n {
+			if indeg[v] > 0 {
+				a.FixedCycle = a.fixedCycleFrom(int32(v), indeg)
+				break
+			}
+		}
+		return
+	}
+	for i, v := range order {
+		a.ord[v], a.node[i] = int32(i), v
+	}
+}
+
+// fixedCycleFrom walks fixed edges among nodes left with in-degree from v
+// until a node repeats, and returns that cycle's edges.
+func (a *Acyclic) fixedCycleFrom(v int32, indeg []int32) []int32 {
+	at := map[int32]int{}
+	var path []int32
+	for {
+		if i, ok := at[v]; ok {
+			return path[i:]
+		}
+		at[v] = len(path)
+		next := int32(-1)
+		for _, eid := range a.in[v] {
+			if a.edges[eid].lit < 0 && indeg[a.edges[eid].from] > 0 {
+				next = eid
+				break
+			}
+		}
+		if next < 0 {
+			return path
+		}
+		path = append(path, next)
+		v = a.edges[next].from
+	}
 }
 
 // Contradicted reports whether the fixed edges alone hold a cycle.
-func (a *Acyclic) Contradicted() bool { return a.FixedCycle != nil }
+func (a *Acyclic) Contradicted() bool {
+	a.settle()
+	return a.FixedCycle != nil
+}
 
 // Edge returns edge id's ends and literal (-1 when fixed).
 func (a *Acyclic) Edge(id int32) (from, to int32, lit Lit) {
@@ -75,6 +152,7 @@ func (a *Acyclic) Edge(id int32) (from, to int32, lit Lit) {
 
 // Assign adds the edges of l; a cycle gives a conflict clause.
 func (a *Acyclic) Assign(l Lit, level int) []Lit {
+	a.settle()
 	if a.FixedCycle != nil {
 		return []Lit{} // unsatisfiable whatever is assigned
 	}

@@ -21,6 +21,7 @@ package polygraph
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/cdcl"
@@ -73,6 +74,9 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 type Stats struct {
 	Txns, Reads, Pairs, PrunedPairs, Vars, Clauses int
 	Result                                         cdcl.Status
+	// Build, Prune, Encode and Solve are the time each phase took.
+	Build, Prune, Encode, Solve time.Duration
+	Solver                      cdcl.Stats
 }
 
 // Check builds, prunes, encodes and solves.
@@ -85,14 +89,20 @@ func (c Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([
 func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, Stats, error) {
 	h := ix.History()
 	si := l.ID == level.SnapshotIsolation
+	start := time.Now()
 	p := Build(ix, l)
 	st := Stats{Txns: len(h.Txns), Reads: len(p.Reads), Pairs: len(p.Pairs)}
+	st.Build = time.Since(start)
+	start = time.Now()
 	if !c.NoPrune {
 		st.PrunedPairs, _ = p.Prune(si, 0)
 	}
-	if found, err := p.knownCycles(ctx, ix, l); len(found) > 0 || err != nil {
+	found, err := p.knownCycles(ctx, ix, l)
+	st.Prune = time.Since(start)
+	if len(found) > 0 || err != nil {
 		return found, st, err
 	}
+	start = time.Now()
 	auxN, chain := 0, [][2]int32(nil)
 	if l.RealTime {
 		auxN, chain = depgraph.RealTimeChain(h, p.Present)
@@ -102,8 +112,11 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		enc.FixedEdge(enc.graphNode(ed[0]), enc.graphNode(ed[1]), anomaly.RT)
 	}
 	st.Vars, st.Clauses = enc.Vars, enc.Clauses
+	st.Encode = time.Since(start)
+	start = time.Now()
 	enc.S.Interrupt = func() bool { return ctx.Err() != nil }
 	st.Result = enc.S.Solve()
+	st.Solve, st.Solver = time.Since(start), enc.S.Stats()
 	switch st.Result {
 	case cdcl.Sat:
 		return nil, st, nil
