@@ -26,6 +26,8 @@ type checkCommand struct {
 	Timeout time.Duration
 	PerKind int
 	NoHolds bool
+	Report  string
+	Dot     string
 }
 
 func newCheckCommand(std IO) *cobra.Command {
@@ -47,6 +49,8 @@ against an isolation level. Exit status: 0 every history satisfies the level,
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up after this long with outcome unknown (e.g. 90s; 0: no limit)")
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
+	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot) to this directory")
+	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
 
@@ -63,6 +67,7 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 		defer cancel()
 	}
 	var out bytes.Buffer
+	var all []*report.Checked // kept for --report and --dot
 	worst := ExitHolds
 	for _, name := range files {
 		h, err := c.read(name)
@@ -83,12 +88,18 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 		if err != nil {
 			return err
 		}
+		if c.Report != "" || c.Dot != "" {
+			all = append(all, checked)
+		}
 		switch {
 		case res.Outcome == check.Violation:
 			worst = ExitViolation
 		case res.Outcome == check.Unknown && worst == ExitHolds:
 			worst = ExitUnknown
 		}
+	}
+	if err := writeCheckArtifacts(c.Report, c.Dot, all); err != nil {
+		return badInput(err)
 	}
 	if _, err := out.WriteTo(c.io.Stdout); err != nil {
 		return err

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/report/htmlreport"
+)
+
+// The files of a report directory.
+const (
+	reportPage   = "index.html"
+	reportResult = "result.json"
+	reportDOT    = "cycles.dot"
+)
+
+// reportCommand is `isoscope report RESULT.json HISTORY… [--out DIR]`.
+type reportCommand struct {
+	io      IO
+	Out     string
+	Format  string
+	PerKind int
+}
+
+// newReportCommand returns the report command, which renders the HTML
+// report of a saved JSON result and the histories it is about.
+func newReportCommand(std IO) *cobra.Command {
+	c := &reportCommand{io: std}
+	cmd := &cobra.Command{
+		Use:   "report [flags] RESULT.json HISTORY…",
+		Short: "render the HTML report of a saved result",
+		Long: `report renders the HTML report that check --report writes, from a result
+saved with check --json (or a report's result.json) and the histories it is
+about, so that CI jobs can keep the JSON and render later. With several
+histories, each is matched to the result's document of the same file name.
+It writes DIR/index.html, DIR/result.json and, when there are cycles,
+DIR/cycles.dot. Exit status: 0 the report was written (whatever the
+verdict), 2 bad usage or input.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1:]) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.Out, "out", "isoscope-report", "the directory to write the report to")
+	f.StringVar(&c.Format, "format", "auto", "input format of the histories: auto or a format name (see check --help)")
+	f.IntVar(&c.PerKind, "max-shown", htmlreport.DefaultPerKind, "how many anomalies of each kind the page shows")
+	return cmd
+}
+
+// Run reads the result and the histories, resolves each document against
+// its history and writes the report directory.
+func (c *reportCommand) Run(_ context.Context, resultFile string, files []string) error {
+	raw, err := os.ReadFile(resultFile)
+	if err != nil {
+		return badInput(err)
+	}
+	docs, err := htmlreport.ReadDocuments(bytes.NewReader(raw))
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %w", resultFile, err))
+	}
+	secs := make([]htmlreport.Section, 0, len(files))
+	for _, name := range files {
+		d, err := matchDocument(docs, name, len(files))
+		if err != nil {
+			return badInput(fmt.Errorf("%s: %w", resultFile, err))
+		}
+		h, err := readHistory(c.io, name, c.Format)
+		if err != nil {
+			return badInput(err)
+		}
+		s, err := htmlreport.FromDocument(name, h, d)
+		if err != nil {
+			return badInput(fmt.Errorf("%s with %s: %w", resultFile, name, err))
+		}
+		secs = append(secs, s)
+	}
+	if err := writeReportDir(c.Out, secs, raw, htmlreport.Options{PerKind: c.PerKind}); err != nil {
+		return badInput(err)
+	}
+	fmt.Fprintf(c.io.Stderr, "isoscope: report written to %s\n", filepath.Join(c.Out, reportPage))
+	return nil
+}
+
+// matchDocument finds the document of history name: the only one when one
+// result goes with one history, else the one whose file is name (or has
+// its base name).
+func matchDocument(docs []*report.Document, name string, histories int) (*report.Document, error) {
+	if len(docs) == 1 && histories == 1 {
+		return docs[0], nil
+	}
+	for _, d := range docs {
+		if d.File == name {
+			return d, nil
+		}
+	}
+	var found *report.Document
+	for _, d := range docs {
+		if d.File != "" && filepath.Base(d.File) == filepath.Base(name) {
+			if found != nil {
+				return nil, fmt.Errorf("several documents are about a file named %s", filepath.Base(name))
+			}
+			found = d
+		}
+	}
+	if found == nil {
+		var names []string
+		for _, d := range docs {
+			names = append(names, d.File)
+		}
+		return nil, fmt.Errorf("no document for %s (the result is about %q)", name, names)
+	}
+	return found, nil
+}
+
+// writeCheckArtifacts writes what check's --report and --dot ask for, for
+// the histories it has just checked. The report's result.json is what
+// --json prints for them.
+func writeCheckArtifacts(reportDir, dotFile string, checked []*report.Checked) error {
+	if reportDir == "" && dotFile == "" {
+		return nil
+	}
+	secs := make([]htmlreport.Section, len(checked))
+	var result bytes.Buffer
+	for i, c := range checked {
+		secs[i] = htmlreport.FromChecked(c)
+		if err := report.JSON(&result, c, len(checked) > 1); err != nil {
+			return err
+		}
+	}
+	if dotFile != "" {
+		var b bytes.Buffer
+		if err := htmlreport.WriteDOT(&b, secs, htmlreport.Options{}); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dotFile, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--dot: %w", err)
+		}
+	}
+	if reportDir != "" {
+		if err := writeReportDir(reportDir, secs, result.Bytes(), htmlreport.Options{}); err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeReportDir writes dir/index.html, dir/result.json (result as given)
+// and, when some anomaly is a cycle, dir/cycles.dot.
+func writeReportDir(dir string, secs []htmlreport.Section, result []byte, o htmlreport.Options) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	o.ResultHref = reportResult
+	cycles := false
+	for _, s := range secs {
+		for i := range s.Anomalies {
+			cycles = cycles || s.Anomalies[i].IsCycle()
+		}
+	}
+	files := map[string][]byte{reportResult: result}
+	if cycles {
+		o.DotHref = reportDOT
+		var b bytes.Buffer
+		if err := htmlreport.WriteDOT(&b, secs, o); err != nil {
+			return err
+		}
+		files[reportDOT] = b.Bytes()
+	} else if err := os.Remove(filepath.Join(dir, reportDOT)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	var page bytes.Buffer
+	if err := htmlreport.Write(&page, secs, o); err != nil {
+		return err
+	}
+	files[reportPage] = page.Bytes()
+	for _, name := range []string{reportResult, reportDOT, reportPage} {
+		if b, ok := files[name]; ok {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+// Package htmlreport renders check results as a self-contained HTML page
+// and as Graphviz DOT.
+//
+// The page (Write) shows, for each history, the verdict, the level, the
+// checker and the history's statistics; the anomalies grouped by kind
+// with counts (the first Options.PerKind of each); for each anomaly its
+// name, phenomenon and explanation, its cycle drawn as a ring of
+// transactions (CycleSVG: edges coloured and labelled by dependency kind
+// and key), and the operations of its transactions with those that make
+// its edges highlighted; and a timeline of the sessions around the
+// anomalies' transactions (the whole history when it is small). Pictures
+// are SVG drawn here, inline; styles are inline; the page loads nothing.
+//
+// WriteDOT writes the same cycles as Graphviz DOT: one digraph with a
+// cluster per anomaly.
+//
+// Rendering is pure: it takes sections (FromChecked for a history just
+// checked; ReadDocuments and FromDocument for a saved JSON result and its
+// history) and writes to an io.Writer. Writing files is the CLI's
+// business.
+package htmlreport

@@ -1,0 +1,340 @@
+package htmlreport
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/report"
+)
+
+// Section is one history's part of a report: the history, its result as
+// the JSON document of the CLI contract (verdict, statistics,
+// explanations), and the anomalies of that document resolved against the
+// history, in the same order.
+type Section struct {
+	File    string
+	History *history.History
+	Doc     *report.Document
+	// Anomalies parallel Doc.Anomalies.
+	Anomalies []anomaly.Anomaly
+}
+
+// FromChecked returns the section of a history just checked.
+func FromChecked(c *report.Checked) Section {
+	return Section{File: c.File, History: c.History, Doc: report.NewDocument(c, true), Anomalies: c.Result.Anomalies}
+}
+
+// Options tune the page. The zero value gives the defaults.
+type Options struct {
+	// PerKind is how many anomalies of each kind the page shows (0: 25).
+	PerKind int
+	// Neighbours is how many transactions before and after each of an
+	// anomaly's transactions, in its session, the timeline draws (0: 50).
+	Neighbours int
+	// WholeTimeline is the size up to which a history's timeline shows
+	// every transaction (0: 200).
+	WholeTimeline int
+	// MaxBars bounds the bars of a section's timelines (0: 10000).
+	MaxBars int
+	// Title is the page's title (default "isoscope report").
+	Title string
+	// ResultHref and DotHref link the machine-readable result and the
+	// Graphviz file from the page when set.
+	ResultHref, DotHref string
+}
+
+// The defaults of Options.
+const (
+	DefaultPerKind       = 25
+	DefaultNeighbours    = 50
+	DefaultWholeTimeline = 200
+	DefaultMaxBars       = 10000
+)
+
+func (o Options) withDefaults() Options {
+	if o.PerKind <= 0 {
+		o.PerKind = DefaultPerKind
+	}
+	if o.Neighbours <= 0 {
+		o.Neighbours = DefaultNeighbours
+	}
+	if o.WholeTimeline <= 0 {
+		o.WholeTimeline = DefaultWholeTimeline
+	}
+	if o.MaxBars <= 0 {
+		o.MaxBars = DefaultMaxBars
+	}
+	if o.Title == "" {
+		o.Title = "isoscope report"
+	}
+	return o
+}
+
+// Write renders a self-contained HTML page for the sections: styles
+// inline, pictures as inline SVG, no scripts and nothing fetched.
+func Write(w io.Writer, secs []Section, o Options) error {
+	o = o.withDefaults()
+	p := pageView{Title: o.Title, Legend: LegendSVG(), ResultHref: o.ResultHref, DotHref: o.DotHref, Multi: len(secs) > 1}
+	for i := range secs {
+		sv, err := buildSection(&secs[i], "f"+strconv.Itoa(i), &o)
+		if err != nil {
+			return err
+		}
+		p.Sections = append(p.Sections, sv)
+	}
+	return pageTemplate.Execute(w, p)
+}
+
+type pageView struct {
+	Title               string
+	Legend              template.HTML
+	ResultHref, DotHref string
+	Multi               bool
+	Sections            []sectionView
+}
+
+type sectionView struct {
+	ID, File                string
+	Verdict, Outcome        string
+	Level, Checker, Elapsed string
+	Holds                   []string
+	Caveat, Reason          string
+	Stats                   []statView
+	Kinds                   []kindView
+	Timelines               []timelineView
+	NoTimeline              int
+}
+
+type statView struct{ Label, Value string }
+
+type kindView struct {
+	ID, Name, Phenomenon string
+	Count, More          int
+	Shown                []anomalyView
+}
+
+type anomalyView struct {
+	ID, Title, Kind, Phenomenon string
+	Explanation, Chain          string
+	BestFound                   bool
+	Cycle                       template.HTML
+	Txns                        []txnView
+	TimelineHref                string
+}
+
+type txnView struct {
+	ID, Name, Href        string
+	Session, Status, When string
+	Init                  bool
+	Tags                  []tag
+	Ops                   []opView
+}
+
+type opView struct {
+	Text, Class string
+	Tags        []tag
+	Gap         int // > 0: this many operations elided here
+}
+
+type timelineView struct {
+	ID, Title string
+	Links     []linkView
+	SVG       template.HTML
+	Timed     bool
+}
+
+type linkView struct{ Href, Text string }
+
+func buildSection(s *Section, id string, o *Options) (sectionView, error) {
+	h, d := s.History, s.Doc
+	if len(s.Anomalies) != len(d.Anomalies) {
+		return sectionView{}, fmt.Errorf("htmlreport: %s: %d anomalies for %d findings", s.File, len(s.Anomalies), len(d.Anomalies))
+	}
+	sv := sectionView{
+		ID: id, File: s.File, Outcome: d.Outcome, Level: d.Level, Checker: d.Checker,
+		Holds: d.Holds, Caveat: d.Caveat, Reason: d.Reason,
+		Elapsed: strconv.FormatFloat(d.ElapsedMS, 'f', 1, 64) + " ms",
+	}
+	switch d.Outcome {
+	case "satisfied":
+		sv.Verdict = d.Level + " holds"
+	case "violation":
+		sv.Verdict = fmt.Sprintf("%s VIOLATED: %s %s", d.Level, thousands(len(d.Anomalies)), plural(len(d.Anomalies), "anomaly", "anomalies"))
+	default:
+		sv.Verdict = d.Level + " UNKNOWN"
+	}
+	st := d.History
+	sv.Stats = []statView{
+		{"transactions", thousands(st.Transactions)}, {"committed", thousands(st.Committed)},
+		{"aborted", thousands(st.Aborted)}, {"unknown", thousands(st.Unknown)},
+		{"sessions", thousands(st.Sessions)}, {"operations", thousands(st.Operations)}, {"keys", thousands(st.Keys)},
+	}
+	groups := report.Group(s.Anomalies)
+	var shown []int
+	number := map[int]int{} // a shown anomaly's number in its kind
+	for _, g := range groups {
+		for n, i := range g.Indices[:min(len(g.Indices), o.PerKind)] {
+			shown = append(shown, i)
+			number[i] = n + 1
+		}
+	}
+	slices.Sort(shown)
+	anchor := func(i int) string { return id + "-a" + strconv.Itoa(i) }
+	barID := func(t history.TxnID) string { return id + "-t" + strconv.Itoa(int(t)) }
+
+	// Timelines first: the anomaly list links to their bars.
+	windows, left := planTimelines(h, s.Anomalies, shown, o)
+	sv.NoTimeline = len(left)
+	inWindow := map[int]string{}
+	drawn := map[history.TxnID]bool{}
+	for n, w := range windows {
+		tv := timelineView{ID: id + "-w" + strconv.Itoa(n)}
+		marks := timelineMarks{first: w.lanes, href: map[history.TxnID]string{}, barID: barID}
+		for _, i := range w.anomalies {
+			inWindow[i] = tv.ID
+			for _, t := range involved(h, &s.Anomalies[i]) {
+				if _, ok := marks.href[t]; !ok {
+					marks.href[t] = "#" + anchor(i)
+				}
+				drawn[t] = true
+			}
+			tv.Links = append(tv.Links, linkView{"#" + anchor(i), fmt.Sprintf("%s #%d", s.Anomalies[i].Kind, number[i])})
+		}
+		tv.Title = fmt.Sprintf("%s %s around", thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
+		if w.whole {
+			tv.Title = fmt.Sprintf("The whole history: %s %s", thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
+		}
+		tv.SVG, tv.Timed = timelineSVG(h, w.txns, marks)
+		sv.Timelines = append(sv.Timelines, tv)
+	}
+	link := func(t history.TxnID) string {
+		if drawn[t] {
+			return "#" + barID(t)
+		}
+		return ""
+	}
+	for _, g := range groups {
+		a0 := &s.Anomalies[g.Indices[0]]
+		kv := kindView{ID: id + "-k-" + g.Kind.String(), Name: g.Kind.String(), Phenomenon: a0.Phenomenon.String(), Count: len(g.Indices)}
+		for n, i := range g.Indices {
+			if n == o.PerKind {
+				kv.More = len(g.Indices) - n
+				break
+			}
+			a := &s.Anomalies[i]
+			av := anomalyView{
+				ID: anchor(i), Title: fmt.Sprintf("%s #%d", g.Kind, n+1), Kind: g.Kind.String(), Phenomenon: a.Phenomenon.String(),
+				Explanation: d.Anomalies[i].Explanation, BestFound: a.BestFound,
+			}
+			if a.IsCycle() {
+				av.Chain = report.Chain(h, a.Cycle)
+				av.Cycle = CycleSVG(h, a.Cycle, link)
+			}
+			if w, ok := inWindow[i]; ok {
+				av.TimelineHref = "#" + w
+			}
+			av.Txns = txnViews(h, a, anchor(i), link)
+			kv.Shown = append(kv.Shown, av)
+		}
+		sv.Kinds = append(sv.Kinds, kv)
+	}
+	return sv, nil
+}
+
+// maxOps is how many operations a transaction shows in full; longer ones
+// show their highlighted operations with a little context.
+const maxOps = 30
+
+// txnViews lists an anomaly's transactions with their operations, the
+// ones that make its edges highlighted.
+func txnViews(h *history.History, a *anomaly.Anomaly, id string, link func(history.TxnID) string) []txnView {
+	hl := highlight(h, a)
+	var order []history.TxnID
+	if a.IsCycle() && slices.ContainsFunc(a.Cycle, func(s anomaly.Step) bool { return s.From == history.Init || s.To == history.Init }) {
+		order = append(order, history.Init)
+	}
+	order = append(order, involved(h, a)...)
+	var out []txnView
+	for _, t := range order {
+		tv := txnView{ID: id + "-t" + strconv.Itoa(int(t)), Name: txnLabel(h, t), Href: link(t), Tags: hl.txns[t]}
+		if t == history.Init {
+			tv.Init, tv.Status = true, "initial state"
+			keys := make([]history.KeyID, 0, len(hl.init))
+			for k := range hl.init {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				tags := hl.init[k]
+				tv.Ops = append(tv.Ops, opView{Text: h.KeyName(k) + " = " + h.InitialValue(k).String(), Class: "op hl " + tags[0].Class, Tags: tags})
+			}
+			out = append(out, tv)
+			continue
+		}
+		tx := &h.Txns[t]
+		tv.Session, tv.Status = sessionName(h, tx.Session), tx.Status.String()
+		if tx.HasTime {
+			tv.When = instants(tx)
+		}
+		keep := func(int) bool { return true }
+		if len(tx.Ops) > maxOps {
+			keep = func(j int) bool {
+				for d := -1; d <= 1; d++ {
+					if len(hl.ops[history.OpRef{Txn: t, Op: int32(j + d)}]) > 0 {
+						return true
+					}
+				}
+				return j < 3
+			}
+		}
+		gap := 0
+		for j, op := range tx.Ops {
+			if !keep(j) {
+				gap++
+				continue
+			}
+			if gap > 0 {
+				tv.Ops = append(tv.Ops, opView{Gap: gap})
+				gap = 0
+			}
+			ov := opView{Text: history.OpString(h, op), Class: "op"}
+			if tags := hl.ops[history.OpRef{Txn: t, Op: int32(j)}]; len(tags) > 0 {
+				ov.Class, ov.Tags = "op hl "+tags[0].Class, tags
+			}
+			tv.Ops = append(tv.Ops, ov)
+		}
+		if gap > 0 {
+			tv.Ops = append(tv.Ops, opView{Gap: gap})
+		}
+		out = append(out, tv)
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// thousands renders n with thousands separators: 1,000,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
