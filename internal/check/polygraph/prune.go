@@ -156,12 +156,67 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 				changed++
 			}
 		}
+		changed += p.pruneCandidates(r)
 		decided += changed
 		if changed == 0 {
 			break
 		}
 	}
 	return decided, true
+}
+
+// pruneCandidates drops candidate writers that the known graph rules out
+// (VeriStrong §6.1.1 for uncertain wr): c cannot be the writer R read when
+// R reaches c (the wr edge closes a cycle), or when some writer w of the
+// key is known to follow c and to reach R (R would anti-depend on w, which
+// reaches R). A read left with one candidate becomes known. It returns how
+// many reads it narrowed.
+func (p *Polygraph) pruneCandidates(r *reach) int {
+	narrowed := 0
+	for i := range p.Reads {
+		rd := &p.Reads[i]
+		if len(rd.Cands) < 2 || !p.certain(rd.R) {
+			continue
+		}
+		keep := rd.Cands[:0:0]
+		for _, c := range rd.Cands {
+			if !p.certain(c) || !p.ruledOut(r, rd, c) {
+				keep = append(keep, c)
+			}
+		}
+		if len(keep) == len(rd.Cands) || len(keep) == 0 {
+			continue // nothing ruled out, or everything: the solver will say
+		}
+		narrowed++
+		rd.Cands = keep
+		if len(keep) == 1 && keep[0] != history.Init && p.certain(keep[0]) {
+			p.Known = append(p.Known, Edge{keep[0], rd.R, anomaly.WR, rd.Key})
+			if rd.Writes {
+				p.fix(keep[0], rd.R, rd.Key)
+			}
+		}
+	}
+	return narrowed
+}
+
+func (p *Polygraph) ruledOut(r *reach, rd *Read, c history.TxnID) bool {
+	if c != history.Init && r.reaches(rd.R, c) {
+		return true
+	}
+	for _, w := range p.writers[rd.Key] {
+		if w == rd.R || w == c || !p.certain(w) || !r.reaches(w, rd.R) {
+			continue
+		}
+		if c == history.Init {
+			return true
+		}
+		if i, aFirst := p.pair(c, w, rd.Key); i >= 0 {
+			if o := p.Pairs[i].Order; (o > 0 && aFirst) || (o < 0 && !aFirst) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Open counts the pairs still undecided.
