@@ -24,6 +24,8 @@ type Acyclic struct {
 	parent   []int32
 	queue    []int32
 	pending  []int32 // fixed edges not linked yet
+	// NoPhase switches the order-guided polarity off (for measurements).
+	NoPhase bool
 	// FixedCycle holds the edges of a cycle made of fixed edges alone, if
 	// one was added (the instance is then unsatisfiable).
 	FixedCycle []int32
@@ -189,6 +191,9 @@ func (a *Acyclic) Backtrack(level int) {
 
 // Phase prefers the polarity of v whose edges go forward in the order.
 func (a *Acyclic) Phase(v Var) (bool, bool) {
+	if a.NoPhase {
+		return false, false
+	}
 	back := func(l Lit) (n int, any bool) {
 		if int(l) >= len(a.byLit) {
 			return 0, false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
@@ -17,7 +18,7 @@ import (
 // zipfian domain. It reports the split between building, pruning,
 // encoding and solving.
 func BenchmarkGeneral(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range []int{10_000, 30_000} {
 		for _, dup := range []float64{0, 0.5} {
 			h, err := gen.GenerateGeneral(gen.GeneralConfig{Txns: n, Sessions: 24, Keys: 2000, Dist: workload.Uniform,
 				Ops: 8, ReadRatio: 0.5, DuplicateKeys: dup, Seed: 1})
@@ -43,5 +44,32 @@ func BenchmarkGeneral(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkAblation switches pruning and the order-guided polarity off in
+// turn on the 10k general history, half the keys with repeated values.
+func BenchmarkAblation(b *testing.B) {
+	h, err := gen.GenerateGeneral(gen.GeneralConfig{Txns: 10_000, Sessions: 24, Keys: 2000, Dist: workload.Uniform,
+		Ops: 8, ReadRatio: 0.5, DuplicateKeys: 0.5, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := history.NewIndex(h)
+	for name, c := range map[string]Checker{"all": {}, "no-prune": {NoPrune: true}, "no-phase": {NoPhase: true}} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				_, st, err := c.Run(ctx, ix, level.Get(level.Serializable))
+				cancel()
+				if err != nil {
+					b.Logf("no verdict within 60 s: %v", err)
+					b.ReportMetric(60, "solve-s")
+					return
+				}
+				b.ReportMetric(st.Solve.Seconds(), "solve-s")
+				b.ReportMetric(float64(st.Solver.Conflicts), "conflicts")
+			}
+		})
 	}
 }

@@ -34,8 +34,9 @@ import (
 
 // Checker is the solver-backed checker, named "sat".
 type Checker struct {
-	// NoPrune switches pruning off (for measurements).
-	NoPrune bool
+	// NoPrune switches pruning off and NoPhase the order-guided polarity
+	// (for measurements).
+	NoPrune, NoPhase bool
 }
 
 // Name returns "sat".
@@ -108,6 +109,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		auxN, chain = depgraph.RealTimeChain(h, p.Present)
 	}
 	enc := Encode(p, si, auxN)
+	enc.T.NoPhase = c.NoPhase
 	for _, ed := range chain {
 		enc.FixedEdge(enc.graphNode(ed[0]), enc.graphNode(ed[1]), anomaly.RT)
 	}
