@@ -58,7 +58,7 @@ func BenchmarkAblation(b *testing.B) {
 	ix := history.NewIndex(h)
 	for name, c := range map[string]Checker{"all": {}, "no-prune": {NoPrune: true}, "no-phase": {NoPhase: true}} {
 		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
+			for range b.N {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				_, st, err := c.Run(ctx, ix, level.Get(level.Serializable))
 				cancel()
