@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/format/formattest"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -18,40 +19,13 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // corpora is the shared corpora directory, relative to this package.
 const corpora = "../../../../shared/corpora"
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n got: %s\nwant: %s", path, got, want)
-	}
-}
+func golden(t *testing.T, name, got string) { t.Helper(); formattest.Golden(t, name, got, *update) }
 
-func render(h *history.History) string {
-	return strings.ReplaceAll(history.Notation(h), " | ", "\n") + "\n"
-}
+func render(h *history.History) string { return formattest.Render(h) }
 
 func readFile(t *testing.T, path string) *history.History {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h, err := Read(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return formattest.ReadFile(t, path, Read)
 }
 
 func TestGolden(t *testing.T) {

@@ -10,35 +10,18 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/format/formattest"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n got: %s\nwant: %s", path, got, want)
-	}
-}
+func golden(t *testing.T, name, got string) { t.Helper(); formattest.Golden(t, name, got, *update) }
 
 // render is the golden rendering of a history: its notation, one
 // transaction per line.
-func render(h *history.History) string {
-	return strings.ReplaceAll(history.Notation(h), " | ", "\n") + "\n"
-}
+func render(h *history.History) string { return formattest.Render(h) }
 
 // Records for hand-made logs.
 func rS(id uint64) []byte { return rec('S', id) }

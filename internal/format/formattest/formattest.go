@@ -1,0 +1,54 @@
+// Package formattest holds what the format readers' tests share: golden
+// files of a history's rendering, and reading a fixture through a reader.
+package formattest
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// Golden compares got with testdata/name, or rewrites the file when
+// update is set (the tests' -update flag).
+func Golden(t testing.TB, name, got string, update bool) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\n got: %s\nwant: %s", path, got, want)
+	}
+}
+
+// Render is the golden rendering of a history: its notation, one
+// transaction per line.
+func Render(h *history.History) string {
+	return strings.ReplaceAll(history.Notation(h), " | ", "\n") + "\n"
+}
+
+// ReadFile reads the history at path with read, failing the test on error.
+func ReadFile(t testing.TB, path string, read func(io.Reader, string) (*history.History, error)) *history.History {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := read(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
