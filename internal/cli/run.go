@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/db"
+	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/runner"
+	"github.com/isoscope/isoscope/internal/workload"
+)
+
+// runCommand is `isoscope run [flags]`.
+type runCommand struct {
+	io         IO
+	DB         string
+	Isolation  string
+	Table      string
+	Workload   string
+	Sessions   int
+	Txns       int
+	Keys       int
+	Dist       string
+	ReadRatio  float64
+	Ops        int
+	Duplicates float64
+	Seed       uint64
+	Retries    int
+	Out        string
+	NoTrace    bool
+	Level      string
+	LevelSet   bool
+	Checker    string
+	JSON       bool
+	Timeout    time.Duration
+	PerKind    int
+	NoHolds    bool
+}
+
+func newRunCommand(std IO) *cobra.Command {
+	c := &runCommand{io: std}
+	cmd := &cobra.Command{
+		Use:   "run [flags]",
+		Short: "run a workload against a database, record its history, and check it",
+		Long: `run creates (or resets) a table, runs a workload on --sessions concurrent
+sessions with envelope tracing, streams the history to --out as transactions
+finish, and checks it at --level: by default the level the database promises
+for --isolation (serializable: ser; repeatable-read: si — PostgreSQL's is
+snapshot isolation, InnoDB's is weaker and the check says where; read-committed:
+rc). Without --db it runs on an in-memory SQLite database, which needs no server.
+
+Exit status: 0 the level holds, 1 a violation was found, 2 bad usage or a
+database that cannot be reached, 3 undecided: the check timed out, or the run
+was cut short (interrupted, database lost) without a violation in what was
+recorded. When no checker decides this workload at the default level, run says
+so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.LevelSet = cmd.Flags().Changed("level")
+			return c.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.DB, "db", "", "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE; default sqlite::memory:")
+	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite: serializable only)")
+	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated)")
+	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes)")
+	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each")
+	f.IntVar(&c.Txns, "txns", 10000, "transactions to run in all (retries of aborted ones come on top)")
+	f.IntVar(&c.Keys, "keys", 100, "keys")
+	f.StringVar(&c.Dist, "dist", "zipfian", "key distribution: uniform, zipfian, hotspot, exponential")
+	f.Float64Var(&c.ReadRatio, "read-ratio", -1, "share of reads (-1: the workload's default: read-only transactions 0.2 for mt and general, reads 0.2 for lwt, read operations 0.5 for list-append and range)")
+	f.IntVar(&c.Ops, "ops", 0, "operations per transaction for general (default 8), at most for list-append and range (default 4)")
+	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose written values come from a small zipfian domain (not unique)")
+	f.Uint64Var(&c.Seed, "seed", 0, "random seed of the plan (0: from the clock; the history's source records it)")
+	f.IntVar(&c.Retries, "retries", runner.DefaultMaxRetries, "how often to retry a transaction the database aborted (each retry is a new transaction)")
+	f.StringVarP(&c.Out, "out", "o", "", "history file (default isoscope-run-YYYYMMDD-HHMMSS.jsonl in the current directory)")
+	f.BoolVar(&c.NoTrace, "no-trace", false, "record nothing and check nothing: only run, and report throughput")
+	f.StringVar(&c.Level, "level", "", "isolation level to check (default: the one --isolation promises)")
+	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
+	f.BoolVar(&c.JSON, "json", false, "print the check's result as JSON")
+	f.DurationVar(&c.Timeout, "timeout", 0, "give up checking after this long with outcome unknown (0: no limit)")
+	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
+	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
+	return cmd
+}
+
+// promisedLevel is the level a database promises at an isolation level:
+// the level run checks by default.
+func promisedLevel(iso db.Isolation) string {
+	switch iso {
+	case db.Serializable:
+		return "ser"
+	case db.RepeatableRead:
+		// PostgreSQL's REPEATABLE READ is snapshot isolation; InnoDB's is
+		// weaker (lost updates), which the check then reports.
+		return "si"
+	case db.ReadCommitted:
+		return "rc"
+	}
+	return "ru"
+}
+
+// Run runs the workload, then checks the history.
+func (c *runCommand) Run(ctx context.Context) error {
+	iso, err := db.ParseIsolation(c.Isolation)
+	if err != nil {
+		return badInput(err)
+	}
+	if c.Level == "" {
+		c.Level = promisedLevel(iso)
+	}
+	lvl, err := level.Lookup(c.Level)
+	if err != nil {
+		return badInput(err)
+	}
+	plan, err := c.plan()
+	if err != nil {
+		return badInput(err)
+	}
+	target, err := db.ParseTarget(c.DB)
+	if err != nil {
+		return badInput(err)
+	}
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	d, err := target.Open(openCtx, c.Table)
+	defer cancel()
+	if err != nil {
+		return badInput(err)
+	}
+	defer d.Close()
+	if err := d.Supports(iso); err != nil {
+		return badInput(err)
+	}
+	version, err := d.Version(openCtx)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %v", target.Display, err))
+	}
+	if err := d.Reset(openCtx); err != nil {
+		return badInput(err)
+	}
+	cfg := runner.Config{
+		DB: d, Isolation: iso, Plan: plan, NoTrace: c.NoTrace, MaxRetries: c.Retries,
+		Source: fmt.Sprintf("isoscope run: %s (%s) at %s; %s seed=%d", version, target.Display, iso, plan.Config, c.Seed),
+	}
+	if c.Retries == 0 {
+		cfg.MaxRetries = -1
+	}
+	var file *os.File
+	if !c.NoTrace {
+		if c.Out == "" {
+			c.Out = "isoscope-run-" + time.Now().Format("20060102-150405") + ".jsonl"
+		}
+		if file, err = os.Create(c.Out); err != nil {
+			return badInput(err)
+		}
+		cfg.Out = file
+	}
+	cfg.Progress = &runner.Progress{}
+	stopBar := c.progress(cfg.Progress, plan.Len())
+	res, err := runner.Run(ctx, cfg)
+	stopBar()
+	if file != nil {
+		if cerr := file.Close(); err == nil && res != nil && cerr != nil {
+			res.Summary.Errors = append(res.Summary.Errors, fmt.Errorf("writing the history: %v", cerr))
+		}
+	}
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %v", target.Display, err))
+	}
+	cut := c.summarize(res, version, iso, plan)
+	if c.NoTrace {
+		return cutShort(cut)
+	}
+	return c.check(ctx, res, lvl, cut)
+}
+
+func (c *runCommand) plan() (*workload.Plan, error) {
+	w, err := workload.ParseWorkload(c.Workload)
+	if err != nil {
+		return nil, err
+	}
+	dist, err := workload.ParseDistribution(c.Dist)
+	if err != nil {
+		return nil, err
+	}
+	if c.Seed == 0 {
+		c.Seed = uint64(time.Now().UnixNano())
+	}
+	return workload.NewPlan(workload.PlanConfig{
+		Workload: w, Sessions: c.Sessions, Txns: c.Txns, Keys: c.Keys, Dist: dist,
+		ReadRatio: c.ReadRatio, Ops: c.Ops, Duplicates: c.Duplicates,
+	}, rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)))
+}
+
+// progress draws a bar of finished transactions with the committed and
+// aborted counts on standard error when it is a terminal; the returned
+// function stops and clears it.
+func (c *runCommand) progress(p *runner.Progress, total int) func() {
+	if !terminal(c.io.Stderr) {
+		return func() {}
+	}
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(c.io.Stderr),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("txn"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			bar.Describe(fmt.Sprintf("committed %d, aborted %d", p.Committed.Load(), p.Aborted.Load()))
+			_ = bar.Set64(p.Done.Load())
+			select {
+			case <-done:
+				_ = bar.Finish()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// summarize prints what the run did to standard error, and reports
+// whether it was cut short.
+func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolation, plan *workload.Plan) bool {
+	s := &res.Summary
+	w := c.io.Stderr
+	fmt.Fprintf(w, "ran %s on %s at %s: %d sessions, %d transactions planned, %d done in %s\n",
+		plan.Config.Workload, version, iso, len(plan.Sessions), s.Planned, s.Done, s.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "  %d committed (%.0f/s), %d aborted (%.1f%%), %d unknown", s.Committed, s.Throughput(), s.Aborted, 100*s.AbortRate(), s.Unknown)
+	if s.GaveUp > 0 {
+		fmt.Fprintf(w, ", %d given up after %d retries", s.GaveUp, c.Retries)
+	}
+	if s.Reconnects > 0 {
+		fmt.Fprintf(w, ", %d reconnections", s.Reconnects)
+	}
+	fmt.Fprintln(w)
+	reasons := make([]string, 0, len(s.Reasons))
+	for why := range s.Reasons {
+		reasons = append(reasons, why)
+	}
+	slices.SortFunc(reasons, func(a, b string) int { return s.Reasons[b] - s.Reasons[a] })
+	for _, why := range reasons {
+		fmt.Fprintf(w, "  %6d %s\n", s.Reasons[why], why)
+	}
+	if res.History != nil {
+		fmt.Fprintf(w, "history: %s (%d transactions)\n", c.Out, len(res.History.Txns))
+	}
+	cut := s.Interrupted || len(s.Errors) > 0
+	switch {
+	case s.Interrupted:
+		fmt.Fprintf(w, "the run was interrupted: in-flight transactions whose COMMIT was sent are recorded unknown, the others aborted\n")
+	case len(s.Errors) > 0:
+		fmt.Fprintf(w, "the run stopped early:\n")
+		for i, err := range s.Errors {
+			if i == 3 {
+				fmt.Fprintf(w, "  … and %d more\n", len(s.Errors)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %v\n", err)
+		}
+	}
+	return cut
+}
+
+// cutShort is the exit of a run that ended early without a violation.
+func cutShort(cut bool) error {
+	if cut {
+		return &exitError{code: ExitUnknown}
+	}
+	return nil
+}
+
+// check checks the recorded history and prints the verdict as `check`
+// does. A run that was interrupted is still checked (the history is
+// complete), without the interrupted context.
+func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Level, cut bool) error {
+	if res.Summary.Interrupted {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	result, err := check.Run(ctx, res.History, lvl, check.Options{Checker: c.Checker, Holds: !c.NoHolds})
+	var unsupported *check.UnsupportedError
+	if errors.As(err, &unsupported) && !c.LevelSet {
+		fmt.Fprintf(c.io.Stdout, "%s not checked: %v\n(the history is in %s; --level chooses another level)\n",
+			lvl.Name, strings.ReplaceAll(err.Error(), "\n", "\n  "), c.Out)
+		return cutShort(cut)
+	}
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %w", c.Out, err))
+	}
+	checked := &report.Checked{File: c.Out, History: res.History, Result: result, Elapsed: time.Since(start)}
+	if c.JSON {
+		err = report.JSON(c.io.Stdout, checked, false)
+	} else {
+		err = report.Text(c.io.Stdout, checked, report.TextOptions{PerKind: c.PerKind})
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case result.Outcome == check.Violation:
+		return &exitError{code: ExitViolation}
+	case result.Outcome == check.Unknown:
+		return &exitError{code: ExitUnknown}
+	}
+	return cutShort(cut)
+}

@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/isoscope/isoscope/internal/db"
+	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/format/native"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// runRun runs `isoscope run args…` as Main would, with the same exit
+// statuses.
+func runRun(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := newRunCommand(IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	cmd.SetArgs(args)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	err := cmd.ExecuteContext(ctx)
+	var ee *exitError
+	switch {
+	case err == nil:
+		code = ExitHolds
+	case errors.As(err, &ee):
+		code = ee.code
+		if ee.err != nil {
+			errb.WriteString("isoscope: " + ee.err.Error() + "\n")
+		}
+	default:
+		code = ExitBadInput
+		errb.WriteString("isoscope: " + err.Error() + "\n")
+	}
+	return code, out.String(), errb.String()
+}
+
+// readHistoryFile reads a history the run wrote.
+func readHistoryFile(t *testing.T, name string) *history.History {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := native.Read(f, name)
+	if err != nil {
+		t.Fatalf("the run's history does not read back: %v", err)
+	}
+	return h
+}
+
+// TestRunWithoutFlags is the fresh machine's first command: mini-
+// transactions on the embedded database, a verdict within seconds, and
+// the history in the current directory.
+func TestRunWithoutFlags(t *testing.T) {
+	t.Chdir(t.TempDir())
+	start := time.Now()
+	code, out, errs := runRun(t, context.Background())
+	if code != ExitHolds || !strings.Contains(out, "serializable holds (checker mt; ") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if !strings.Contains(errs, "ran mt on SQLite") || !strings.Contains(errs, "10000 committed") {
+		t.Errorf("stderr %s", errs)
+	}
+	files, _ := filepath.Glob("isoscope-run-*.jsonl")
+	if len(files) != 1 {
+		t.Fatalf("history files %v", files)
+	}
+	h := readHistoryFile(t, files[0])
+	if st := h.Stats(); st.Committed != 10000 || st.Sessions != 8 || !h.Header.UniqueValues || !strings.Contains(h.Header.Source, "workload=mt") {
+		t.Errorf("history %+v, header %+v", st, h.Header)
+	}
+}
+
+func TestRunExitStatuses(t *testing.T) {
+	dir := t.TempDir()
+	out := func(name string) string { return filepath.Join(dir, name) }
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"lwt at sser", []string{"--workload", "lwt", "--level", "sser", "--txns", "500", "-o", out("lwt.jsonl")}, ExitHolds, "strict-serializable holds (checker lwt", "ran lwt"},
+		{"list-append", []string{"--workload", "list-append", "--txns", "500", "-o", out("la.jsonl")}, ExitHolds, "serializable holds (checker list-append", ""},
+		{"general", []string{"--workload", "general", "--txns", "300", "--keys", "50", "-o", out("g.jsonl")}, ExitHolds, "serializable holds (checker sat", ""},
+		{"range not checked", []string{"--workload", "range", "--txns", "300", "-o", out("r.jsonl")}, ExitHolds, "serializable not checked: no checker", ""},
+		{"range with --level", []string{"--workload", "range", "--txns", "300", "--level", "ser", "-o", out("r2.jsonl")}, ExitBadInput, "", "no checker can decide"},
+		{"no trace", []string{"--no-trace", "--txns", "300", "-o", out("none.jsonl")}, ExitHolds, "", "300 committed"},
+		{"sqlite rr", []string{"--isolation", "repeatable-read"}, ExitBadInput, "", "only serializable"},
+		{"bad isolation", []string{"--isolation", "snapshot"}, ExitBadInput, "", "unknown isolation"},
+		{"bad workload", []string{"--workload", "tpcc"}, ExitBadInput, "", "unknown workload"},
+		{"bad db", []string{"--db", "redis://x"}, ExitBadInput, "", "unknown database address"},
+		{"bad level", []string{"--level", "nope"}, ExitBadInput, "", "unknown isolation level"},
+		{"bad table", []string{"--table", "a-b"}, ExitBadInput, "", "table name"},
+		{"duplicates on mt", []string{"--duplicates", "0.5"}, ExitBadInput, "", "duplicates"},
+		{"unreachable", []string{"--db", "postgres://x@127.0.0.1:1/none?connect_timeout=2"}, ExitBadInput, "", "cannot reach"},
+		{"arguments", []string{"extra"}, ExitBadInput, "", "unknown command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runRun(t, context.Background(), tc.args...)
+			if code != tc.code || !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("exit %d, want %d\nstdout %q (want %q)\nstderr %q (want %q)", code, tc.code, stdout, tc.stdout, stderr, tc.stderr)
+			}
+		})
+	}
+	if _, err := os.Stat(out("none.jsonl")); err == nil {
+		t.Error("--no-trace wrote a history")
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	code, out, _ := runRun(t, context.Background(), "--txns", "200", "--json", "-o", filepath.Join(t.TempDir(), "h.jsonl"))
+	var doc struct {
+		Level, Outcome string
+		History        struct{ Committed int }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitHolds {
+		t.Fatalf("exit %d, %v: %q", code, err, out)
+	}
+	if doc.Level != "serializable" || doc.Outcome != "satisfied" || doc.History.Committed != 200 {
+		t.Errorf("%+v", doc)
+	}
+}
+
+// dropAfter drops the table of a run against a server when the test ends.
+func dropAfter(t *testing.T, addr, table string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if d, err := db.Open(ctx, addr, table); err == nil {
+			_ = d.Drop(ctx)
+			_ = d.Close()
+		}
+	})
+}
+
+// TestRunMariaDBRepeatableRead runs mini-transactions on MariaDB at
+// REPEATABLE READ and checks them, by default, at snapshot isolation:
+// InnoDB loses updates, and run exits 1 with the lost update's cycle.
+func TestRunMariaDBRepeatableRead(t *testing.T) {
+	addr := dbtest.MySQL(t)
+	table := dbtest.Table()
+	dropAfter(t, addr, table)
+	for try := 1; ; try++ {
+		code, out, errs := runRun(t, context.Background(), "--db", addr, "--table", table, "--isolation", "repeatable-read",
+			"--sessions", "16", "--keys", "8", "--txns", "1000", "-o", filepath.Join(t.TempDir(), "rr.jsonl"))
+		if code == ExitViolation && strings.Contains(out, "snapshot-isolation VIOLATED") && strings.Contains(out, "lost-update") {
+			break
+		}
+		if code != ExitViolation && code != ExitHolds || try == 5 {
+			t.Fatalf("try %d: exit %d\nstdout %s\nstderr %s", try, code, out, errs)
+		}
+	}
+}
+
+// TestRunDatabaseGoesAway cuts every connection to PostgreSQL in the
+// middle of a run and refuses new ones: run ends with exit 3 and a clear
+// message, and the history of what happened until then is complete and
+// still serializable (in-flight commits are unknown, not committed).
+func TestRunDatabaseGoesAway(t *testing.T) {
+	addr := dbtest.Postgres(t)
+	proxy, via := dbtest.NewProxy(t, addr)
+	table := dbtest.Table()
+	dropAfter(t, addr, table)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		proxy.Cut()
+	}()
+	file := filepath.Join(t.TempDir(), "cut.jsonl")
+	start := time.Now()
+	code, out, errs := runRun(t, context.Background(), "--db", via, "--table", table, "--sessions", "8", "--keys", "200",
+		"--txns", "1000000", "-o", file)
+	if code != ExitUnknown || !strings.Contains(errs, "the run stopped early") || !strings.Contains(errs, "reconnecting failed") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the run took %v to end", d)
+	}
+	if !strings.Contains(out, "serializable holds") {
+		t.Errorf("stdout %s", out)
+	}
+	h := readHistoryFile(t, file)
+	st := h.Stats()
+	if st.Committed == 0 {
+		t.Errorf("history %+v", st)
+	}
+	t.Logf("cut after %d committed, %d aborted, %d unknown transactions\n%s", st.Committed, st.Aborted, st.Unknown, errs)
+}

@@ -1,0 +1,190 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Isolation is an isolation level a transaction asks the database for.
+type Isolation uint8
+
+// The isolation levels of SQL, strongest first.
+const (
+	Serializable Isolation = iota
+	RepeatableRead
+	ReadCommitted
+	ReadUncommitted
+	numIsolations
+)
+
+var isolationNames = [numIsolations]string{"serializable", "repeatable-read", "read-committed", "read-uncommitted"}
+
+// String is the level's flag name ("serializable", "repeatable-read",
+// "read-committed", "read-uncommitted").
+func (i Isolation) String() string {
+	if i < numIsolations {
+		return isolationNames[i]
+	}
+	return "Isolation(" + strconv.Itoa(int(i)) + ")"
+}
+
+// SQL is the level as SQL names it ("SERIALIZABLE", "REPEATABLE READ", …).
+func (i Isolation) SQL() string {
+	return strings.ToUpper(strings.ReplaceAll(i.String(), "-", " "))
+}
+
+// ParseIsolation returns the level named s: a flag name, its SQL spelling
+// ("repeatable read"), or a short form (ser, rr, rc, ru).
+func ParseIsolation(s string) (Isolation, error) {
+	k := strings.ToLower(strings.TrimSpace(s))
+	k = strings.NewReplacer(" ", "-", "_", "-").Replace(k)
+	switch k {
+	case "ser", "serialisable":
+		return Serializable, nil
+	case "rr":
+		return RepeatableRead, nil
+	case "rc":
+		return ReadCommitted, nil
+	case "ru":
+		return ReadUncommitted, nil
+	}
+	for i, n := range isolationNames {
+		if n == k {
+			return Isolation(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown isolation %q (serializable, repeatable-read, read-committed or read-uncommitted)", s)
+}
+
+// Kind names a database product (a dialect of SQL and of errors).
+type Kind uint8
+
+// The databases isoscope has adapters for.
+const (
+	// Postgres is PostgreSQL, through pgx (the wire protocol that
+	// CockroachDB and YugabyteDB speak too; only PostgreSQL 15 was tried).
+	Postgres Kind = iota
+	// MySQL is MySQL or MariaDB, through go-sql-driver/mysql (only MariaDB
+	// 10.11 was tried).
+	MySQL
+	// SQLite is the embedded default, through modernc.org/sqlite: no
+	// server, one writer at a time.
+	SQLite
+)
+
+// String names the kind ("postgres", "mysql", "sqlite").
+func (k Kind) String() string {
+	switch k {
+	case Postgres:
+		return "postgres"
+	case MySQL:
+		return "mysql"
+	case SQLite:
+		return "sqlite"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// KV is one row of a range read.
+type KV struct {
+	Key, Value int64
+}
+
+// Conn is one session's connection: it runs one transaction at a time,
+// from Begin to Commit or Rollback. Keys and values are integers; lists are
+// lists of integers. Every method fails with the driver's error, which
+// Database.Classify sorts out.
+type Conn interface {
+	// Begin starts a transaction at level iso.
+	Begin(ctx context.Context, iso Isolation) error
+	// Read returns the value at k; ok is false when k is absent.
+	Read(ctx context.Context, k int64) (v int64, ok bool, err error)
+	// Write puts v at k, inserting or updating.
+	Write(ctx context.Context, k, v int64) error
+	// Delete deletes k (a no-op when it is absent).
+	Delete(ctx context.Context, k int64) error
+	// Scan returns the pairs of [lo, hi) in key order: all of them when
+	// limit is 0, else the first limit.
+	Scan(ctx context.Context, lo, hi int64, limit int) ([]KV, error)
+	// Append appends e to the list at k, creating it if absent.
+	Append(ctx context.Context, k, e int64) error
+	// ReadList returns the list at k; nil when absent or empty.
+	ReadList(ctx context.Context, k int64) ([]int64, error)
+	// CompareAndSet sets k to new if it holds old, and says whether it
+	// did (UPDATE … SET v = new WHERE k = ? AND v = old).
+	CompareAndSet(ctx context.Context, k, old, new int64) (bool, error)
+	// InsertIfAbsent inserts v at k if k is absent, and says whether it
+	// did.
+	InsertIfAbsent(ctx context.Context, k, v int64) (bool, error)
+	// Commit commits the transaction.
+	Commit(ctx context.Context) error
+	// Rollback rolls the transaction back.
+	Rollback(ctx context.Context) error
+	// Close closes the connection; Discard closes it for good, so that a
+	// broken connection is not reused.
+	Close() error
+	Discard() error
+}
+
+// ErrorClass is what an error means for the transaction that got it.
+type ErrorClass uint8
+
+// The classes of errors.
+const (
+	// Failed is any other error: the statement failed (the transaction
+	// must be rolled back) but the connection is usable.
+	Failed ErrorClass = iota
+	// Aborted: the database aborted the transaction to keep its isolation
+	// (serialization failure, deadlock, lock timeout, busy).
+	Aborted
+	// Disconnected: the connection broke. A COMMIT in flight has an
+	// unknown outcome.
+	Disconnected
+	// Interrupted: the context ended. A COMMIT in flight has an unknown
+	// outcome.
+	Interrupted
+)
+
+// String names the class.
+func (c ErrorClass) String() string {
+	switch c {
+	case Failed:
+		return "failed"
+	case Aborted:
+		return "aborted"
+	case Disconnected:
+		return "disconnected"
+	case Interrupted:
+		return "interrupted"
+	}
+	return "ErrorClass(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Database is a database to run workloads against, with its table.
+type Database interface {
+	// Kind is the database's dialect.
+	Kind() Kind
+	// Table is the name of the table the workload uses.
+	Table() string
+	// Version asks the server for its product and version, e.g.
+	// "PostgreSQL 15.20" or "MariaDB 10.11.19".
+	Version(ctx context.Context) (string, error)
+	// Supports returns nil when transactions can run at level iso, and
+	// otherwise says why not.
+	Supports(iso Isolation) error
+	// Reset drops and creates the table: k BIGINT PRIMARY KEY, v BIGINT
+	// (the value of a key), l TEXT (a list: comma-separated elements).
+	Reset(ctx context.Context) error
+	// Drop drops the table.
+	Drop(ctx context.Context) error
+	// Connect opens a new connection for one session.
+	Connect(ctx context.Context) (Conn, error)
+	// Classify says what err means for the transaction that got it, and
+	// gives a short reason for a run's summary ("serialization failure
+	// (40001)", "deadlock (1213)", "connection lost", …).
+	Classify(err error) (ErrorClass, string)
+	// Close closes every connection.
+	Close() error
+}

@@ -1,0 +1,104 @@
+// Package dbtest finds the databases that integration tests run against
+// (shared/docs/services.md): PostgreSQL at ISOSCOPE_TEST_POSTGRES and
+// MariaDB or MySQL at ISOSCOPE_TEST_MYSQL, with the development machines'
+// addresses as defaults. A test that cannot reach its database fails with
+// a message saying how to start it when CI=true, and is skipped with that
+// message elsewhere. Each test gets a table of its own, dropped when it
+// ends, so that tests and concurrent runs do not clash.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/isoscope/isoscope/internal/db"
+)
+
+// The default addresses: the services every development and CI machine
+// runs on loopback.
+const (
+	DefaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	DefaultMySQL    = "mysql://root@127.0.0.1:3306/test"
+)
+
+// How to start each service again, as root (shared/docs/services.md).
+const (
+	startPostgres = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
+	startMariaDB  = "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd"
+)
+
+// Postgres returns the address of the test PostgreSQL after checking that
+// it answers.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	return reach(t, "ISOSCOPE_TEST_POSTGRES", DefaultPostgres, "PostgreSQL", startPostgres)
+}
+
+// MySQL returns the address of the test MariaDB (or MySQL) after checking
+// that it answers.
+func MySQL(t testing.TB) string {
+	t.Helper()
+	return reach(t, "ISOSCOPE_TEST_MYSQL", DefaultMySQL, "MariaDB", startMariaDB)
+}
+
+// InCI reports whether the tests run in CI (CI=true), where a database
+// that cannot be reached fails the test.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+func reach(t testing.TB, env, def, name, start string) string {
+	t.Helper()
+	addr := os.Getenv(env)
+	if addr == "" {
+		addr = def
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := db.Open(ctx, addr, "")
+	if err != nil {
+		msg := name + " is not reachable at " + addr + " (" + env + "): " + err.Error() +
+			"\nstart it (as root) with: " + start + "\nor point " + env + " at another server"
+		if InCI() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	_ = d.Close()
+	return addr
+}
+
+// Table returns a table name of its own for one test or run:
+// isoscope_t_ and 12 random hexadecimal digits.
+func Table() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "isoscope_t_" + hex.EncodeToString(b[:])
+}
+
+// Open opens the database at addr with a table of its own, creates the
+// table, and drops it and closes the database when the test ends.
+func Open(t testing.TB, addr string) db.Database {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := db.Open(ctx, addr, Table())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Reset(ctx); err != nil {
+		_ = d.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := d.Drop(ctx); err != nil {
+			t.Errorf("dropping the test table: %v", err)
+		}
+		_ = d.Close()
+	})
+	return d
+}

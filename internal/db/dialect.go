@@ -1,0 +1,178 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+)
+
+// dialect is one database's SQL and error codes. Statements are portable
+// SQL where SQL is portable (reads, deletes, scans, compare-and-set), and
+// each database's own upsert otherwise.
+type dialect struct {
+	create                            string
+	read, write, del, scan, iter      string
+	appendList, readList, cas, insert string
+	begin                             func(Isolation) string
+	beginPerSession                   bool // begin needs SET SESSION first (MySQL)
+	version                           string
+	classify                          func(err error) (ErrorClass, string, bool)
+	serializableOnly                  bool
+	placeholders                      func(n int) []string
+	// setup is what a new connection runs first, errors ignored (a
+	// setting the user may not be allowed to change).
+	setup                                   []string
+	upsertValue, upsertList, ignoreConflict string
+}
+
+// sqlFor fills in the dialect's statements for table t.
+func (d *dialect) sqlFor(t string) {
+	p := d.placeholders(3)
+	d.read = "SELECT v FROM " + t + " WHERE k = " + p[0]
+	d.write = "INSERT INTO " + t + " (k, v) VALUES (" + p[0] + ", " + p[1] + ") " + d.upsertValue
+	d.del = "DELETE FROM " + t + " WHERE k = " + p[0]
+	d.scan = "SELECT k, v FROM " + t + " WHERE k >= " + p[0] + " AND k < " + p[1] + " ORDER BY k"
+	d.iter = d.scan + " LIMIT " + p[2]
+	d.appendList = "INSERT INTO " + t + " (k, l) VALUES (" + p[0] + ", " + p[1] + ") " + strings.ReplaceAll(d.upsertList, "$T", t)
+	d.readList = "SELECT l FROM " + t + " WHERE k = " + p[0]
+	d.cas = "UPDATE " + t + " SET v = " + p[0] + " WHERE k = " + p[1] + " AND v = " + p[2]
+	d.insert = "INSERT INTO " + t + " (k, v) VALUES (" + p[0] + ", " + p[1] + ") " + d.ignoreConflict
+	d.create = strings.ReplaceAll(d.create, "$T", t)
+}
+
+func dollars(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("$%d", i+1)
+	}
+	return out
+}
+
+func questionMarks(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "?"
+	}
+	return out
+}
+
+func postgresDialect() *dialect {
+	return &dialect{
+		create:         "CREATE TABLE $T (k BIGINT PRIMARY KEY, v BIGINT, l TEXT)",
+		upsertValue:    "ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
+		upsertList:     "ON CONFLICT (k) DO UPDATE SET l = COALESCE($T.l || ',', '') || EXCLUDED.l",
+		ignoreConflict: "ON CONFLICT (k) DO NOTHING",
+		begin:          func(i Isolation) string { return "BEGIN ISOLATION LEVEL " + i.SQL() },
+		version:        "SELECT version()",
+		classify:       classifyPostgres,
+		placeholders:   dollars,
+		// PostgreSQL looks for deadlocks after a second of waiting; the
+		// workloads deadlock often enough that a second each matters.
+		// (A superuser's setting: others keep the server's.)
+		setup: []string{"SET deadlock_timeout = '100ms'"},
+	}
+}
+
+func mysqlDialect() *dialect {
+	return &dialect{
+		create:          "CREATE TABLE $T (k BIGINT PRIMARY KEY, v BIGINT, l LONGTEXT) ENGINE=InnoDB",
+		upsertValue:     "ON DUPLICATE KEY UPDATE v = VALUES(v)",
+		upsertList:      "ON DUPLICATE KEY UPDATE l = CONCAT(COALESCE(CONCAT(l, ','), ''), VALUES(l))",
+		ignoreConflict:  "ON DUPLICATE KEY UPDATE k = k",
+		begin:           func(Isolation) string { return "START TRANSACTION" },
+		beginPerSession: true,
+		version:         "SELECT VERSION()",
+		classify:        classifyMySQL,
+		placeholders:    questionMarks,
+		// InnoDB finds deadlocks at once, but waits 50 s for a lock held
+		// by a transaction that is merely slow.
+		setup: []string{"SET SESSION innodb_lock_wait_timeout = 10"},
+	}
+}
+
+func sqliteDialect() *dialect {
+	return &dialect{
+		create:           "CREATE TABLE $T (k BIGINT PRIMARY KEY, v BIGINT, l TEXT)",
+		upsertValue:      "ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+		upsertList:       "ON CONFLICT (k) DO UPDATE SET l = COALESCE(l || ',', '') || excluded.l",
+		ignoreConflict:   "ON CONFLICT (k) DO NOTHING",
+		begin:            func(Isolation) string { return "BEGIN IMMEDIATE" },
+		version:          "SELECT 'SQLite ' || sqlite_version()",
+		classify:         classifySQLite,
+		serializableOnly: true,
+		placeholders:     questionMarks,
+	}
+}
+
+// classifyPostgres sorts PostgreSQL's SQLSTATEs: class 40 (transaction
+// rollback: 40001 serialization failure, 40P01 deadlock) and 55P03 (lock
+// not available) abort; class 08 (connection exception) and 57P01–57P03
+// (the server terminated the backend or is shutting down) disconnect.
+func classifyPostgres(err error) (ErrorClass, string, bool) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "40001":
+			return Aborted, "serialization failure (40001)", true
+		case pe.Code == "40P01":
+			return Aborted, "deadlock (40P01)", true
+		case strings.HasPrefix(pe.Code, "40"), pe.Code == "55P03":
+			return Aborted, strings.ToLower(pe.Message) + " (" + pe.Code + ")", true
+		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"):
+			return Disconnected, "connection lost: " + pe.Message + " (" + pe.Code + ")", true
+		}
+		return Failed, pe.Message + " (" + pe.Code + ")", true
+	}
+	if errors.Is(err, pgconn.ErrConnClosed) {
+		return Disconnected, "connection lost", true
+	}
+	return 0, "", false
+}
+
+// classifyMySQL sorts MySQL's and MariaDB's error numbers: 1213 deadlock,
+// 1205 lock wait timeout, 1020 record changed since last read (MariaDB's
+// snapshot isolation), 3101 and 1180 rollback during commit abort; 1053
+// server shutdown, 1927 connection killed disconnect.
+func classifyMySQL(err error) (ErrorClass, string, bool) {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1213:
+			return Aborted, "deadlock (1213)", true
+		case 1205:
+			return Aborted, "lock wait timeout (1205)", true
+		case 1020, 3101, 1180:
+			return Aborted, fmt.Sprintf("%s (%d)", strings.ToLower(me.Message), me.Number), true
+		case 1053, 1927:
+			return Disconnected, fmt.Sprintf("connection lost: %s (%d)", me.Message, me.Number), true
+		}
+		return Failed, fmt.Sprintf("%s (%d)", me.Message, me.Number), true
+	}
+	if errors.Is(err, mysql.ErrInvalidConn) {
+		return Disconnected, "connection lost", true
+	}
+	return 0, "", false
+}
+
+// classifySQLite sorts SQLite's result codes: SQLITE_BUSY (5) and
+// SQLITE_LOCKED (6), with their extended codes, abort; SQLITE_INTERRUPT
+// (9) is a cancelled context.
+func classifySQLite(err error) (ErrorClass, string, bool) {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case 5:
+			return Aborted, "database busy (SQLITE_BUSY)", true
+		case 6:
+			return Aborted, "table locked (SQLITE_LOCKED)", true
+		case 9:
+			return Interrupted, "interrupted", true
+		}
+		return Failed, se.Error(), true
+	}
+	return 0, "", false
+}

@@ -1,0 +1,30 @@
+// Package db holds isoscope's database adapters behind one small
+// interface: a Database opens one Conn per client session, and a Conn runs
+// transactions at a chosen isolation level — begin, read, write, delete,
+// scan (with a limit: an iterator), append to a list, read a list,
+// compare-and-set, insert-if-absent, commit, rollback. Classify sorts the
+// drivers' errors into what they mean for the transaction: aborted by the
+// database (serialization failure, deadlock, lock timeout), disconnected
+// (a COMMIT in flight then has an unknown outcome), interrupted, or failed.
+//
+// Three adapters share one implementation on database/sql with a dialect
+// each:
+//
+//   - PostgreSQL through pgx (postgres://…). The same wire protocol
+//     reaches CockroachDB and YugabyteDB, but only PostgreSQL 15 was
+//     tried. REPEATABLE READ there is snapshot isolation.
+//   - MySQL and MariaDB through go-sql-driver/mysql (mysql://…, in the
+//     driver's form user@tcp(host:port)/db or as a URL user@host:port/db).
+//     Only MariaDB 10.11 was tried. InnoDB's REPEATABLE READ is weaker
+//     than snapshot isolation: it allows lost updates.
+//   - SQLite through modernc.org/sqlite (sqlite://FILE, or sqlite::memory:,
+//     the default, which needs no server). SQLite runs one writer at a
+//     time: every transaction begins with BEGIN IMMEDIATE, so it offers
+//     serializable only.
+//
+// The schema is one table (isoscope_kv unless told otherwise) that Reset
+// drops and creates: k BIGINT PRIMARY KEY, v BIGINT for a key's value, and
+// l TEXT for a list, its elements comma-separated (append is the dialect's
+// upsert that concatenates). Writes are upserts; a key is absent when it
+// has no row.
+package db

@@ -1,0 +1,124 @@
+package db
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Target is a parsed database address (the --db flag).
+type Target struct {
+	Kind Kind
+	// Display is the address as people see it: the password hidden.
+	Display string
+	// driverDSN is what the driver opens.
+	driverDSN string
+	// mysql is the parsed MySQL configuration.
+	mysql *mysql.Config
+	// memory says the SQLite database lives in memory; path is the file
+	// otherwise.
+	memory bool
+	path   string
+}
+
+// DefaultAddress is the database `isoscope run` uses without --db: an
+// in-memory SQLite database, which needs no server.
+const DefaultAddress = "sqlite::memory:"
+
+// ParseTarget parses a database address:
+//
+//	postgres://user:pass@host:port/db?options   (also postgresql://)
+//	mysql://user:pass@tcp(host:port)/db?options (go-sql-driver's form)
+//	mysql://user:pass@host:port/db?options      (URL form; also mariadb://)
+//	sqlite://FILE, sqlite:FILE, sqlite:///ABSOLUTE/FILE
+//	sqlite::memory: (also sqlite://:memory:; "" is the default, in memory)
+func ParseTarget(addr string) (Target, error) {
+	addr = strings.TrimSpace(addr)
+	if addr == "" {
+		addr = DefaultAddress
+	}
+	scheme, rest, ok := strings.Cut(addr, ":")
+	if !ok {
+		return Target{}, badAddress(addr)
+	}
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		u, err := url.Parse(addr)
+		if err != nil {
+			return Target{}, fmt.Errorf("database address: %v", err)
+		}
+		q := u.Query()
+		if q.Get("application_name") == "" {
+			q.Set("application_name", "isoscope")
+			u.RawQuery = q.Encode()
+		}
+		return Target{Kind: Postgres, Display: u.Redacted(), driverDSN: u.String()}, nil
+	case "mysql", "mariadb":
+		return parseMySQL(addr, strings.TrimPrefix(rest, "//"))
+	case "sqlite", "sqlite3":
+		return parseSQLite(addr, rest)
+	}
+	return Target{}, badAddress(addr)
+}
+
+func badAddress(addr string) error {
+	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE or sqlite::memory:)", addr)
+}
+
+// parseMySQL accepts go-sql-driver's DSN form (user:pass@tcp(host:port)/db)
+// and the URL form (user:pass@host:port/db), and turns on client-side
+// parameter interpolation: one round trip per statement.
+func parseMySQL(addr, rest string) (Target, error) {
+	dsn := rest
+	if !strings.Contains(rest, "(") {
+		u, err := url.Parse("mysql://" + rest)
+		if err != nil {
+			return Target{}, fmt.Errorf("database address: %v", err)
+		}
+		host := u.Host
+		if host == "" {
+			host = "127.0.0.1:3306"
+		} else if u.Port() == "" {
+			host = net.JoinHostPort(u.Hostname(), "3306")
+		}
+		user := ""
+		if u.User != nil {
+			user = u.User.Username()
+			if p, ok := u.User.Password(); ok {
+				user += ":" + p
+			}
+			user += "@"
+		}
+		dsn = user + "tcp(" + host + ")/" + strings.TrimPrefix(u.Path, "/")
+		if u.RawQuery != "" {
+			dsn += "?" + u.RawQuery
+		}
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return Target{}, fmt.Errorf("database address %q: %v", addr, err)
+	}
+	cfg.InterpolateParams = true
+	shown := *cfg
+	if shown.Passwd != "" {
+		shown.Passwd = "xxxxx"
+	}
+	return Target{Kind: MySQL, Display: "mysql://" + shown.FormatDSN(), driverDSN: cfg.FormatDSN(), mysql: cfg}, nil
+}
+
+func parseSQLite(addr, rest string) (Target, error) {
+	path := strings.TrimPrefix(rest, "//")
+	switch path {
+	case ":memory:", "memory":
+		return Target{Kind: SQLite, Display: DefaultAddress, memory: true}, nil
+	case "":
+		return Target{}, fmt.Errorf("database address %q names no file (sqlite://FILE or sqlite::memory:)", addr)
+	}
+	if strings.ContainsAny(path, "?#") {
+		return Target{}, fmt.Errorf("database address %q: a SQLite file name may not hold ? or #", addr)
+	}
+	return Target{Kind: SQLite, Display: "sqlite://" + path, path: path}, nil
+}

@@ -1,0 +1,83 @@
+package db
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseTarget(t *testing.T) {
+	for _, c := range []struct {
+		addr    string
+		kind    Kind
+		display string
+		driver  string // a substring of the driver's DSN
+	}{
+		{"", SQLite, "sqlite::memory:", ""},
+		{"sqlite::memory:", SQLite, "sqlite::memory:", ""},
+		{"sqlite://:memory:", SQLite, "sqlite::memory:", ""},
+		{"sqlite://run.db", SQLite, "sqlite://run.db", ""},
+		{"sqlite:run.db", SQLite, "sqlite://run.db", ""},
+		{"sqlite:///tmp/run.db", SQLite, "sqlite:///tmp/run.db", ""},
+		{"postgres://postgres@127.0.0.1:5432/test", Postgres, "postgres://postgres@127.0.0.1:5432/test?application_name=isoscope", "application_name=isoscope"},
+		{"postgresql://u:secret@h/db?application_name=x", Postgres, "postgresql://u:xxxxx@h/db?application_name=x", "u:secret@h"},
+		{"mysql://root@tcp(127.0.0.1:3306)/test", MySQL, "mysql://root@tcp(127.0.0.1:3306)/test?interpolateParams=true", "root@tcp(127.0.0.1:3306)/test"},
+		{"mysql://root@127.0.0.1:3306/test", MySQL, "mysql://root@tcp(127.0.0.1:3306)/test?interpolateParams=true", "tcp(127.0.0.1:3306)"},
+		{"mariadb://u:pw@db.example/shop?timeout=5s", MySQL, "mysql://u:xxxxx@tcp(db.example:3306)/shop?interpolateParams=true&timeout=5s", "u:pw@tcp(db.example:3306)/shop"},
+		{"mysql://u:pw@tcp(h:1)/d", MySQL, "mysql://u:xxxxx@tcp(h:1)/d?interpolateParams=true", "u:pw@"},
+	} {
+		got, err := ParseTarget(c.addr)
+		if err != nil {
+			t.Errorf("%q: %v", c.addr, err)
+			continue
+		}
+		if got.Kind != c.kind || got.Display != c.display || !strings.Contains(got.driverDSN, c.driver) {
+			t.Errorf("%q: got %s %q (driver %q), want %s %q (driver ∋ %q)", c.addr, got.Kind, got.Display, got.driverDSN, c.kind, c.display, c.driver)
+		}
+	}
+	for _, bad := range []string{"redis://x", "nothing", "sqlite:", "sqlite://a?b", "mysql://u@tcp(h/d"} {
+		if _, err := ParseTarget(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestParseIsolation(t *testing.T) {
+	for i := range numIsolations {
+		for _, s := range []string{i.String(), i.SQL()} {
+			if got, err := ParseIsolation(s); err != nil || got != i {
+				t.Errorf("ParseIsolation(%q) = %v, %v", s, got, err)
+			}
+		}
+	}
+	if got, _ := ParseIsolation("RR"); got != RepeatableRead {
+		t.Errorf("RR = %v", got)
+	}
+	if _, err := ParseIsolation("snapshot"); err == nil {
+		t.Error("snapshot accepted")
+	}
+	if RepeatableRead.SQL() != "REPEATABLE READ" {
+		t.Errorf("SQL = %q", RepeatableRead.SQL())
+	}
+}
+
+func TestProductVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"PostgreSQL 15.20 (Debian 15.20-0+deb12u1) on x86_64-pc-linux-gnu": "PostgreSQL 15.20",
+		"10.11.19-MariaDB-0+deb12u1":                                       "MariaDB 10.11.19",
+		"8.0.36":                                                           "MySQL 8.0.36",
+		"SQLite 3.51.2":                                                    "SQLite 3.51.2",
+	} {
+		if got := productVersion(in); got != want {
+			t.Errorf("productVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseList(t *testing.T) {
+	if l, err := parseList("1,22,-3"); err != nil || len(l) != 3 || l[1] != 22 || l[2] != -3 {
+		t.Errorf("parseList = %v, %v", l, err)
+	}
+	if _, err := parseList("1,,2"); err == nil {
+		t.Error("empty element accepted")
+	}
+}

@@ -1,0 +1,26 @@
+// Package runner runs a workload plan against a database with many
+// concurrent sessions and records what the clients saw: envelope tracing
+// (Boomslang's term), each transaction with its operations and their
+// results in program order, its status — committed, aborted (the database
+// said so), or unknown (the connection broke or the run was interrupted
+// while its COMMIT was in flight) — and begin and end instants taken just
+// before the first request and just after the last response from one
+// monotonic clock (a wall-clock base plus the monotonic time elapsed, in
+// nanoseconds).
+//
+// Every session holds one connection and runs its plan's transactions in
+// order. A transaction the database aborts is retried, up to a limit, as
+// a new transaction with new values: MTC's unique-values rule holds
+// across retries. A session whose connection breaks reconnects and goes on
+// under a new session label (its last transaction may still commit on the
+// old connection after the new one's first began); one that cannot
+// reconnect stops, and the summary says why.
+//
+// One recorder goroutine receives the sessions' transactions in the order
+// they finished, numbers them 1, 2, … in that order, and streams them to
+// the output in the isoscope history format (internal/format/native) as
+// they come, flushing whenever it catches up, so that an interrupted run
+// leaves a complete, valid history of everything that happened. Why
+// transactions aborted is not part of the history format; the summary
+// counts the reasons.
+package runner

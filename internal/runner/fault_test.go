@@ -1,0 +1,249 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/db"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/workload"
+)
+
+var (
+	errLost  = errors.New("injected: connection lost")
+	errAbort = errors.New("injected: serialization failure")
+)
+
+// faultDB wraps a database and injects faults into its connections.
+type faultDB struct {
+	db.Database
+	mu sync.Mutex
+	// commits and writes count calls over all connections.
+	commits, writes int
+	// lostAfterCommit makes every n-th COMMIT commit and then report a
+	// lost connection; abortWrite makes every n-th write fail aborted.
+	lostAfterCommit, abortWrite int
+	// gone makes every statement and every Connect fail.
+	gone atomic.Bool
+	// block makes the connection numbered blockCommit block in COMMIT,
+	// and blockWrite in a write, until the context ends.
+	block                   atomic.Bool
+	blockCommit, blockWrite int
+	stalled                 atomic.Int32
+	conns                   int
+}
+
+func (f *faultDB) Classify(err error) (db.ErrorClass, string) {
+	switch {
+	case errors.Is(err, errLost):
+		return db.Disconnected, "connection lost"
+	case errors.Is(err, errAbort):
+		return db.Aborted, "injected abort"
+	}
+	return f.Database.Classify(err)
+}
+
+func (f *faultDB) Connect(ctx context.Context) (db.Conn, error) {
+	if f.gone.Load() {
+		return nil, errors.New("injected: connection refused")
+	}
+	c, err := f.Database.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.conns++
+	return &faultConn{Conn: c, f: f, n: f.conns - 1}, nil
+}
+
+type faultConn struct {
+	db.Conn
+	f *faultDB
+	n int
+}
+
+func (c *faultConn) Begin(ctx context.Context, iso db.Isolation) error {
+	if c.f.gone.Load() {
+		return errLost
+	}
+	return c.Conn.Begin(ctx, iso)
+}
+
+// stall releases the transaction's locks and waits for the end of ctx.
+func (c *faultConn) stall(ctx context.Context) error {
+	_ = c.Conn.Rollback(context.Background())
+	c.f.stalled.Add(1)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (c *faultConn) Write(ctx context.Context, k, v int64) error {
+	if c.f.gone.Load() {
+		return errLost
+	}
+	if c.f.block.Load() && c.n == c.f.blockWrite {
+		return c.stall(ctx)
+	}
+	c.f.mu.Lock()
+	c.f.writes++
+	n := c.f.writes
+	c.f.mu.Unlock()
+	if c.f.abortWrite > 0 && n%c.f.abortWrite == 0 {
+		return errAbort
+	}
+	return c.Conn.Write(ctx, k, v)
+}
+
+func (c *faultConn) Commit(ctx context.Context) error {
+	if c.f.gone.Load() {
+		return errLost
+	}
+	if c.f.block.Load() && c.n == c.f.blockCommit {
+		return c.stall(ctx)
+	}
+	c.f.mu.Lock()
+	c.f.commits++
+	n := c.f.commits
+	c.f.mu.Unlock()
+	if err := c.Conn.Commit(ctx); err != nil {
+		return err
+	}
+	if c.f.lostAfterCommit > 0 && n%c.f.lostAfterCommit == 0 {
+		return errLost
+	}
+	return nil
+}
+
+// TestUnknownAndRetries injects commits whose acknowledgement is lost and
+// writes the database aborts: the first are recorded unknown (and, being
+// committed and read by others, take effect), the sessions reconnect
+// under new labels, and aborted transactions are retried with new values.
+func TestUnknownAndRetries(t *testing.T) {
+	f := &faultDB{Database: sqlite(t), lostAfterCommit: 50, abortWrite: 37}
+	p := newPlan(t, workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 4, Txns: 800, Keys: 8, Dist: workload.Zipfian}, 4)
+	res, h := runRecorded(t, context.Background(), Config{DB: f, Isolation: db.Serializable, Plan: p})
+	s := res.Summary
+	st := h.Stats()
+	if s.Unknown == 0 || st.Unknown != s.Unknown || s.Reconnects != s.Unknown || s.Aborted == 0 || st.Aborted != s.Aborted {
+		t.Fatalf("summary %+v, history %+v", s, st)
+	}
+	if s.Reasons["connection lost"] != s.Unknown || s.Reasons["injected abort"] != s.Aborted {
+		t.Errorf("reasons %v", s.Reasons)
+	}
+	if len(h.Sessions) <= 4 || len(h.Sessions) > 4+s.Reconnects {
+		t.Errorf("%d sessions in the history, want more than 4 and at most 4 + %d reconnected", len(h.Sessions), s.Reconnects)
+	}
+	// Each unknown transaction ends its session label: the next
+	// transaction of that session runs under a new one.
+	last := map[int32]history.Status{}
+	for i := range h.Txns {
+		if st, ok := last[h.Txns[i].Session]; ok && st == history.Unknown {
+			t.Fatalf("transaction %s follows an unknown one in session %s", h.Txns[i].ID, h.Sessions[h.Txns[i].Session])
+		}
+		last[h.Txns[i].Session] = h.Txns[i].Status
+	}
+	// The history reads back with its unique-values promise verified (so
+	// retries wrote new values), and is serializable: the unknown
+	// transactions that others read count as committed.
+	if r := verdict(t, h, "ser"); r.Outcome != check.Satisfied {
+		t.Errorf("ser: %s: %v", r.Outcome, r.Anomalies)
+	}
+}
+
+// TestInterruptMarksInFlight interrupts a run while one session waits for
+// its COMMIT and another for a write: the first transaction is recorded
+// unknown, the second aborted, and the history is complete.
+func TestInterruptMarksInFlight(t *testing.T) {
+	f := &faultDB{Database: sqlite(t), blockCommit: 0, blockWrite: 1}
+	p := newPlan(t, workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 4, Txns: 100000, Keys: 50, ReadRatio: 0.01}, 5)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hook := func(n int) {
+		if n == 100 {
+			f.block.Store(true)
+		}
+		if f.stalled.Load() == 2 {
+			cancel()
+		}
+	}
+	done := make(chan struct{})
+	var res *Result
+	var h *history.History
+	go func() {
+		defer close(done)
+		res, h = runRecorded(t, ctx, Config{DB: f, Isolation: db.Serializable, Plan: p, Hook: hook})
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not stop after the interrupt")
+	}
+	if !res.Summary.Interrupted || res.Summary.Done >= res.Summary.Planned {
+		t.Fatalf("summary %+v", res.Summary)
+	}
+	order := h.SessionOrder()
+	lastOf := func(label int) *history.Txn {
+		for s, l := range h.Sessions {
+			if l == history.IntValue(int64(label)) {
+				return &h.Txns[order[s][len(order[s])-1]]
+			}
+		}
+		t.Fatalf("no session %d", label)
+		return nil
+	}
+	if tx := lastOf(0); tx.Status != history.Unknown {
+		t.Errorf("session 0 stalled in COMMIT: its last transaction is %s", tx.Status)
+	}
+	tx := lastOf(1)
+	if tx.Status != history.Aborted || len(tx.Ops) == 0 || tx.Ops[len(tx.Ops)-1].Kind != history.Write {
+		t.Errorf("session 1 stalled in a write: its last transaction is %s with ops %v", tx.Status, tx.Ops)
+	}
+	for s := 2; s < 4; s++ {
+		if st := lastOf(s).Status; st == history.Unknown {
+			t.Errorf("session %d: last transaction %s", s, st)
+		}
+	}
+	if res.Summary.Reasons["interrupted"] < 2 {
+		t.Errorf("reasons %v", res.Summary.Reasons)
+	}
+}
+
+// TestDatabaseGoesAway makes every statement and reconnection fail in
+// the middle of a run: the sessions stop with a clear error, and the
+// history of what happened until then is complete.
+func TestDatabaseGoesAway(t *testing.T) {
+	f := &faultDB{Database: sqlite(t)}
+	p := newPlan(t, workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 3, Txns: 100000, Keys: 20}, 6)
+	hook := func(n int) {
+		if n == 200 {
+			f.gone.Store(true)
+		}
+	}
+	start := time.Now()
+	res, h := runRecorded(t, context.Background(), Config{DB: f, Isolation: db.Serializable, Plan: p, Hook: hook})
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("the run took %v to notice", time.Since(start))
+	}
+	s := res.Summary
+	if len(s.Errors) != 3 {
+		t.Fatalf("%d session errors, want 3: %v", len(s.Errors), s.Errors)
+	}
+	for _, err := range s.Errors {
+		if !strings.Contains(err.Error(), "connection lost; reconnecting failed: injected: connection refused") {
+			t.Errorf("session error %q", err)
+		}
+	}
+	if s.Interrupted || len(h.Txns) < 200 || s.Done >= s.Planned {
+		t.Errorf("summary %+v with %d transactions", s, len(h.Txns))
+	}
+	if r := verdict(t, h, "ser"); r.Outcome != check.Satisfied {
+		t.Errorf("ser: %s: %v", r.Outcome, r.Anomalies)
+	}
+}

@@ -1,0 +1,185 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/isoscope/isoscope/internal/db"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/workload"
+)
+
+// session is one client: a connection that runs its plan's transactions
+// one after another.
+type session struct {
+	r *run
+	// idx is the session's place in the plan; label is its label in the
+	// history, which changes when it reconnects.
+	idx   int
+	label int64
+	conn  db.Conn
+	out   chan<- *record
+	// seq counts the fresh values the session handed out.
+	seq int64
+	// known holds, for the lwt workload, the value the session last saw
+	// at each key.
+	known map[int64]history.Value
+
+	done, committed, aborted, unknown, gaveUp, reconnects int
+	reasons                                               map[string]int
+	// failures counts consecutive transactions that failed with an error
+	// that is neither an abort nor a lost connection.
+	failures int
+	err      error
+}
+
+// maxFailures is how many transactions in a row may fail with unexpected
+// errors before the session gives up: a broken schema or a missing
+// privilege fails every transaction.
+const maxFailures = 20
+
+// reconnectDelays are the waits before each attempt to reconnect.
+var reconnectDelays = []time.Duration{50 * time.Millisecond, 250 * time.Millisecond, time.Second}
+
+func newSession(r *run, idx int, conn db.Conn) *session {
+	return &session{r: r, idx: idx, label: int64(idx), conn: conn, known: map[int64]history.Value{}, reasons: map[string]int{}}
+}
+
+// fresh returns a value no other write of the run uses: the sessions
+// interleave their counters.
+func (s *session) fresh() int64 {
+	s.seq++
+	return s.seq*int64(len(s.r.c.Plan.Sessions)) + int64(s.idx) + 1
+}
+
+// run executes the session's plan until it ends, the context ends, or
+// the database cannot be reached.
+func (s *session) run(ctx context.Context) {
+	for i := range s.r.c.Plan.Sessions[s.idx] {
+		pt := &s.r.c.Plan.Sessions[s.idx][i]
+		for attempt := 0; ; attempt++ {
+			if ctx.Err() != nil {
+				return
+			}
+			status, class, err := s.attempt(ctx, pt)
+			if class == db.Disconnected && ctx.Err() == nil {
+				if !s.reconnect(ctx, err) {
+					return
+				}
+			}
+			if class == db.Failed && status == history.Aborted {
+				s.failures++
+				if s.failures >= maxFailures {
+					s.err = fmt.Errorf("session %d: %d transactions in a row failed; the last: %v", s.idx, s.failures, err)
+					return
+				}
+			} else {
+				s.failures = 0
+			}
+			if status != history.Aborted {
+				break
+			}
+			if class == db.Interrupted || ctx.Err() != nil {
+				return
+			}
+			if attempt >= s.r.retries {
+				s.gaveUp++
+				break
+			}
+		}
+		s.done++
+		s.r.progress.Done.Add(1)
+	}
+}
+
+// reconnect replaces a broken connection. The session goes on under a new
+// label: its last transaction may still commit on the old connection
+// after the new connection's first one began, so session order between
+// them is not guaranteed.
+func (s *session) reconnect(ctx context.Context, cause error) bool {
+	_ = s.conn.Discard()
+	s.conn = nil
+	var err error
+	for _, d := range reconnectDelays {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(d):
+		}
+		var c db.Conn
+		if c, err = s.r.c.DB.Connect(ctx); err == nil {
+			s.conn = c
+			s.label = s.r.nextLabel.Add(1) - 1
+			s.reconnects++
+			return true
+		}
+	}
+	_, why := s.r.c.DB.Classify(cause)
+	s.err = fmt.Errorf("session %d: %s; reconnecting failed: %v", s.idx, why, err)
+	return false
+}
+
+// attempt runs one transaction of the plan and records it. It returns the
+// transaction's status, and for a failure the error's class and the error.
+func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status, db.ErrorClass, error) {
+	var rec *record
+	if s.out != nil {
+		rec = &record{session: s.label, ops: make([]history.Op, 0, len(pt.Ops)+1)}
+	}
+	c := s.conn
+	begin := s.r.clock.now()
+	err := c.Begin(ctx, s.r.c.Isolation)
+	for i := 0; err == nil && i < len(pt.Ops); i++ {
+		err = s.do(ctx, &pt.Ops[i], rec)
+	}
+	committing := false
+	if err == nil {
+		if err = ctx.Err(); err == nil {
+			committing = true
+			err = c.Commit(ctx)
+		}
+	}
+	end := s.r.clock.now()
+	status, class, why := history.Committed, db.ErrorClass(0), ""
+	if err != nil {
+		class, why = s.r.c.DB.Classify(err)
+		if ctx.Err() != nil && class != db.Aborted {
+			class, why = db.Interrupted, "interrupted"
+		}
+		status = history.Aborted
+		if committing && (class == db.Disconnected || class == db.Interrupted) {
+			status = history.Unknown
+		}
+		if class != db.Disconnected && !committing {
+			if rbErr := s.rollback(ctx); rbErr != nil && class != db.Interrupted {
+				class = db.Disconnected
+			}
+		}
+		s.reasons[why]++
+	}
+	switch status {
+	case history.Committed:
+		s.committed++
+		s.r.progress.Committed.Add(1)
+	case history.Aborted:
+		s.aborted++
+		s.r.progress.Aborted.Add(1)
+	default:
+		s.unknown++
+		s.r.progress.Unknown.Add(1)
+	}
+	if rec != nil {
+		rec.status, rec.begin, rec.end = status, begin, end
+		s.out <- rec
+	}
+	return status, class, err
+}
+
+// rollback ends a failed transaction; it outlives an ended context for a
+// moment so that the server is not left holding locks.
+func (s *session) rollback(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return s.conn.Rollback(rctx)
+}

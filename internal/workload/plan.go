@@ -1,0 +1,290 @@
+package workload
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// Workload names a transaction mix that a Plan is drawn from.
+type Workload uint8
+
+// The workloads of `isoscope run`.
+const (
+	// MiniTxn is MTC's mini-transactions (Wei et al., §III-A and §V-A1):
+	// one or two reads and at most two writes over one or two keys, every
+	// write preceded by a read of its key, fresh values.
+	MiniTxn Workload = iota
+	// General is Cobra's general workload: read-only, write-only and
+	// read-modify-write transactions of Ops operations each, with fresh
+	// values except on the keys Duplicates picks.
+	General
+	// ListAppend is Elle's list-append workload: appends of fresh
+	// elements and reads of whole lists.
+	ListAppend
+	// LWT is lightweight transactions: one compare-and-set,
+	// insert-if-not-exists or read of a single key per transaction.
+	LWT
+	// Range mixes point reads, writes and deletes with range scans and
+	// iterators (scans with a limit).
+	Range
+	numWorkloads
+)
+
+var workloadNames = [numWorkloads]string{"mt", "general", "list-append", "lwt", "range"}
+
+// String is the workload's name ("mt", "general", "list-append", "lwt",
+// "range").
+func (w Workload) String() string {
+	if w < numWorkloads {
+		return workloadNames[w]
+	}
+	return "Workload(" + strconv.Itoa(int(w)) + ")"
+}
+
+// Workloads lists every workload.
+func Workloads() []Workload {
+	out := make([]Workload, numWorkloads)
+	for i := range out {
+		out[i] = Workload(i)
+	}
+	return out
+}
+
+// ParseWorkload returns the workload named s (case-insensitive; "append"
+// and "mini-transactions" are accepted too).
+func ParseWorkload(s string) (Workload, error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	switch name {
+	case "append", "listappend":
+		return ListAppend, nil
+	case "mini-transactions", "mini-transaction":
+		return MiniTxn, nil
+	}
+	for i, n := range workloadNames {
+		if n == name {
+			return Workload(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown workload %q (%s)", s, strings.Join(workloadNames[:], ", "))
+}
+
+// OpKind names a planned operation.
+type OpKind uint8
+
+// The operations a plan asks the runner to perform.
+const (
+	// ReadOp reads Key.
+	ReadOp OpKind = iota
+	// WriteOp puts a value at Key (insert or update).
+	WriteOp
+	// DeleteOp deletes Key.
+	DeleteOp
+	// ScanOp reads every key of [Key, Hi).
+	ScanOp
+	// IterOp reads the first Limit keys of [Key, Hi).
+	IterOp
+	// AppendOp appends an element to the list at Key.
+	AppendOp
+	// ReadListOp reads the whole list at Key.
+	ReadListOp
+	// CASOp compares and sets Key: from the value the session last saw at
+	// Key to a fresh one, or inserts a fresh value if the session has not
+	// seen Key yet (insert-if-not-exists).
+	CASOp
+)
+
+// String names the operation.
+func (k OpKind) String() string {
+	switch k {
+	case ReadOp:
+		return "read"
+	case WriteOp:
+		return "write"
+	case DeleteOp:
+		return "delete"
+	case ScanOp:
+		return "scan"
+	case IterOp:
+		return "iter"
+	case AppendOp:
+		return "append"
+	case ReadListOp:
+		return "read-list"
+	case CASOp:
+		return "cas"
+	}
+	return "OpKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Op is one planned operation.
+type Op struct {
+	Kind OpKind
+	// Key is the key, or the low bound (inclusive) of a scan or iterator.
+	Key int64
+	// Hi is the high bound (exclusive) of a scan or iterator.
+	Hi int64
+	// Limit is how many pairs an iterator takes at most.
+	Limit int
+	// Value is the value a write puts when Fixed is set. Otherwise the
+	// runner writes (or appends, or sets) a fresh value, unique in the
+	// whole run and new at every retry.
+	Value int64
+	Fixed bool
+}
+
+// Txn is one planned transaction: its operations in program order.
+type Txn struct {
+	Ops []Op
+}
+
+// Writes reports whether the transaction may change the database.
+func (t *Txn) Writes() bool {
+	for _, op := range t.Ops {
+		switch op.Kind {
+		case WriteOp, DeleteOp, AppendOp, CASOp:
+			return true
+		}
+	}
+	return false
+}
+
+// PlanConfig describes a plan.
+type PlanConfig struct {
+	Workload Workload
+	// Sessions is the number of client sessions.
+	Sessions int
+	// Txns is the number of planned transactions in all, dealt to the
+	// sessions in turn (retries come on top).
+	Txns int
+	// Keys is how many keys the workload uses, numbered 0..Keys-1.
+	Keys int
+	// Dist is the distribution of the key accesses.
+	Dist Distribution
+	// ReadRatio is the share of reads: of read-only transactions for mt
+	// and general (default 0.2), of plain reads for lwt (default 0.2), of
+	// read operations for list-append and range (default 0.5). Negative:
+	// the default.
+	ReadRatio float64
+	// Ops is the number of operations per transaction for general
+	// (default 8) and the maximum for list-append and range (default 4);
+	// mt and lwt ignore it. 0: the default.
+	Ops int
+	// Duplicates is, for general, the share of keys whose written values
+	// come from a small zipfian domain instead of being fresh.
+	Duplicates float64
+	// DuplicateDomain is the size of that domain (0: 8).
+	DuplicateDomain int
+}
+
+// WithDefaults returns c with its unset parameters set to the workload's
+// defaults.
+func (c PlanConfig) WithDefaults() PlanConfig {
+	if c.ReadRatio < 0 {
+		switch c.Workload {
+		case ListAppend, Range:
+			c.ReadRatio = 0.5
+		default:
+			c.ReadRatio = 0.2
+		}
+	}
+	if c.Ops <= 0 {
+		switch c.Workload {
+		case General:
+			c.Ops = 8
+		case ListAppend, Range:
+			c.Ops = 4
+		}
+	}
+	if c.DuplicateDomain <= 0 {
+		c.DuplicateDomain = 8
+	}
+	return c
+}
+
+func (c *PlanConfig) validate() error {
+	switch {
+	case c.Workload >= numWorkloads:
+		return fmt.Errorf("unknown workload %s", c.Workload)
+	case c.Sessions < 1 || c.Sessions > 1<<16:
+		return fmt.Errorf("sessions must be in [1, 65536], got %d", c.Sessions)
+	case c.Txns < 0:
+		return fmt.Errorf("negative transaction count %d", c.Txns)
+	case c.Keys < 1 || c.Keys > 1<<30:
+		return fmt.Errorf("keys must be in [1, 2^30], got %d", c.Keys)
+	case !(c.ReadRatio >= 0 && c.ReadRatio <= 1):
+		return fmt.Errorf("read ratio %v is not in [0, 1]", c.ReadRatio)
+	case !(c.Duplicates >= 0 && c.Duplicates <= 1):
+		return fmt.Errorf("duplicates %v is not in [0, 1]", c.Duplicates)
+	case c.Duplicates > 0 && c.Workload != General:
+		return fmt.Errorf("duplicates are a knob of the general workload, not of %s", c.Workload)
+	case c.Ops > 1<<12:
+		return fmt.Errorf("at most %d operations per transaction, got %d", 1<<12, c.Ops)
+	}
+	return nil
+}
+
+// String describes the configuration in one line, for a history's source.
+func (c PlanConfig) String() string {
+	s := fmt.Sprintf("workload=%s sessions=%d txns=%d keys=%d dist=%s read-ratio=%g", c.Workload, c.Sessions, c.Txns, c.Keys, c.Dist, c.ReadRatio)
+	switch c.Workload {
+	case General:
+		s += fmt.Sprintf(" ops=%d duplicates=%g", c.Ops, c.Duplicates)
+	case ListAppend, Range:
+		s += fmt.Sprintf(" max-ops=%d", c.Ops)
+	}
+	return s
+}
+
+// Plan is what every session will run: its transactions in order.
+type Plan struct {
+	// Config is the configuration with defaults filled in.
+	Config PlanConfig
+	// Sessions holds each session's transactions, in the order it runs
+	// them.
+	Sessions [][]Txn
+	// UniqueValues says no two writes put the same value at a key (every
+	// value is fresh), so the history may promise unique values.
+	UniqueValues bool
+}
+
+// Len returns the number of planned transactions.
+func (p *Plan) Len() int {
+	n := 0
+	for _, s := range p.Sessions {
+		n += len(s)
+	}
+	return n
+}
+
+// NewPlan draws a plan for c from r: the same configuration and the same
+// seed give the same plan. It is pure: no clock, no global randomness.
+func NewPlan(c PlanConfig, r *rand.Rand) (*Plan, error) {
+	c = c.WithDefaults()
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	keys, err := NewKeyChooser(c.Dist, c.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	g := &planner{c: c, r: r, keys: keys}
+	if c.Workload == General {
+		if err := g.duplicates(); err != nil {
+			return nil, err
+		}
+	}
+	p := &Plan{Config: c, Sessions: make([][]Txn, c.Sessions), UniqueValues: true}
+	for s := range p.Sessions {
+		p.Sessions[s] = make([]Txn, 0, c.Txns/c.Sessions+1)
+	}
+	for i := range c.Txns {
+		s := i % c.Sessions
+		p.Sessions[s] = append(p.Sessions[s], g.next())
+	}
+	for _, d := range g.dup {
+		p.UniqueValues = p.UniqueValues && !d
+	}
+	return p, nil
+}

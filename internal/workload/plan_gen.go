@@ -1,0 +1,207 @@
+package workload
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// planner draws the transactions of one plan.
+type planner struct {
+	c    PlanConfig
+	r    *rand.Rand
+	keys KeyChooser
+	// dup marks the general workload's keys whose values come from
+	// domain.
+	dup    []bool
+	domain KeyChooser
+}
+
+func (g *planner) next() Txn {
+	switch g.c.Workload {
+	case General:
+		return g.general()
+	case ListAppend:
+		return g.listAppend()
+	case LWT:
+		return g.lwt()
+	case Range:
+		return g.rangeTxn()
+	}
+	return g.miniTxn()
+}
+
+func (g *planner) key() int64 { return int64(g.keys.Next(g.r)) }
+
+// A step of a mini-transaction template: a read or a write of the first or
+// second key.
+type step struct {
+	write bool
+	slot  uint8
+}
+
+// mtTemplates are the shapes of MTC's mini-transactions (as internal/gen
+// draws them): every write is preceded by a read of its key.
+var mtTemplates = [...][]step{
+	{{false, 0}},                                   // r x
+	{{false, 0}, {false, 1}},                       // r x r y
+	{{false, 0}, {true, 0}},                        // r x w x
+	{{false, 0}, {false, 1}, {true, 0}, {true, 1}}, // r x r y w x w y
+	{{false, 0}, {true, 0}, {false, 1}, {true, 1}}, // r x w x r y w y
+	{{false, 0}, {false, 1}, {true, 0}},            // r x r y w x
+	{{false, 0}, {false, 1}, {true, 1}},            // r x r y w y
+}
+
+const (
+	mtRead1, mtRead2, mtRMW1, mtRMW2 = 0, 1, 2, 3
+	numMTRMW2                        = 4
+)
+
+// miniTxn draws a mini-transaction: read-only with probability ReadRatio,
+// over one or two distinct keys with equal probability.
+func (g *planner) miniTxn() Txn {
+	var k [2]int64
+	two := g.c.Keys > 1 && g.r.Uint64()&1 == 0
+	k[0] = g.key()
+	if two {
+		k[1] = g.otherKey(k[0])
+	}
+	readOnly := g.r.Float64() < g.c.ReadRatio
+	var tmpl int
+	switch {
+	case readOnly && two:
+		tmpl = mtRead2
+	case readOnly:
+		tmpl = mtRead1
+	case two:
+		tmpl = mtRMW2 + g.r.IntN(numMTRMW2)
+	default:
+		tmpl = mtRMW1
+	}
+	steps := mtTemplates[tmpl]
+	ops := make([]Op, len(steps))
+	for i, st := range steps {
+		ops[i] = Op{Kind: ReadOp, Key: k[st.slot]}
+		if st.write {
+			ops[i].Kind = WriteOp
+		}
+	}
+	return Txn{Ops: ops}
+}
+
+// otherKey draws a key other than x (there are at least two keys).
+func (g *planner) otherKey(x int64) int64 {
+	for range 8 {
+		if y := g.key(); y != x {
+			return y
+		}
+	}
+	// A very skewed distribution: pick another key uniformly.
+	return (x + 1 + int64(g.r.IntN(g.c.Keys-1))) % int64(g.c.Keys)
+}
+
+// duplicates decides which keys of the general workload take their values
+// from the small domain.
+func (g *planner) duplicates() error {
+	g.dup = make([]bool, g.c.Keys)
+	if g.c.Duplicates == 0 {
+		return nil
+	}
+	for k := range g.dup {
+		g.dup[k] = g.r.Float64() < g.c.Duplicates
+	}
+	var err error
+	if g.domain, err = NewZipfian(g.c.DuplicateDomain, ZipfianTheta); err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	return nil
+}
+
+// write plans a write of k: a value of the small domain on a duplicate
+// key, else a fresh one.
+func (g *planner) write(k int64) Op {
+	if g.dup != nil && g.dup[k] {
+		return Op{Kind: WriteOp, Key: k, Value: int64(g.domain.Next(g.r)) + 1, Fixed: true}
+	}
+	return Op{Kind: WriteOp, Key: k}
+}
+
+// general draws one of Cobra's transactions: read-only with probability
+// ReadRatio, otherwise write-only or read-modify-write with equal
+// probability, Ops operations each (a read-modify-write transaction reads
+// and then writes each of its keys).
+func (g *planner) general() Txn {
+	n := g.c.Ops
+	ops := make([]Op, 0, n)
+	switch u := g.r.Float64(); {
+	case u < g.c.ReadRatio:
+		for range n {
+			ops = append(ops, Op{Kind: ReadOp, Key: g.key()})
+		}
+	case u < g.c.ReadRatio+(1-g.c.ReadRatio)/2:
+		for range n {
+			ops = append(ops, g.write(g.key()))
+		}
+	default:
+		for len(ops)+2 <= n {
+			k := g.key()
+			ops = append(ops, Op{Kind: ReadOp, Key: k}, g.write(k))
+		}
+		if len(ops) < n {
+			ops = append(ops, Op{Kind: ReadOp, Key: g.key()})
+		}
+	}
+	return Txn{Ops: ops}
+}
+
+// listAppend draws one to Ops operations, each a read of a whole list
+// (probability ReadRatio) or an append of a fresh element.
+func (g *planner) listAppend() Txn {
+	n := 1 + g.r.IntN(g.c.Ops)
+	ops := make([]Op, n)
+	for i := range ops {
+		ops[i] = Op{Kind: AppendOp, Key: g.key()}
+		if g.r.Float64() < g.c.ReadRatio {
+			ops[i].Kind = ReadListOp
+		}
+	}
+	return Txn{Ops: ops}
+}
+
+// lwt draws a single-key transaction: a read (probability ReadRatio) or a
+// compare-and-set.
+func (g *planner) lwt() Txn {
+	op := Op{Kind: CASOp, Key: g.key()}
+	if g.r.Float64() < g.c.ReadRatio {
+		op.Kind = ReadOp
+	}
+	return Txn{Ops: []Op{op}}
+}
+
+// rangeTxn draws one to Ops operations: with probability ReadRatio a point
+// read, a scan or an iterator (a third each), otherwise a write (three in
+// four) or a delete. Ranges span 1 to max(1, Keys/4) keys; an iterator
+// takes 1 to 4 pairs.
+func (g *planner) rangeTxn() Txn {
+	n := 1 + g.r.IntN(g.c.Ops)
+	ops := make([]Op, n)
+	width := max(1, g.c.Keys/4)
+	for i := range ops {
+		k := g.key()
+		if g.r.Float64() < g.c.ReadRatio {
+			switch g.r.IntN(3) {
+			case 0:
+				ops[i] = Op{Kind: ReadOp, Key: k}
+			case 1:
+				ops[i] = Op{Kind: ScanOp, Key: k, Hi: k + 1 + int64(g.r.IntN(width))}
+			default:
+				ops[i] = Op{Kind: IterOp, Key: k, Hi: k + 1 + int64(g.r.IntN(width)), Limit: 1 + g.r.IntN(4)}
+			}
+			continue
+		}
+		ops[i] = Op{Kind: WriteOp, Key: k}
+		if g.r.IntN(4) == 0 {
+			ops[i].Kind = DeleteOp
+		}
+	}
+	return Txn{Ops: ops}
+}
