@@ -83,8 +83,8 @@ func experiments() []experiment {
 // tally is one experiment's findings at one level.
 type tally struct {
 	violated, unknown int
-	kinds            map[string]int
-	example          string
+	kinds             map[string]int
+	example           string
 }
 
 func TestEvidence(t *testing.T) {
