@@ -8,9 +8,11 @@ STATICCHECK_VERSION := v0.8.2
 build:
 	$(GO) build -o $(BIN) ./cmd/isoscope
 
-# demo: generate a mini-transaction history with planted anomalies and check it.
+# demo: run a workload on the embedded database and check it; then generate a
+# mini-transaction history with planted anomalies and check it.
 demo: build
 	@mkdir -p tmp
+	cd tmp && ../$(BIN) run
 	$(BIN) gen --txns 100000 --sessions 24 --keys 10000 --dist zipfian --seed 7 \
 		--plant lost-update,write-skew,long-fork --out tmp/demo.jsonl
 	@echo "--- serializability:"
