@@ -17,6 +17,7 @@ import (
 	"github.com/isoscope/isoscope/internal/format/awdit"
 	"github.com/isoscope/isoscope/internal/format/cobra"
 	"github.com/isoscope/isoscope/internal/format/dbcop"
+	"github.com/isoscope/isoscope/internal/format/knossos"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/format/plume"
 	"github.com/isoscope/isoscope/internal/history"
@@ -51,6 +52,7 @@ func Formats() []Format {
 		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write},
 		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
+		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs)", Sniff: knossos.Sniff, Read: knossos.Read},
 	}
 }
 

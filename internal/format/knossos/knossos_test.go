@@ -1,0 +1,68 @@
+package knossos
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+const sample = "INFO  jepsen.util - 0\t:invoke\t:write\t1\n" +
+	"INFO  jepsen.util - 1\t:invoke\t:read\tnil\n" +
+	"INFO  jepsen.util - 0\t:ok\t:write\t1\n" +
+	"INFO  jepsen.util - 1\t:ok\t:read\t1\n" +
+	"INFO  jepsen.util - 2   :invoke :cas    [1 2]\n" +
+	"INFO  jepsen.util - 3\t:invoke\t:cas\t[5 6]\n" +
+	"INFO  jepsen.util - 3\t:fail\t:cas\t[5 6]\n" +
+	"INFO  jepsen.util - 2   :info   :cas    [1 2]\n" +
+	"INFO  jepsen.util - 4\t:invoke\t:write\t7\n"
+
+func TestRead(t *testing.T) {
+	if !Sniff([]byte(sample)) || Sniff([]byte(`{"id":1}`)) {
+		t.Fatal("sniff")
+	}
+	h, err := Read(strings.NewReader(sample), "s.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "t1: s0: @1-3: w x 1 | t2: s1: @2-4: r x 1 | t3: s2: unknown: @5-8: r x 1 w x 2 | t4: s4: unknown: @9-10: w x 7"
+	if got := history.Notation(h); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"hello\n", "not a knossos log line"},
+		{"INFO  jepsen.util - x\t:invoke\t:read\tnil\n", "not an integer"},
+		{"INFO  jepsen.util - 0\t:ok\t:read\tnil\n", "did not invoke"},
+		{"INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:invoke\t:read\tnil\n", "invokes again"},
+		{"INFO  jepsen.util - 0\t:invoke\t:cas\t[1]\nINFO  jepsen.util - 0\t:ok\t:cas\t[1]\n", "not [old new]"},
+		{"INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:ok\t:read\tx\n", "not an integer or nil"},
+		{"INFO  jepsen.util - 0\t:begin\t:read\tnil\n", "unknown type"},
+	} {
+		_, err := Read(strings.NewReader(c.in), "b.log")
+		var fe *format.Error
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) || fe.Line == 0 {
+			t.Errorf("%q: got %v, want a format error with %q", c.in, err, c.want)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add(sample)
+	f.Add("INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := Read(strings.NewReader(s), "f")
+		if err != nil {
+			var fe *format.Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("not a format error: %v", err)
+			}
+			return
+		}
+		_ = history.NewIndex(h)
+	})
+}
