@@ -122,7 +122,7 @@ func TestLabels(t *testing.T) {
 	}
 	t.Logf("%d labelled verdicts checked", checked)
 	if len(pending) > 0 {
-		t.Logf("%d histories in formats isoscope does not read yet (Jepsen EDN/JSON, knossos and porcupine logs; issue 3): %v", len(pending), pending)
+		t.Logf("%d histories in formats isoscope does not read yet (Jepsen EDN/JSON and porcupine key-value logs; issue 3): %v", len(pending), pending)
 	}
 }
 
