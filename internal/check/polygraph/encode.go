@@ -2,13 +2,14 @@ package polygraph
 
 import (
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/cdcl"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/sat"
+	"github.com/isoscope/isoscope/internal/sat/acyclic"
 )
 
 // cond is a literal or a constant: c is +1 (true), -1 (false) or 0 (l).
 type cond struct {
-	l cdcl.Lit
+	l sat.Lit
 	c int8
 }
 
@@ -32,8 +33,8 @@ type litEdge struct {
 // variables for derived anti-dependencies (r ↔ wr ∧ ww).
 type Encoding struct {
 	p       *Polygraph
-	S       *cdcl.Solver
-	T       *cdcl.Acyclic
+	S       *sat.Solver
+	T       *acyclic.Theory
 	split   int32 // offset of the second nodes (snapshot isolation), 0 if none
 	nodes   int32 // transaction nodes (both copies with split); auxiliary ones follow
 	total   int32
@@ -41,8 +42,8 @@ type Encoding struct {
 	present []cond // per transaction: yes, or the variable of an optional one
 	edges   []litEdge
 	// byVar maps a variable to the edges whose condition is it.
-	byVar map[cdcl.Var][]int32
-	ands  map[[2]cdcl.Lit]cdcl.Lit
+	byVar map[sat.Var][]int32
+	ands  map[[2]sat.Lit]sat.Lit
 	// Vars and Clauses count the encoding's size.
 	Vars, Clauses int
 }
@@ -55,20 +56,20 @@ func node(t history.TxnID) int32 { return int32(t) + 1 }
 // the real-time chain, which the caller adds with FixedEdge.
 func Encode(p *Polygraph, si bool, auxNodes int) *Encoding {
 	n := int32(len(p.h.Txns) + 1)
-	e := &Encoding{p: p, S: cdcl.New(), byVar: map[cdcl.Var][]int32{}, ands: map[[2]cdcl.Lit]cdcl.Lit{}}
+	e := &Encoding{p: p, S: sat.New(), byVar: map[sat.Var][]int32{}, ands: map[[2]sat.Lit]sat.Lit{}}
 	e.nodes = n
 	if si {
 		e.split = n
 		e.nodes = 2 * n
 	}
 	e.total = e.nodes + int32(auxNodes)
-	e.T = cdcl.NewAcyclic(int(e.total))
+	e.T = acyclic.New(int(e.total))
 	e.S.SetTheory(e.T)
 	e.present = make([]cond, len(p.h.Txns))
 	for i := range e.present {
 		e.present[i] = yes
 		if p.Optional[i] {
-			e.present[i] = cond{l: cdcl.Pos(e.newVar())}
+			e.present[i] = cond{l: sat.Pos(e.newVar())}
 		}
 	}
 	for _, t := range p.Impossible {
@@ -85,7 +86,7 @@ func Encode(p *Polygraph, si bool, auxNodes int) *Encoding {
 		case -1:
 			e.pairs[i] = no
 		default:
-			e.pairs[i] = cond{l: cdcl.Pos(e.newVar())}
+			e.pairs[i] = cond{l: sat.Pos(e.newVar())}
 		}
 		e.dep(pr.A, pr.B, anomaly.WW, pr.Key, e.pairs[i])
 		e.dep(pr.B, pr.A, anomaly.WW, pr.Key, e.pairs[i].not())
@@ -107,12 +108,12 @@ func (e *Encoding) presence(t history.TxnID) cond {
 	return e.present[t]
 }
 
-func (e *Encoding) newVar() cdcl.Var {
+func (e *Encoding) newVar() sat.Var {
 	e.Vars++
 	return e.S.NewVar()
 }
 
-func (e *Encoding) clause(lits ...cdcl.Lit) {
+func (e *Encoding) clause(lits ...sat.Lit) {
 	e.Clauses++
 	e.S.AddClause(lits...)
 }
@@ -155,11 +156,11 @@ func (e *Encoding) and(x, y cond) cond {
 	if x.l > y.l {
 		x, y = y, x
 	}
-	if z, ok := e.ands[[2]cdcl.Lit{x.l, y.l}]; ok {
+	if z, ok := e.ands[[2]sat.Lit{x.l, y.l}]; ok {
 		return cond{l: z}
 	}
-	z := cdcl.Pos(e.newVar())
-	e.ands[[2]cdcl.Lit{x.l, y.l}] = z
+	z := sat.Pos(e.newVar())
+	e.ands[[2]sat.Lit{x.l, y.l}] = z
 	e.clause(x.l.Not(), y.l.Not(), z)
 	e.clause(z.Not(), x.l)
 	e.clause(z.Not(), y.l)
@@ -174,9 +175,9 @@ func (e *Encoding) read(r Read) {
 	if len(r.Cands) == 1 && p.certain(r.R) && p.certain(r.Cands[0]) {
 		wr[0] = yes // a known wr edge (Build put it in Known)
 	} else {
-		lits := make([]cdcl.Lit, len(r.Cands))
+		lits := make([]sat.Lit, len(r.Cands))
 		for i, c := range r.Cands {
-			lits[i] = cdcl.Pos(e.newVar())
+			lits[i] = sat.Pos(e.newVar())
 			wr[i] = cond{l: lits[i]}
 			if pc := e.presence(c); pc.c == 0 {
 				e.clause(lits[i].Not(), pc.l) // read from c only if c took effect
@@ -185,7 +186,7 @@ func (e *Encoding) read(r Read) {
 				e.clause(lits[i].Not(), pr.l)
 			}
 		}
-		atLeast := append([]cdcl.Lit(nil), lits...)
+		atLeast := append([]sat.Lit(nil), lits...)
 		if pr := e.presence(r.R); pr.c == 0 {
 			atLeast = append(atLeast, pr.l.Not())
 		}
@@ -215,7 +216,7 @@ func (e *Encoding) read(r Read) {
 }
 
 // atMostOne adds pairwise exclusion, or a sequential counter for long lists.
-func (e *Encoding) atMostOne(lits []cdcl.Lit) {
+func (e *Encoding) atMostOne(lits []sat.Lit) {
 	if len(lits) <= 6 {
 		for i := range lits {
 			for j := i + 1; j < len(lits); j++ {
@@ -224,10 +225,10 @@ func (e *Encoding) atMostOne(lits []cdcl.Lit) {
 		}
 		return
 	}
-	prev := cdcl.Pos(e.newVar()) // s_0: some of lits[..0] is true
+	prev := sat.Pos(e.newVar()) // s_0: some of lits[..0] is true
 	e.clause(lits[0].Not(), prev)
 	for i := 1; i < len(lits); i++ {
-		s := cdcl.Pos(e.newVar())
+		s := sat.Pos(e.newVar())
 		e.clause(lits[i].Not(), s)
 		e.clause(prev.Not(), s)
 		e.clause(prev.Not(), lits[i].Not())

@@ -24,12 +24,12 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/cdcl"
 	"github.com/isoscope/isoscope/internal/check/cycles"
 	"github.com/isoscope/isoscope/internal/check/depgraph"
 	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/sat"
 )
 
 // Checker is the solver-backed checker, named "sat".
@@ -74,10 +74,10 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 // Stats describes one solver check, for benchmarks.
 type Stats struct {
 	Txns, Reads, Pairs, PrunedPairs, Vars, Clauses int
-	Result                                         cdcl.Status
+	Result                                         sat.Status
 	// Build, Prune, Encode and Solve are the time each phase took.
 	Build, Prune, Encode, Solve time.Duration
-	Solver                      cdcl.Stats
+	Solver                      sat.Stats
 }
 
 // Check builds, prunes, encodes and solves.
@@ -120,9 +120,9 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	st.Result = enc.S.Solve()
 	st.Solve, st.Solver = time.Since(start), enc.S.Stats()
 	switch st.Result {
-	case cdcl.Sat:
+	case sat.Sat:
 		return nil, st, nil
-	case cdcl.Unsat:
+	case sat.Unsat:
 		if a, ok := enc.counterexample(enc.S.LastConflict); ok {
 			return []anomaly.Anomaly{a}, st, nil
 		}
@@ -170,12 +170,12 @@ func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.
 // counterexample rebuilds the cycle of a theory conflict: the edges whose
 // conditions the conflict's literals negate, with every fixed edge, hold a
 // cycle; the search maps it back to transactions.
-func (e *Encoding) counterexample(conflict []cdcl.Lit) (anomaly.Anomaly, bool) {
+func (e *Encoding) counterexample(conflict []sat.Lit) (anomaly.Anomaly, bool) {
 	if len(conflict) == 0 {
 		return anomaly.Anomaly{}, false
 	}
 	b := graph.NewBuilder(int(e.total), len(e.edges))
-	truth := map[cdcl.Lit]bool{}
+	truth := map[sat.Lit]bool{}
 	for _, l := range conflict {
 		truth[l.Not()] = true
 	}

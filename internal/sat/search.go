@@ -1,9 +1,20 @@
-package cdcl
+package sat
 
 import "slices"
 
 // Solve decides the clauses together with the theory.
-func (s *Solver) Solve() Status {
+func (s *Solver) Solve() Status { return s.SolveAssuming() }
+
+// SolveAssuming decides the clauses and the theory under the assumptions:
+// literals taken as true for this call only (MiniSat's incremental
+// interface). Unsat with a non-empty Failed means the formula is
+// unsatisfiable under the assumptions alone; the solver stays usable, and
+// what it learned stays valid. Unsat with an empty Failed means the formula
+// itself is unsatisfiable.
+func (s *Solver) SolveAssuming(assumptions ...Lit) Status {
+	s.assumptions = append(s.assumptions[:0], assumptions...)
+	s.failed = s.failed[:0]
+	defer func() { s.assumptions = s.assumptions[:0] }()
 	if s.unsat {
 		return Unsat
 	}
@@ -53,6 +64,13 @@ func (s *Solver) search(limit int64) Status {
 		}
 		if s.learnedCount > 20000+len(s.assign)/2+int(s.stats.Conflicts/4) {
 			s.reduce()
+		}
+		if a, st := s.nextAssumption(); st != Unknown {
+			return st
+		} else if a >= 0 {
+			s.trailLim = append(s.trailLim, len(s.trail))
+			s.enqueue(a, -1)
+			continue
 		}
 		v, ok := s.pick()
 		if !ok {
@@ -338,3 +356,59 @@ func (h *varHeap) down(i int) {
 	h.heap[i] = v
 	h.pos[v] = int32(i)
 }
+
+// nextAssumption opens a decision level for each assumption in turn: it
+// returns the next one to assert (or -1 when all hold), and Unsat when one
+// is already false, after collecting the assumptions that force that.
+// Assumption i sits at decision level i+1; one already true gets an empty
+// level, so the levels stay aligned.
+func (s *Solver) nextAssumption() (Lit, Status) {
+	for s.DecisionLevel() < len(s.assumptions) {
+		p := s.assumptions[s.DecisionLevel()]
+		switch s.value(p) {
+		case 1:
+			s.trailLim = append(s.trailLim, len(s.trail))
+		case -1:
+			s.analyzeFinal(p)
+			return -1, Unsat
+		default:
+			return p, Unknown
+		}
+	}
+	return -1, Unknown
+}
+
+// analyzeFinal collects in failed the assumptions that imply ¬p (p is a
+// false assumption): walking the trail back, a literal with a reason
+// clause passes the mark to the clause's other literals, and a marked
+// literal without one above level 0 is an assumption.
+func (s *Solver) analyzeFinal(p Lit) {
+	s.failed = append(s.failed[:0], p)
+	if s.level[p.Var()] == 0 {
+		return
+	}
+	s.seen[p.Var()] = true
+	for i := len(s.trail) - 1; i >= s.trailLim[0]; i-- {
+		v := s.trail[i].Var()
+		if !s.seen[v] {
+			continue
+		}
+		s.seen[v] = false
+		r := s.reason[v]
+		if r < 0 {
+			s.failed = append(s.failed, s.trail[i])
+			continue
+		}
+		for _, q := range s.clauses[r].lits[1:] {
+			if s.level[q.Var()] > 0 {
+				s.seen[q.Var()] = true
+			}
+		}
+	}
+	s.backtrack(0)
+}
+
+// Failed returns, after SolveAssuming answered Unsat, a subset of the
+// assumptions that is unsatisfiable with the formula (empty when the
+// formula alone is unsatisfiable). It is valid until the next call.
+func (s *Solver) Failed() []Lit { return s.failed }

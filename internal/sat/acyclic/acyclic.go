@@ -1,8 +1,16 @@
-package cdcl
+// Package acyclic is the acyclicity theory of the CDCL(T) solver in package
+// sat (VeriStrong, Cai et al., PVLDB 2025, §5.2 and §6.2): edge literals
+// whose true edges must form an acyclic graph, kept in the dynamic
+// topological order of Pearce and Kelly (2006).
+package acyclic
 
-import "slices"
+import (
+	"slices"
 
-// Acyclic is the acyclicity theory (VeriStrong §5.2): every edge is
+	"github.com/isoscope/isoscope/internal/sat"
+)
+
+// Theory is the acyclicity theory (VeriStrong §5.2): every edge is
 // present exactly when its literal is true (or always, for fixed edges),
 // and the present edges must form no cycle. It keeps them in a dynamic
 // topological order (Pearce and Kelly, 2006), so that an edge that agrees
@@ -11,7 +19,7 @@ import "slices"
 // negated literals of its edges (the forward search is breadth-first, so
 // the cycle is short). Phase suggests the polarity whose edges agree with
 // the current order (VeriStrong §6.2).
-type Acyclic struct {
+type Theory struct {
 	ord      []int32 // position of each node in the topological order
 	node     []int32 // node at each position
 	out, in  [][]int32
@@ -33,12 +41,12 @@ type Acyclic struct {
 
 type aEdge struct {
 	from, to int32
-	lit      Lit // -1 for fixed edges
+	lit      sat.Lit // -1 for fixed edges
 }
 
-// NewAcyclic returns the theory over n nodes.
-func NewAcyclic(n int) *Acyclic {
-	a := &Acyclic{ord: make([]int32, n), node: make([]int32, n), out: make([][]int32, n), in: make([][]int32, n),
+// New returns the theory over n nodes, with no edges.
+func New(n int) *Theory {
+	a := &Theory{ord: make([]int32, n), node: make([]int32, n), out: make([][]int32, n), in: make([][]int32, n),
 		mark: make([]uint32, n), parent: make([]int32, n)}
 	for i := range n {
 		a.ord[i], a.node[i] = int32(i), int32(i)
@@ -47,7 +55,7 @@ func NewAcyclic(n int) *Acyclic {
 }
 
 // AddEdge registers from→to, present exactly when lit is true.
-func (a *Acyclic) AddEdge(from, to int32, lit Lit) {
+func (a *Theory) AddEdge(from, to int32, lit sat.Lit) {
 	id := int32(len(a.edges))
 	a.edges = append(a.edges, aEdge{from, to, lit})
 	for int(lit) >= len(a.byLit) {
@@ -59,7 +67,7 @@ func (a *Acyclic) AddEdge(from, to int32, lit Lit) {
 // AddFixedEdge adds from→to, always present. Fixed edges are collected and
 // laid out in one topological sort when the search starts, rather than
 // inserted one by one.
-func (a *Acyclic) AddFixedEdge(from, to int32) {
+func (a *Theory) AddFixedEdge(from, to int32) {
 	id := int32(len(a.edges))
 	a.edges = append(a.edges, aEdge{from, to, -1})
 	a.pending = append(a.pending, id)
@@ -67,7 +75,7 @@ func (a *Acyclic) AddFixedEdge(from, to int32) {
 
 // settle links the pending fixed edges: a topological sort of them gives
 // the initial order (Kahn), so every later insertion starts from it.
-func (a *Acyclic) settle() {
+func (a *Theory) settle() {
 	if len(a.pending) == 0 {
 		return
 	}
@@ -117,7 +125,7 @@ func (a *Acyclic) settle() {
 
 // fixedCycleFrom walks fixed edges among nodes left with in-degree from v
 // until a node repeats, and returns that cycle's edges.
-func (a *Acyclic) fixedCycleFrom(v int32, indeg []int32) []int32 {
+func (a *Theory) fixedCycleFrom(v int32, indeg []int32) []int32 {
 	at := map[int32]int{}
 	var path []int32
 	for {
@@ -141,29 +149,29 @@ func (a *Acyclic) fixedCycleFrom(v int32, indeg []int32) []int32 {
 }
 
 // Contradicted reports whether the fixed edges alone hold a cycle.
-func (a *Acyclic) Contradicted() bool {
+func (a *Theory) Contradicted() bool {
 	a.settle()
 	return a.FixedCycle != nil
 }
 
 // Edge returns edge id's ends and literal (-1 when fixed).
-func (a *Acyclic) Edge(id int32) (from, to int32, lit Lit) {
+func (a *Theory) Edge(id int32) (from, to int32, lit sat.Lit) {
 	e := a.edges[id]
 	return e.from, e.to, e.lit
 }
 
 // Assign adds the edges of l; a cycle gives a conflict clause.
-func (a *Acyclic) Assign(l Lit, level int) []Lit {
+func (a *Theory) Assign(l sat.Lit, level int) []sat.Lit {
 	a.settle()
 	if a.FixedCycle != nil {
-		return []Lit{} // unsatisfiable whatever is assigned
+		return []sat.Lit{} // unsatisfiable whatever is assigned
 	}
 	if int(l) >= len(a.byLit) {
 		return nil
 	}
 	for _, id := range a.byLit[l] {
 		if cyc := a.insert(id); cyc != nil {
-			var clause []Lit
+			var clause []sat.Lit
 			for _, e := range cyc {
 				if lit := a.edges[e].lit; lit >= 0 && !slices.Contains(clause, lit.Not()) {
 					clause = append(clause, lit.Not())
@@ -178,7 +186,7 @@ func (a *Acyclic) Assign(l Lit, level int) []Lit {
 }
 
 // Backtrack removes the edges added above level.
-func (a *Acyclic) Backtrack(level int) {
+func (a *Theory) Backtrack(level int) {
 	for len(a.stack) > 0 && a.stackLvl[len(a.stack)-1] > int32(level) {
 		id := a.stack[len(a.stack)-1]
 		a.stack = a.stack[:len(a.stack)-1]
@@ -190,11 +198,11 @@ func (a *Acyclic) Backtrack(level int) {
 }
 
 // Phase prefers the polarity of v whose edges go forward in the order.
-func (a *Acyclic) Phase(v Var) (bool, bool) {
+func (a *Theory) Phase(v sat.Var) (bool, bool) {
 	if a.NoPhase {
 		return false, false
 	}
-	back := func(l Lit) (n int, any bool) {
+	back := func(l sat.Lit) (n int, any bool) {
 		if int(l) >= len(a.byLit) {
 			return 0, false
 		}
@@ -207,8 +215,8 @@ func (a *Acyclic) Phase(v Var) (bool, bool) {
 		}
 		return n, any
 	}
-	pb, pAny := back(Pos(v))
-	nb, nAny := back(Neg(v))
+	pb, pAny := back(sat.Pos(v))
+	nb, nAny := back(sat.Neg(v))
 	switch {
 	case pAny && pb == 0 && (!nAny || nb > 0):
 		return true, true
@@ -219,7 +227,7 @@ func (a *Acyclic) Phase(v Var) (bool, bool) {
 }
 
 // insert adds edge id unless it closes a cycle, which it returns (edge ids).
-func (a *Acyclic) insert(id int32) []int32 {
+func (a *Theory) insert(id int32) []int32 {
 	e := a.edges[id]
 	u, v := e.from, e.to
 	if u == v {
@@ -292,13 +300,13 @@ func (a *Acyclic) insert(id int32) []int32 {
 	return nil
 }
 
-func (a *Acyclic) link(id int32) {
+func (a *Theory) link(id int32) {
 	e := a.edges[id]
 	a.out[e.from] = append(a.out[e.from], id)
 	a.in[e.to] = append(a.in[e.to], id)
 }
 
-func (a *Acyclic) next() {
+func (a *Theory) next() {
 	a.epoch++
 	if a.epoch == 0 {
 		clear(a.mark)

@@ -1,11 +1,11 @@
-// Package cdcl is a CDCL SAT solver with a theory hook (CDCL(T)): two
+// Package sat is a CDCL SAT solver with a theory hook (CDCL(T)): two
 // watched literals, first-UIP learning with clause minimisation, VSIDS,
 // phase saving, Luby restarts and learned-clause deletion. A Theory is told
 // of every assigned literal in trail order and may answer with a conflict
 // clause; it is told when the solver backtracks. VeriStrong (Cai et al.,
 // PVLDB 2025, §5) builds its checker on such a solver with an acyclicity
-// theory (see acyclic.go).
-package cdcl
+// theory (package acyclic).
+package sat
 
 import "math"
 
@@ -93,6 +93,8 @@ type Solver struct {
 	stats        Stats
 	claInc       float64
 	learnedCount int
+	assumptions  []Lit
+	failed       []Lit
 }
 
 // New returns an empty solver.
