@@ -165,7 +165,7 @@ func TestConvertRoundTrip(t *testing.T) {
 {"id":2,"session":1,"ops":[["r",7,1],["w",7,2]]}
 {"id":3,"session":2,"ops":[["r",7,1],["w",7,3]]}
 `), 0o644)
-	for _, to := range []string{"isoscope", "dbcop"} {
+	for _, to := range []string{"isoscope", "dbcop", "jepsen"} {
 		out := filepath.Join(dir, "out."+to+".gz")
 		if code, _, errs := run(t, "", "convert", "--to", to, in, out); code != 0 {
 			t.Fatalf("convert to %s: exit %d: %s", to, code, errs)
@@ -188,6 +188,10 @@ func TestCorpusFormatsDetected(t *testing.T) {
 		"isovista-bugs/history/bugs/pg_ser_bug.txt",
 		"cobra-logs/ser-violation/cock-G2",
 		"awdit/histories/tests/causal/lost-update.txt",
+		"elle/histories/si-without-g-single.edn",
+		"elle-cli/histories/elle/paper-example.json",
+		"elle-cli/histories/elle/rw-register.edn",
+		"porcupine/test_data/kv/c01-ok.txt",
 	} {
 		code, out, errs := run(t, "", "check", "--level", "rc", filepath.Join(corpora, p))
 		if code == ExitBadInput {

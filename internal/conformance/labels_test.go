@@ -122,12 +122,13 @@ func TestLabels(t *testing.T) {
 	}
 	t.Logf("%d labelled verdicts checked", checked)
 	if len(pending) > 0 {
-		t.Logf("%d histories in formats isoscope does not read yet (Jepsen EDN/JSON and porcupine key-value logs; issue 3): %v", len(pending), pending)
+		t.Logf("%d histories in formats isoscope does not read yet: %v", len(pending), pending)
 	}
 }
 
 // unreadable names the corpus formats whose importers are not written yet;
-// every other format must read, or the test fails.
-func unreadable(format string) bool {
-	return strings.HasPrefix(format, "jepsen-list") || strings.HasPrefix(format, "jepsen-rw") || strings.HasPrefix(format, "porcupine-")
+// every other format must read, or the test fails. Every format is read
+// now.
+func unreadable(string) bool {
+	return false
 }

@@ -3,12 +3,14 @@
 package formattest
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -51,4 +53,15 @@ func ReadFile(t testing.TB, path string, read func(io.Reader, string) (*history.
 		t.Fatal(err)
 	}
 	return h
+}
+
+// JSONL is a history in the native format, as isoscope convert writes it:
+// the golden rendering of the readers whose golden files are .jsonl.
+func JSONL(t testing.TB, h *history.History) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := native.Write(&b, h); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

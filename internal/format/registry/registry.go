@@ -17,9 +17,11 @@ import (
 	"github.com/isoscope/isoscope/internal/format/awdit"
 	"github.com/isoscope/isoscope/internal/format/cobra"
 	"github.com/isoscope/isoscope/internal/format/dbcop"
+	"github.com/isoscope/isoscope/internal/format/jepsen"
 	"github.com/isoscope/isoscope/internal/format/knossos"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/format/plume"
+	"github.com/isoscope/isoscope/internal/format/porcupine"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -53,6 +55,9 @@ func Formats() []Format {
 		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
 		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs)", Sniff: knossos.Sniff, Read: knossos.Read},
+		{Name: "porcupine", Describe: "porcupine key-value log (get/put/append EDN events)", Sniff: porcupine.Sniff, Read: porcupine.Read},
+		{Name: "jepsen", Describe: "Jepsen list-append or rw-register history, EDN or elle-cli JSON (Elle's input)",
+			Sniff: jepsen.Sniff, Read: jepsen.Read, Write: jepsen.Write},
 	}
 }
 

@@ -1,0 +1,666 @@
+// Package edn reads the values of Jepsen-style histories: EDN (Clojure's
+// data notation) and its JSON form, one value after another, each knowing
+// the line it started on, so that a format reader can name the line of
+// whatever is wrong.
+//
+// It reads the whole of EDN that histories use: nil, booleans, integers
+// (with an N suffix) and other numbers (kept as text), strings, characters,
+// keywords, symbols, lists, vectors, maps and sets; commas are whitespace,
+// ";" starts a comment, "#_" discards the next value and a tag ("#inst",
+// "#jepsen.history.Op") is dropped in favour of the value it tags. When the
+// first map of the input opens with a string key ({"type": …}), the input
+// is read as JSON: ":" separates a key from its value and null is nil.
+// Nesting deeper than MaxDepth (counting each tag, and each set twice) is
+// an error, not a stack overflow.
+package edn
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/isoscope/isoscope/internal/format"
+)
+
+// MaxDepth is how deeply collections may nest.
+const MaxDepth = 512
+
+// Kind says what a Value is.
+type Kind uint8
+
+// The kinds of value.
+const (
+	// Nil is nil (EDN) or null (JSON).
+	Nil Kind = iota
+	// Bool is true or false; Text holds which.
+	Bool
+	// Int is an integer that fits 64 bits; N holds it.
+	Int
+	// Number is any other number (a float, a ratio, a big integer); Text
+	// holds it as written.
+	Number
+	// String is a string; Text holds it.
+	String
+	// Char is an EDN character (\a, \newline); Text holds it.
+	Char
+	// Keyword is :name; Text holds the name without the colon.
+	Keyword
+	// Symbol is any other bare word; Text holds it.
+	Symbol
+	// Vector is a vector or a list; Items holds its elements.
+	Vector
+	// Map is a map; Items holds its keys and values, alternating.
+	Map
+	// Set is a set; Items holds its elements.
+	Set
+)
+
+// String names the kind for messages.
+func (k Kind) String() string {
+	switch k {
+	case Nil:
+		return "nil"
+	case Bool:
+		return "a boolean"
+	case Int:
+		return "an integer"
+	case Number:
+		return "a number"
+	case String:
+		return "a string"
+	case Char:
+		return "a character"
+	case Keyword:
+		return "a keyword"
+	case Symbol:
+		return "a symbol"
+	case Vector:
+		return "a vector"
+	case Map:
+		return "a map"
+	case Set:
+		return "a set"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// noun names a collection kind without an article.
+func (k Kind) noun() string {
+	switch k {
+	case Map:
+		return "map"
+	case Set:
+		return "set"
+	}
+	return "vector"
+}
+
+// Value is one EDN or JSON value.
+type Value struct {
+	Kind  Kind
+	Text  string
+	N     int64
+	Items []Value
+	// Line is the 1-based line the value starts on.
+	Line int
+}
+
+// Name returns the text of a keyword or a string (":type" and "type" are
+// both "type"), and whether v is one.
+func (v Value) Name() (string, bool) {
+	if v.Kind == Keyword || v.Kind == String {
+		return v.Text, true
+	}
+	return "", false
+}
+
+// Get returns the value of the map v under the key named name (a keyword
+// or a string), and whether it has one.
+func (v Value) Get(name string) (Value, bool) {
+	for i := 0; i+1 < len(v.Items); i += 2 {
+		if n, ok := v.Items[i].Name(); ok && n == name {
+			return v.Items[i+1], true
+		}
+	}
+	return Value{}, false
+}
+
+// String renders v briefly for messages.
+func (v Value) String() string {
+	switch v.Kind {
+	case Nil:
+		return "nil"
+	case Int:
+		return strconv.FormatInt(v.N, 10)
+	case String:
+		return strconv.Quote(v.Text)
+	case Keyword:
+		return ":" + v.Text
+	case Char:
+		return `\` + v.Text
+	case Vector, Map, Set:
+		open, end := "[", "]"
+		switch v.Kind {
+		case Map:
+			open, end = "{", "}"
+		case Set:
+			open, end = "#{", "}"
+		}
+		parts := make([]string, 0, min(len(v.Items), 8))
+		for i, x := range v.Items {
+			if i == 7 {
+				parts = append(parts, "…")
+				break
+			}
+			parts = append(parts, x.String())
+		}
+		return open + strings.Join(parts, " ") + end
+	}
+	return v.Text
+}
+
+// Decoder reads values one after another from a stream.
+type Decoder struct {
+	r    *bufio.Reader
+	name string
+	line int
+	// json is set once the first map shows the input to be JSON; decided
+	// says whether that has been seen.
+	json, decided bool
+	depth         int
+	buf           []byte
+}
+
+// NewDecoder returns a decoder of r; name names the input in errors.
+func NewDecoder(r io.Reader, name string) *Decoder {
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), name: name, line: 1}
+}
+
+// Line is the line the decoder has reached.
+func (d *Decoder) Line() int { return d.line }
+
+func (d *Decoder) errf(line int, msg string, a ...any) error {
+	return &format.Error{File: d.name, Line: line, Msg: fmt.Sprintf(msg, a...)}
+}
+
+// peek returns the next byte without consuming it; ok is false at the end
+// of the input. A read error other than the end is returned.
+func (d *Decoder) peek() (byte, bool, error) {
+	b, err := d.r.Peek(1)
+	if len(b) == 1 {
+		return b[0], true, nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return 0, false, nil
+	}
+	return 0, false, &format.Error{File: d.name, Line: d.line, Msg: err.Error()}
+}
+
+// next consumes one byte, counting lines.
+func (d *Decoder) next() byte {
+	c, _ := d.r.ReadByte()
+	if c == '\n' {
+		d.line++
+	}
+	return c
+}
+
+// isSpace reports whether c separates values: whitespace and commas, and
+// in JSON the colon between a key and its value.
+func (d *Decoder) isSpace(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', '\f', ',':
+		return true
+	case ':':
+		return d.json
+	}
+	return false
+}
+
+// isDelimiter reports whether c ends a bare word (a number, a symbol, a
+// keyword).
+func (d *Decoder) isDelimiter(c byte) bool {
+	switch c {
+	case '(', ')', '[', ']', '{', '}', '"', ';':
+		return true
+	}
+	return d.isSpace(c)
+}
+
+// skip skips whitespace and comments and returns the next byte, not
+// consumed; ok is false at the end of the input.
+func (d *Decoder) skip() (byte, bool, error) {
+	for {
+		c, ok, err := d.peek()
+		if !ok || err != nil {
+			return 0, false, err
+		}
+		switch {
+		case d.isSpace(c):
+			d.next()
+		case c == ';':
+			for {
+				c, ok, err := d.peek()
+				if err != nil {
+					return 0, false, err
+				}
+				if !ok || c == '\n' {
+					break
+				}
+				d.next()
+			}
+		default:
+			return c, true, nil
+		}
+	}
+}
+
+// Decode reads the next value. At the end of the input it returns io.EOF;
+// bad input is a *format.Error naming the line.
+func (d *Decoder) Decode() (Value, error) {
+	c, ok, err := d.skip()
+	if err != nil {
+		return Value{}, err
+	}
+	if !ok {
+		return Value{}, io.EOF
+	}
+	switch c {
+	case ')', ']', '}':
+		line := d.line
+		d.next()
+		return Value{}, d.errf(line, "unexpected %q", string(c))
+	}
+	v, err := d.value()
+	if err == nil && v.Kind == discarded {
+		return d.Decode()
+	}
+	return v, err
+}
+
+// value reads the value that starts at the next byte, which is not
+// whitespace.
+func (d *Decoder) value() (Value, error) {
+	line := d.line
+	c, _, _ := d.peek()
+	switch {
+	case c == '(' || c == '[':
+		d.next()
+		end := byte(']')
+		if c == '(' {
+			end = ')'
+		}
+		return d.collection(Vector, end, line)
+	case c == '{':
+		d.next()
+		if !d.decided {
+			d.decided = true
+			if n, ok, err := d.skip(); err != nil {
+				return Value{}, err
+			} else if ok && n == '"' {
+				d.json = true
+			}
+		}
+		v, err := d.collection(Map, '}', line)
+		if err == nil && len(v.Items)%2 != 0 {
+			return Value{}, d.errf(line, "a map with %d items: a key without a value", len(v.Items))
+		}
+		return v, err
+	case c == '"':
+		d.next()
+		s, err := d.str(line)
+		return Value{Kind: String, Text: s, Line: line}, err
+	case c == '#':
+		return d.dispatch(line)
+	case c == '\\':
+		d.next()
+		return d.char(line)
+	case c == ':':
+		d.next()
+		w := d.word()
+		if w == "" {
+			return Value{}, d.errf(line, "a colon without a keyword name")
+		}
+		return Value{Kind: Keyword, Text: w, Line: line}, nil
+	}
+	w := d.word()
+	if w == "" {
+		d.next()
+		return Value{}, d.errf(line, "unexpected %q", string(c))
+	}
+	return d.bare(w, line)
+}
+
+// collection reads the items of a vector, list, map or set up to end.
+func (d *Decoder) collection(k Kind, end byte, line int) (Value, error) {
+	if d.depth >= MaxDepth {
+		return Value{}, d.errf(line, "values nested more than %d deep", MaxDepth)
+	}
+	d.depth++
+	defer func() { d.depth-- }()
+	v := Value{Kind: k, Line: line}
+	for {
+		c, ok, err := d.skip()
+		if err != nil {
+			return Value{}, err
+		}
+		if !ok {
+			return Value{}, d.errf(d.line, "the input ends inside the %s opened on line %d", k.noun(), line)
+		}
+		switch c {
+		case end:
+			d.next()
+			return v, nil
+		case ')', ']', '}':
+			l := d.line
+			d.next()
+			return Value{}, d.errf(l, "%q closes the %s opened on line %d, which wants %q", string(c), k.noun(), line, string(end))
+		}
+		x, err := d.value()
+		if err != nil {
+			return Value{}, err
+		}
+		if x.Kind == discarded {
+			continue
+		}
+		v.Items = append(v.Items, x)
+	}
+}
+
+// discarded marks what #_ discards; collections drop it.
+const discarded Kind = 255
+
+// dispatch reads what follows '#': a set, a discard or a tagged value.
+func (d *Decoder) dispatch(line int) (Value, error) {
+	if d.depth >= MaxDepth {
+		return Value{}, d.errf(line, "values nested more than %d deep", MaxDepth)
+	}
+	d.depth++
+	defer func() { d.depth-- }()
+	d.next()
+	c, ok, err := d.peek()
+	if err != nil {
+		return Value{}, err
+	}
+	switch {
+	case ok && c == '{':
+		d.next()
+		return d.collection(Set, '}', line)
+	case ok && c == '_':
+		d.next()
+		if _, ok, err := d.skip(); err != nil || !ok {
+			if err == nil {
+				err = d.errf(line, "#_ at the end of the input discards nothing")
+			}
+			return Value{}, err
+		}
+		if _, err := d.value(); err != nil {
+			return Value{}, err
+		}
+		return Value{Kind: discarded, Line: line}, nil
+	case ok && c == '#':
+		d.next()
+		w := d.word()
+		return Value{Kind: Number, Text: "##" + w, Line: line}, nil
+	}
+	if d.word() == "" {
+		return Value{}, d.errf(line, "# followed by neither {, _ nor a tag")
+	}
+	if _, ok, err := d.skip(); err != nil || !ok {
+		if err == nil {
+			err = d.errf(line, "a tag at the end of the input tags nothing")
+		}
+		return Value{}, err
+	}
+	return d.value()
+}
+
+// word reads a bare word up to a delimiter.
+func (d *Decoder) word() string {
+	d.buf = d.buf[:0]
+	for {
+		c, ok, _ := d.peek()
+		if !ok || d.isDelimiter(c) {
+			return string(d.buf)
+		}
+		d.buf = append(d.buf, d.next())
+	}
+}
+
+// bare turns a bare word into nil, a boolean, a number or a symbol.
+func (d *Decoder) bare(w string, line int) (Value, error) {
+	switch w {
+	case "nil", "null":
+		return Value{Kind: Nil, Line: line}, nil
+	case "true", "false":
+		return Value{Kind: Bool, Text: w, Line: line}, nil
+	}
+	c := w[0]
+	if c == '+' || c == '-' {
+		if len(w) == 1 || w[1] < '0' || w[1] > '9' {
+			return Value{Kind: Symbol, Text: w, Line: line}, nil
+		}
+	} else if c < '0' || c > '9' {
+		if !utf8.ValidString(w) {
+			return Value{}, d.errf(line, "a symbol that is not valid UTF-8")
+		}
+		return Value{Kind: Symbol, Text: w, Line: line}, nil
+	}
+	digits := strings.TrimSuffix(w, "N")
+	if n, err := strconv.ParseInt(strings.TrimPrefix(digits, "+"), 10, 64); err == nil {
+		return Value{Kind: Int, N: n, Text: w, Line: line}, nil
+	}
+	if !utf8.ValidString(w) {
+		return Value{}, d.errf(line, "a number that is not valid UTF-8")
+	}
+	for _, r := range w {
+		if !strings.ContainsRune("0123456789+-.eENM/", r) {
+			return Value{}, d.errf(line, "%q is not a number", w)
+		}
+	}
+	return Value{Kind: Number, Text: w, Line: line}, nil
+}
+
+// char reads an EDN character after its backslash.
+func (d *Decoder) char(line int) (Value, error) {
+	c, ok, err := d.peek()
+	if err != nil {
+		return Value{}, err
+	}
+	if !ok || d.isSpace(c) {
+		return Value{}, d.errf(line, "a backslash without a character")
+	}
+	w := d.word()
+	if w == "" { // a delimiter itself: \( \" \;
+		w = string(d.next())
+	}
+	switch w {
+	case "newline":
+		w = "\n"
+	case "space":
+		w = " "
+	case "tab":
+		w = "\t"
+	case "return":
+		w = "\r"
+	case "backspace":
+		w = "\b"
+	case "formfeed":
+		w = "\f"
+	default:
+		if len(w) == 5 && w[0] == 'u' {
+			if n, err := strconv.ParseUint(w[1:], 16, 32); err == nil {
+				w = string(rune(n))
+			}
+		}
+		if utf8.RuneCountInString(w) != 1 || !utf8.ValidString(w) {
+			return Value{}, d.errf(line, `\%s is not a character`, w)
+		}
+	}
+	return Value{Kind: Char, Text: w, Line: line}, nil
+}
+
+// str reads a string after its opening quote.
+func (d *Decoder) str(line int) (string, error) {
+	d.buf = d.buf[:0]
+	for {
+		c, ok, err := d.peek()
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", d.errf(line, "the input ends inside a string")
+		}
+		d.next()
+		switch c {
+		case '"':
+			if !utf8.Valid(d.buf) {
+				return "", d.errf(line, "a string that is not valid UTF-8")
+			}
+			return string(d.buf), nil
+		case '\\':
+			if err := d.escape(line); err != nil {
+				return "", err
+			}
+		default:
+			d.buf = append(d.buf, c)
+		}
+	}
+}
+
+// simpleEscapes pairs each one-letter escape of a string with the byte it
+// stands for.
+const simpleEscapes = "\"\"\\\\//''n\nt\tr\rb\bf\f"
+
+// escape reads the escape after a backslash in a string.
+func (d *Decoder) escape(line int) error {
+	c, ok, err := d.peek()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return d.errf(line, "the input ends inside a string")
+	}
+	d.next()
+	if i := strings.IndexByte(simpleEscapes, c); i >= 0 && i%2 == 0 {
+		d.buf = append(d.buf, simpleEscapes[i+1])
+		return nil
+	}
+	switch c {
+	case 'u':
+		r, err := d.hex4(line)
+		if err != nil {
+			return err
+		}
+		if utf16IsHigh(r) {
+			// A surrogate pair: \uD83D\uDE00.
+			if b, _ := d.r.Peek(2); len(b) == 2 && b[0] == '\\' && b[1] == 'u' {
+				d.next()
+				d.next()
+				lo, err := d.hex4(line)
+				if err != nil {
+					return err
+				}
+				r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
+			}
+		}
+		if !utf8.ValidRune(r) {
+			r = utf8.RuneError
+		}
+		d.buf = utf8.AppendRune(d.buf, r)
+	default:
+		return d.errf(line, `unknown escape \%c in a string`, c)
+	}
+	return nil
+}
+
+func utf16IsHigh(r rune) bool { return r >= 0xd800 && r < 0xdc00 }
+
+// hex4 reads the four hex digits of a \u escape.
+func (d *Decoder) hex4(line int) (rune, error) {
+	var r rune
+	for range 4 {
+		c, ok, err := d.peek()
+		if err != nil {
+			return 0, err
+		}
+		var x byte
+		switch {
+		case ok && c >= '0' && c <= '9':
+			x = c - '0'
+		case ok && c >= 'a' && c <= 'f':
+			x = c - 'a' + 10
+		case ok && c >= 'A' && c <= 'F':
+			x = c - 'A' + 10
+		default:
+			return 0, d.errf(line, `\u in a string wants four hex digits`)
+		}
+		d.next()
+		r = r<<4 | rune(x)
+	}
+	return r, nil
+}
+
+// Each calls f with each top-level value of the input, or, when the input
+// is one vector (or list), with each of its elements: the two shapes of a
+// history of operations. It stops at the first error f returns.
+func (d *Decoder) Each(f func(Value) error) error {
+	c, ok, err := d.skip()
+	if err != nil || !ok {
+		return err
+	}
+	if c != '[' && c != '(' {
+		for {
+			v, err := d.Decode()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := f(v); err != nil {
+				return err
+			}
+		}
+	}
+	line := d.line
+	end := byte(']')
+	if d.next() == '(' {
+		end = ')'
+	}
+	for {
+		c, ok, err := d.skip()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return d.errf(d.line, "the input ends inside the top-level vector opened on line %d", line)
+		}
+		if c == end {
+			line = d.line
+			d.next()
+			break
+		}
+		if c == ')' || c == ']' || c == '}' {
+			return d.errf(d.line, "%q closes the top-level vector opened on line %d, which wants %q", string(c), line, string(end))
+		}
+		v, err := d.Decode()
+		if err != nil {
+			return err
+		}
+		if err := f(v); err != nil {
+			return err
+		}
+	}
+	if _, ok, err := d.skip(); err != nil || ok {
+		if err == nil {
+			err = d.errf(d.line, "more input after the top-level vector that ends on line %d", line)
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,383 @@
+package jepsen
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+
+	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/format/edn"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// sniffOp matches the start of a first operation map: an EDN or JSON map
+// (perhaps the first of a vector) whose :type is one of the four.
+var sniffOp = regexp.MustCompile(`^\[?[\s,]*\{[^\n]*?(:type[\s,]+:(invoke|ok|fail|info)[\s,}]|"type"\s*:\s*"(invoke|ok|fail|info)")`)
+
+// Sniff reports whether the input starts like a Jepsen history: after
+// blank lines and EDN comments, an operation map with a :type of :invoke,
+// :ok, :fail or :info on its first line.
+func Sniff(p []byte) bool {
+	return sniffOp.Match(skipComments(p))
+}
+
+// skipComments returns p without its leading whitespace, commas and EDN
+// comment lines.
+func skipComments(p []byte) []byte {
+	for {
+		p = bytes.TrimLeft(p, " \t\r\n,")
+		if len(p) == 0 || p[0] != ';' {
+			return p
+		}
+		_, rest, ok := bytes.Cut(p, []byte("\n"))
+		if !ok {
+			return nil
+		}
+		p = rest
+	}
+}
+
+// event is one client operation map of the history.
+type event struct {
+	line, pos int // the line it starts on; its 1-based position among the operations
+	typ       string
+	process   int64
+	anonymous bool // no :process
+	f         string
+	value     edn.Value
+	hasValue  bool
+	time      int64
+	hasTime   bool
+	index     int64
+	hasIndex  bool
+}
+
+// txn is a transaction read, before ids and instants are settled.
+type txn struct {
+	history.Txn
+	inv, done *event // done is nil for an invocation never completed
+}
+
+// reader reads one history.
+type reader struct {
+	name     string
+	h        *history.History
+	sessions map[int64]int32
+	open     map[int64]*event
+	order    []int64 // processes with an open invocation, in order of invocation
+	txns     []txn
+	pos      int
+	lists    bool // an append or a list read was seen
+	// timed and untimed are the first lines of an operation with and
+	// without :time; anonymous and named those without and with :process.
+	timed, untimed, anonymous, named int
+	maxTime                          int64
+}
+
+func (rd *reader) errf(line int, field, msg string, a ...any) error {
+	return &format.Error{File: rd.name, Line: line, Field: field, Msg: fmt.Sprintf(msg, a...)}
+}
+
+// Read reads a Jepsen history, EDN or JSON, from r; name names it in
+// messages.
+func Read(r io.Reader, name string) (*history.History, error) {
+	rd := &reader{name: name, h: history.New(), sessions: map[int64]int32{}, open: map[int64]*event{}}
+	rd.h.Name = name
+	d := edn.NewDecoder(r, name)
+	if err := d.Each(rd.op); err != nil {
+		return nil, err
+	}
+	for _, proc := range rd.order {
+		if inv, ok := rd.open[proc]; ok {
+			delete(rd.open, proc)
+			if err := rd.add(inv, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rd.finish(), nil
+}
+
+// op reads one operation map.
+func (rd *reader) op(v edn.Value) error {
+	if v.Kind != edn.Map {
+		return rd.errf(v.Line, "", "an operation is %s, not a map", v.Kind)
+	}
+	e := &event{line: v.Line}
+	t, ok := v.Get("type")
+	if !ok {
+		return rd.errf(v.Line, "type", "missing")
+	}
+	switch n, _ := t.Name(); n {
+	case "invoke", "ok", "fail", "info":
+		e.typ = n
+	default:
+		return rd.errf(v.Line, "type", "%s is none of invoke, ok, fail and info", t)
+	}
+	switch p, ok := v.Get("process"); {
+	case !ok || p.Kind == edn.Nil:
+		e.anonymous = true
+	case p.Kind == edn.Int:
+		e.process = p.N
+	case p.Kind == edn.Keyword || p.Kind == edn.String:
+		return nil // the nemesis, or another non-client process
+	default:
+		return rd.errf(v.Line, "process", "%s is not an integer", p)
+	}
+	if f, ok := v.Get("f"); ok {
+		n, isName := f.Name()
+		if !isName || n != "txn" {
+			return rd.errf(v.Line, "f", "%s: only transactions (:f :txn) are read", f)
+		}
+		e.f = n
+	}
+	e.value, e.hasValue = v.Get("value")
+	for _, n := range [2]struct {
+		name string
+		at   *int64
+		has  *bool
+	}{{"time", &e.time, &e.hasTime}, {"index", &e.index, &e.hasIndex}} {
+		x, ok := v.Get(n.name)
+		if !ok || x.Kind == edn.Nil {
+			continue
+		}
+		if x.Kind != edn.Int {
+			return rd.errf(v.Line, n.name, "%s is not an integer", x)
+		}
+		*n.at, *n.has = x.N, true
+	}
+	rd.pos++
+	e.pos = rd.pos
+	if err := rd.consistent(e); err != nil {
+		return err
+	}
+	if e.typ == "invoke" {
+		if _, busy := rd.open[e.process]; busy {
+			return rd.errf(e.line, "", "process %s invokes again before its last operation completed", rd.processName(e))
+		}
+		rd.open[e.process] = e
+		rd.order = append(rd.order, e.process)
+		return nil
+	}
+	inv, ok := rd.open[e.process]
+	if ok {
+		delete(rd.open, e.process)
+		if inv.f != e.f {
+			return rd.errf(e.line, "f", "process %s invoked %q but completes %q", rd.processName(e), inv.f, e.f)
+		}
+		return rd.add(inv, e)
+	}
+	return rd.add(nil, e)
+}
+
+// consistent checks that every operation has :time, or none has, and
+// likewise :process.
+func (rd *reader) consistent(e *event) error {
+	first := func(at *int, other int, msg string) error {
+		if *at == 0 {
+			*at = e.line
+		}
+		if other != 0 {
+			return rd.errf(e.line, "", msg, other)
+		}
+		return nil
+	}
+	var err error
+	if e.hasTime {
+		rd.maxTime = max(rd.maxTime, e.time)
+		err = first(&rd.timed, rd.untimed, "this operation has :time, but the one on line %d has none")
+	} else {
+		err = first(&rd.untimed, rd.timed, "this operation has no :time, but the one on line %d has")
+	}
+	if err != nil {
+		return err
+	}
+	if e.anonymous {
+		return first(&rd.anonymous, rd.named, "this operation has no :process, but the one on line %d has")
+	}
+	return first(&rd.named, rd.anonymous, "this operation has a :process, but the one on line %d has none")
+}
+
+func (rd *reader) processName(e *event) string {
+	if e.anonymous {
+		return "(none)"
+	}
+	return strconv.FormatInt(e.process, 10)
+}
+
+// add builds the transaction of an invocation and its completion; either
+// may be nil (an invocation never completed, a completion alone).
+func (rd *reader) add(inv, done *event) error {
+	t := txn{inv: inv, done: done}
+	t.Status = history.Unknown
+	src := inv
+	if done != nil {
+		switch done.typ {
+		case "ok":
+			t.Status = history.Committed
+		case "fail":
+			t.Status = history.Aborted
+		}
+		if t.Status == history.Committed || done.hasValue && done.value.Kind == edn.Vector || inv == nil {
+			src = done
+		}
+	}
+	if src.hasValue && src.value.Kind != edn.Nil || t.Status == history.Committed {
+		if err := rd.ops(&t.Txn, src, t.Status == history.Committed); err != nil {
+			return err
+		}
+	}
+	if len(t.Ops) == 0 && t.Status != history.Aborted {
+		return nil // nothing took effect that anyone saw
+	}
+	first := done
+	if inv != nil {
+		first = inv
+	}
+	t.Line = first.line
+	proc := first.process
+	s, ok := rd.sessions[proc]
+	if !ok {
+		s = int32(len(rd.h.Sessions))
+		rd.sessions[proc] = s
+		rd.h.Sessions = append(rd.h.Sessions, history.IntValue(proc))
+	}
+	t.Session = s
+	rd.txns = append(rd.txns, t)
+	return nil
+}
+
+// ops reads the micro-operations of e's :value into t; reads are kept only
+// when the transaction committed.
+func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
+	if !e.hasValue {
+		return rd.errf(e.line, "value", "missing")
+	}
+	if e.value.Kind != edn.Vector {
+		return rd.errf(e.line, "value", "%s is not a vector of micro-operations", e.value.Kind)
+	}
+	for i, m := range e.value.Items {
+		field := "value[" + strconv.Itoa(i) + "]"
+		if m.Kind != edn.Vector || len(m.Items) != 3 {
+			return rd.errf(m.Line, field, "%s is not a micro-operation [f k v]", m)
+		}
+		f, _ := m.Items[0].Name()
+		k, ok := scalar(m.Items[1])
+		if !ok {
+			return rd.errf(m.Line, field, "the key %s is not an integer, string or keyword", m.Items[1])
+		}
+		op := history.Op{Key: rd.h.Key(k)}
+		x := m.Items[2]
+		switch f {
+		case "append", "w":
+			v, ok := scalar(x)
+			if !ok {
+				return rd.errf(m.Line, field, "the value %s is not an integer, string or keyword", x)
+			}
+			op.Kind, op.Value = history.Write, v
+			if f == "append" {
+				op.Kind = history.Append
+				rd.lists = true
+			}
+		case "r":
+			if !reads {
+				continue
+			}
+			switch x.Kind {
+			case edn.Nil:
+				op.Kind = history.Read
+			case edn.Vector:
+				op.Kind = history.ReadList
+				rd.lists = true
+				for j, y := range x.Items {
+					v, ok := scalar(y)
+					if !ok {
+						return rd.errf(y.Line, field, "element %d of the list read, %s, is not an integer, string or keyword", j, y)
+					}
+					op.List = append(op.List, v)
+				}
+			default:
+				v, ok := scalar(x)
+				if !ok {
+					return rd.errf(m.Line, field, "the value read, %s, is not an integer, string, keyword, list or nil", x)
+				}
+				op.Kind, op.Value = history.Read, v
+			}
+		default:
+			return rd.errf(m.Line, field, "unknown micro-operation %s (want :append, :r or :w)", m.Items[0])
+		}
+		t.Ops = append(t.Ops, op)
+	}
+	return nil
+}
+
+// scalar converts a key, a written value or a list element.
+func scalar(v edn.Value) (history.Value, bool) {
+	switch v.Kind {
+	case edn.Int:
+		return history.IntValue(v.N), true
+	case edn.String, edn.Keyword:
+		return history.StringValue(v.Text), true
+	}
+	return history.Value{}, false
+}
+
+// finish settles ids, instants and list reads, and returns the history.
+func (rd *reader) finish() *history.History {
+	h := rd.h
+	workload := "rw-register"
+	if rd.lists {
+		workload = "list-append"
+	}
+	h.Header = history.Header{Present: true, Version: 1, Source: "converted from a Jepsen " + workload + " history " + rd.name}
+	byIndex := true
+	seen := map[int64]bool{}
+	for i := range rd.txns {
+		e := rd.txns[i].inv
+		if e == nil {
+			e = rd.txns[i].done
+		}
+		if !e.hasIndex || seen[e.index] {
+			byIndex = false
+			break
+		}
+		seen[e.index] = true
+	}
+	h.Txns = make([]history.Txn, len(rd.txns))
+	for i := range rd.txns {
+		r := &rd.txns[i]
+		t := r.Txn
+		first := r.inv
+		if first == nil {
+			first = r.done
+		}
+		t.ID = history.IntValue(int64(i + 1))
+		if byIndex {
+			t.ID = history.IntValue(first.index)
+		}
+		if r.inv != nil {
+			t.HasTime = true
+			switch {
+			case r.done != nil && rd.timed != 0:
+				t.Begin, t.End = r.inv.time, r.done.time
+			case r.done != nil:
+				t.Begin, t.End = int64(r.inv.pos), int64(r.done.pos)
+			case rd.timed != 0: // never completed: it ends with the history
+				t.Begin, t.End = r.inv.time, max(rd.maxTime, r.inv.time)
+			default:
+				t.Begin, t.End = int64(r.inv.pos), int64(rd.pos+1)
+			}
+		}
+		if rd.lists {
+			for j := range t.Ops {
+				if op := &t.Ops[j]; op.Kind == history.Read && op.Value.IsNull() {
+					op.Kind = history.ReadList
+				}
+			}
+		}
+		h.Txns[i] = t
+	}
+	return h
+}
