@@ -150,20 +150,24 @@ func writeCheckArtifacts(reportDir, dotFile string, checked []*report.Checked) e
 	return nil
 }
 
-// writeReportDir writes dir/index.html, dir/result.json (result as given)
-// and, when some anomaly is a cycle, dir/cycles.dot.
+// writeReportDir writes dir/index.html, dir/result.json (result as given,
+// unless it is nil) and, when some anomaly is a cycle, dir/cycles.dot; it
+// removes those it does not write, left by an earlier report.
 func writeReportDir(dir string, secs []htmlreport.Section, result []byte, o htmlreport.Options) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	o.ResultHref = reportResult
+	files := map[string][]byte{}
+	if result != nil {
+		o.ResultHref = reportResult
+		files[reportResult] = result
+	}
 	cycles := false
 	for _, s := range secs {
 		for i := range s.Anomalies {
 			cycles = cycles || s.Anomalies[i].IsCycle()
 		}
 	}
-	files := map[string][]byte{reportResult: result}
 	if cycles {
 		o.DotHref = reportDOT
 		var b bytes.Buffer
@@ -171,8 +175,6 @@ func writeReportDir(dir string, secs []htmlreport.Section, result []byte, o html
 			return err
 		}
 		files[reportDOT] = b.Bytes()
-	} else if err := os.Remove(filepath.Join(dir, reportDOT)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
 	}
 	var page bytes.Buffer
 	if err := htmlreport.Write(&page, secs, o); err != nil {
@@ -180,10 +182,16 @@ func writeReportDir(dir string, secs []htmlreport.Section, result []byte, o html
 	}
 	files[reportPage] = page.Bytes()
 	for _, name := range []string{reportResult, reportDOT, reportPage} {
-		if b, ok := files[name]; ok {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		path := filepath.Join(dir, name)
+		b, ok := files[name]
+		if !ok {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
+			continue
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +20,8 @@ import (
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/report/htmlreport"
+	"github.com/isoscope/isoscope/internal/report/runplot"
 	"github.com/isoscope/isoscope/internal/runner"
 	"github.com/isoscope/isoscope/internal/workload"
 )
@@ -46,6 +51,10 @@ type runCommand struct {
 	Timeout    time.Duration
 	PerKind    int
 	NoHolds    bool
+	Report     string
+	// described says what ran (for --report); label is the plots'
+	// second title line.
+	described, label string
 }
 
 func newRunCommand(std IO) *cobra.Command {
@@ -59,6 +68,9 @@ finish, and checks it at --level: by default the level the database promises
 for --isolation (serializable: ser; repeatable-read: si — PostgreSQL's is
 snapshot isolation, InnoDB's is weaker and the check says where; read-committed:
 rc). Without --db it runs on an in-memory SQLite database, which needs no server.
+--report DIR writes a self-contained HTML page of the run and the check: plots
+of transactions per second, latency percentiles and abort reasons over the run
+(also as SVG and PNG files in DIR), the verdict and the anomalies.
 
 Exit status: 0 the level holds, 1 a violation was found, 2 bad usage or a
 database that cannot be reached, 3 undecided: the check timed out, or the run
@@ -93,6 +105,7 @@ so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up checking after this long with outcome unknown (0: no limit)")
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
+	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot)")
 	return cmd
 }
 
@@ -181,6 +194,9 @@ func (c *runCommand) Run(ctx context.Context) error {
 	}
 	cut := c.summarize(res, version, iso, plan)
 	if c.NoTrace {
+		if err := c.writeReport(res, nil); err != nil {
+			return badInput(err)
+		}
 		return cutShort(cut)
 	}
 	return c.check(ctx, res, lvl, cut)
@@ -244,8 +260,10 @@ func (c *runCommand) progress(p *runner.Progress, total int) func() {
 func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolation, plan *workload.Plan) bool {
 	s := &res.Summary
 	w := c.io.Stderr
-	fmt.Fprintf(w, "ran %s on %s at %s: %d sessions, %d transactions planned, %d done in %s\n",
+	c.described = fmt.Sprintf("%s on %s at %s: %d sessions, %d transactions planned, %d done in %s",
 		plan.Config.Workload, version, iso, len(plan.Sessions), s.Planned, s.Done, s.Elapsed.Round(time.Millisecond))
+	c.label = fmt.Sprintf("%s on %s at %s, %d sessions", plan.Config.Workload, version, iso, len(plan.Sessions))
+	fmt.Fprintf(w, "ran %s\n", c.described)
 	fmt.Fprintf(w, "  %d committed (%.0f/s), %d aborted (%.1f%%), %d unknown", s.Committed, s.Throughput(), s.Aborted, 100*s.AbortRate(), s.Unknown)
 	if s.GaveUp > 0 {
 		fmt.Fprintf(w, ", %d given up after %d retries", s.GaveUp, c.Retries)
@@ -306,6 +324,9 @@ func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Le
 	result, err := check.Run(ctx, res.History, lvl, check.Options{Checker: c.Checker, Holds: !c.NoHolds})
 	var unsupported *check.UnsupportedError
 	if errors.As(err, &unsupported) && !c.LevelSet {
+		if err := c.writeReport(res, nil); err != nil {
+			return badInput(err)
+		}
 		fmt.Fprintf(c.io.Stdout, "%s not checked: %v\n(the history is in %s; --level chooses another level)\n",
 			lvl.Name, strings.ReplaceAll(err.Error(), "\n", "\n  "), c.Out)
 		return cutShort(cut)
@@ -314,6 +335,9 @@ func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Le
 		return badInput(fmt.Errorf("%s: %w", c.Out, err))
 	}
 	checked := &report.Checked{File: c.Out, History: res.History, Result: result, Elapsed: time.Since(start)}
+	if err := c.writeReport(res, checked); err != nil {
+		return badInput(err)
+	}
 	if c.JSON {
 		err = report.JSON(c.io.Stdout, checked, false)
 	} else {
@@ -329,4 +353,59 @@ func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Le
 		return &exitError{code: ExitUnknown}
 	}
 	return cutShort(cut)
+}
+
+// writeReport writes what --report asks for: the run's plots as SVG and
+// PNG files, and the page showing the run, its plots and, when the
+// history was checked, the verdict (with result.json and cycles.dot).
+func (c *runCommand) writeReport(res *runner.Result, checked *report.Checked) error {
+	if c.Report == "" {
+		return nil
+	}
+	figs, err := runplot.Draw(res.PlotData(c.label))
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	if _, err := runplot.WriteFiles(c.Report, figs); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	run := &htmlreport.Run{Description: c.described, Stats: runStats(&res.Summary)}
+	for _, f := range figs {
+		run.Plots = append(run.Plots, htmlreport.Plot{ID: "plot-" + f.Name, Title: f.Title, Caption: f.Caption, SVG: f.SVG,
+			Links: []htmlreport.Link{{Text: "SVG", Href: f.Name + ".svg"}, {Text: "PNG", Href: f.Name + ".png"}}})
+	}
+	var secs []htmlreport.Section
+	var result []byte
+	if checked != nil {
+		secs = []htmlreport.Section{htmlreport.FromChecked(checked)}
+		var b bytes.Buffer
+		if err := report.JSON(&b, checked, false); err != nil {
+			return err
+		}
+		result = b.Bytes()
+	}
+	if err := writeReportDir(c.Report, secs, result, htmlreport.Options{Title: "isoscope run report", Run: run}); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	fmt.Fprintf(c.io.Stderr, "report: %s\n", filepath.Join(c.Report, reportPage))
+	return nil
+}
+
+// runStats are the run's figures the report shows.
+func runStats(s *runner.Summary) []htmlreport.Stat {
+	st := []htmlreport.Stat{
+		{Label: "elapsed", Value: s.Elapsed.Round(time.Millisecond).String()},
+		{Label: "committed", Value: report.Thousands(s.Committed)},
+		{Label: "committed/s", Value: report.Thousands(int(math.Round(s.Throughput())))},
+		{Label: "aborted", Value: report.Thousands(s.Aborted)},
+		{Label: "abort rate", Value: fmt.Sprintf("%.1f%%", 100*s.AbortRate())},
+		{Label: "unknown", Value: report.Thousands(s.Unknown)},
+	}
+	if s.GaveUp > 0 {
+		st = append(st, htmlreport.Stat{Label: "given up", Value: report.Thousands(s.GaveUp)})
+	}
+	if s.Reconnects > 0 {
+		st = append(st, htmlreport.Stat{Label: "reconnections", Value: report.Thousands(s.Reconnects)})
+	}
+	return st
 }

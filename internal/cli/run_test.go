@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/report"
 )
 
 // runRun runs `isoscope run args…` as Main would, with the same exit
@@ -201,4 +205,88 @@ func TestRunDatabaseGoesAway(t *testing.T) {
 		t.Errorf("history %+v", st)
 	}
 	t.Logf("cut after %d committed, %d aborted, %d unknown transactions\n%s", st.Committed, st.Aborted, st.Unknown, errs)
+}
+
+// TestRunReport runs a contended workload on PostgreSQL at SERIALIZABLE
+// with --report: the directory holds the three plots as SVG and PNG, the
+// page and the result; the page shows the run with the plots inline and
+// the verdict, and the abort-reason plot counts the serialization
+// failures the run reported.
+func TestRunReport(t *testing.T) {
+	addr := dbtest.Postgres(t)
+	table := dbtest.Table()
+	dropAfter(t, addr, table)
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "report")
+	code, out, errs := runRun(t, context.Background(), "--db", addr, "--table", table, "--sessions", "8", "--keys", "20",
+		"--txns", "2000", "-o", filepath.Join(dir, "h.jsonl"), "--report", rep)
+	if code != ExitHolds || !strings.Contains(out, "serializable holds") || !strings.Contains(errs, "report: "+filepath.Join(rep, "index.html")) {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	for _, name := range []string{"throughput", "latency", "aborts"} {
+		b := readFile(t, filepath.Join(rep, name+".png"))
+		img, err := png.Decode(strings.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s.png: %v", name, err)
+		}
+		if sz := img.Bounds().Size(); sz.X < 600 || sz.Y < 300 {
+			t.Errorf("%s.png is %v", name, sz)
+		}
+		svg := readFile(t, filepath.Join(rep, name+".svg"))
+		if !strings.Contains(svg, "<svg") || !strings.Contains(svg, "PostgreSQL") {
+			t.Errorf("%s.svg: %.200s", name, svg)
+		}
+	}
+	page := readFile(t, filepath.Join(rep, "index.html"))
+	for _, want := range []string{
+		`<section class="run" id="run">`, "mt on PostgreSQL", `<a href="throughput.png">PNG</a>`, `<a href="aborts.svg">SVG</a>`,
+		`<figure class="plot" id="plot-latency">`, "<dt>committed/s</dt>", "serializable holds", `<a href="result.json">`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %s", want)
+		}
+	}
+	if n := strings.Count(page, `<div class="plot-svg"><svg`); n != 3 {
+		t.Errorf("%d plots inline, want 3", n)
+	}
+	if strings.Contains(page, "<?xml") || strings.Contains(page, " src=") || strings.Contains(page, "<link") || strings.Contains(page, "<script") {
+		t.Error("the page is not self-contained")
+	}
+	// The run prints "  N serialization failure (40001)"; the plot shows N.
+	m := regexp.MustCompile(`(?m)^\s+(\d+) serialization failure \(40001\)$`).FindStringSubmatch(errs)
+	if m == nil {
+		t.Fatalf("no serialization failure in a contended run:\n%s", errs)
+	}
+	n, _ := strconv.Atoi(m[1])
+	if aborts := readFile(t, filepath.Join(rep, "aborts.svg")); !strings.Contains(aborts, ">serialization failure</text>") || !strings.Contains(aborts, ">"+report.Thousands(n)+"</text>") {
+		t.Errorf("aborts.svg does not show %d serialization failures", n)
+	}
+	var doc struct{ Outcome string }
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(rep, "result.json"))), &doc); err != nil || doc.Outcome != "satisfied" {
+		t.Errorf("result.json: %v %+v", err, doc)
+	}
+}
+
+// TestRunReportWithoutCheck: with --no-trace nothing is checked, and the
+// report is the run and its plots alone; a stale result of an earlier
+// report in the directory is removed.
+func TestRunReportWithoutCheck(t *testing.T) {
+	rep := t.TempDir()
+	writeFile(t, filepath.Join(rep, "result.json"), "{}")
+	code, _, errs := runRun(t, context.Background(), "--no-trace", "--txns", "300", "--report", rep)
+	if code != ExitHolds {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	page := readFile(t, filepath.Join(rep, "index.html"))
+	if !strings.Contains(page, `id="plot-throughput"`) || !strings.Contains(page, "mt on SQLite") || strings.Contains(page, `class="history"`) {
+		t.Errorf("page %.400s", page)
+	}
+	for _, name := range []string{"throughput.svg", "throughput.png", "latency.svg", "latency.png", "aborts.svg", "aborts.png"} {
+		if _, err := os.Stat(filepath.Join(rep, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(rep, "result.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("result.json: %v", err)
+	}
 }

@@ -22,5 +22,8 @@
 // they come, flushing whenever it catches up, so that an interrupted run
 // leaves a complete, valid history of everything that happened. Why
 // transactions aborted is not part of the history format; the summary
-// counts the reasons.
+// counts the reasons, and the result's outcomes keep, for every
+// transaction (with tracing off too), its instants, its status and the
+// class of the error that ended it (ClassifyAbort: serialization failure,
+// deadlock, lock timeout, connection lost, …), which the run plots draw.
 package runner

@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/report/runplot"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -25,11 +28,18 @@ import (
 //	go test ./internal/runner -run TestThroughput -throughput -v -timeout 30m
 //
 // Both print markdown tables (to the file -out names, else to the log).
+// With -plots DIR the throughput experiment also draws the run plots of
+// each configuration's median traced run (transactions per second,
+// latency percentiles, abort reasons; SVG and PNG) into
+// DIR/ISOLATION-WORKLOAD-SESSIONS/; -throughput-txns shortens the runs
+// (a quick try: -throughput-txns 300).
 var (
-	evidence   = flag.Bool("evidence", false, "run the 20-run isolation experiments")
-	throughput = flag.Bool("throughput", false, "run the throughput experiments")
-	runs       = flag.Int("runs", 20, "runs per experiment")
-	outFile    = flag.String("out", "", "write the experiments' tables to this file")
+	evidence       = flag.Bool("evidence", false, "run the 20-run isolation experiments")
+	throughput     = flag.Bool("throughput", false, "run the throughput experiments")
+	runs           = flag.Int("runs", 20, "runs per experiment")
+	outFile        = flag.String("out", "", "write the experiments' tables to this file")
+	plotDir        = flag.String("plots", "", "write the throughput experiments' run plots under this directory")
+	throughputTxns = flag.Int("throughput-txns", 0, "transactions per throughput run (0: 6000 for mt, 1500 for general)")
 )
 
 type experiment struct {
@@ -197,8 +207,15 @@ func TestThroughput(t *testing.T) {
 				if w == workload.General {
 					pc.Txns = 1500
 				}
-				traced, abortRate := measure(t, addr, iso, pc, false)
-				untraced, _ := measure(t, addr, iso, pc, true)
+				if *throughputTxns > 0 {
+					pc.Txns = *throughputTxns
+				}
+				traced, abortRate, median := measure(t, addr, iso, pc, false)
+				untraced, _, _ := measure(t, addr, iso, pc, true)
+				if *plotDir != "" {
+					plot(t, filepath.Join(*plotDir, fmt.Sprintf("%s-%s-%d", iso, w, sessions)), median,
+						fmt.Sprintf("%s on PostgreSQL at %s, %d sessions (median of 3 runs)", w, iso, sessions))
+				}
 				row := fmt.Sprintf("| %s | %s | %d | %.0f | %.0f | %+.1f%% | %.1f%% |\n", iso, w, sessions, traced, untraced,
 					100*(untraced-traced)/untraced, 100*abortRate)
 				t.Log(row)
@@ -209,10 +226,10 @@ func TestThroughput(t *testing.T) {
 	emit(t, b.String())
 }
 
-// measure returns the median throughput of three runs and their abort
-// rate.
-func measure(t *testing.T, addr string, iso db.Isolation, pc workload.PlanConfig, noTrace bool) (float64, float64) {
-	var tps []float64
+// measure returns the median throughput of three runs, their abort rate,
+// and the median run.
+func measure(t *testing.T, addr string, iso db.Isolation, pc workload.PlanConfig, noTrace bool) (float64, float64, *Result) {
+	var results []*Result
 	aborted, total := 0, 0
 	for run := range 3 {
 		d := dbtest.Open(t, addr)
@@ -220,10 +237,24 @@ func measure(t *testing.T, addr string, iso db.Isolation, pc workload.PlanConfig
 		if err != nil {
 			t.Fatal(err)
 		}
-		tps = append(tps, res.Summary.Throughput())
+		results = append(results, res)
 		aborted += res.Summary.Aborted
 		total += res.Summary.Committed + res.Summary.Aborted
 	}
-	slices.Sort(tps)
-	return tps[1], float64(aborted) / float64(total)
+	slices.SortFunc(results, func(a, b *Result) int { return cmp.Compare(a.Summary.Throughput(), b.Summary.Throughput()) })
+	return results[1].Summary.Throughput(), float64(aborted) / float64(total), results[1]
+}
+
+// plot draws a run's plots into dir.
+func plot(t *testing.T, dir string, res *Result, label string) {
+	t.Helper()
+	figs, err := runplot.Draw(res.PlotData(label))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := runplot.WriteFiles(dir, figs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plots: %s", strings.Join(files, " "))
 }

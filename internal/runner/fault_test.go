@@ -149,6 +149,16 @@ func TestUnknownAndRetries(t *testing.T) {
 		}
 		last[h.Txns[i].Session] = h.Txns[i].Status
 	}
+	// The outcomes are the history's transactions, in the order they
+	// ended, each with its abort class.
+	checkOutcomes(t, res, h)
+	classes := map[AbortClass]int{}
+	for _, o := range res.Outcomes {
+		classes[o.Abort]++
+	}
+	if classes[ConnectionLost] != s.Unknown || classes[OtherAbort] != s.Aborted || classes[NotAborted] != s.Committed {
+		t.Errorf("abort classes %v", classes)
+	}
 	// The history reads back with its unique-values promise verified (so
 	// retries wrote new values), and is serializable: the unknown
 	// transactions that others read count as committed.

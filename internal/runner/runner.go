@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,6 +110,12 @@ type Result struct {
 	// NoTrace).
 	History *history.History
 	Summary Summary
+	// Start is the instant the sessions started, on the clock of the
+	// history and the outcomes.
+	Start int64
+	// Outcomes says how every transaction ended, in the order they ended
+	// (kept with NoTrace too).
+	Outcomes []Outcome
 }
 
 // run is one run's shared state.
@@ -184,7 +192,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	wg.Wait()
 	elapsed := r.clock.since()
 
-	res := &Result{}
+	res := &Result{Start: r.clock.baseNS}
 	sum := &res.Summary
 	sum.Planned = c.Plan.Len()
 	sum.Reasons = map[string]int{}
@@ -196,6 +204,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		sum.Unknown += s.unknown
 		sum.GaveUp += s.gaveUp
 		sum.Reconnects += s.reconnects
+		res.Outcomes = append(res.Outcomes, s.outcomes...)
 		for why, k := range s.reasons {
 			sum.Reasons[why] += k
 		}
@@ -206,6 +215,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			_ = s.conn.Close()
 		}
 	}
+	slices.SortStableFunc(res.Outcomes, func(a, b Outcome) int { return cmp.Compare(a.End, b.End) })
 	sum.Interrupted = ctx.Err() != nil && sum.Done < sum.Planned
 	if rec != nil {
 		close(records)

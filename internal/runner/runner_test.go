@@ -34,6 +34,7 @@ func TestSQLiteWorkloads(t *testing.T) {
 			if got := len(h.Txns); got != s.Committed+s.Aborted {
 				t.Errorf("%d transactions recorded, %d run", got, s.Committed+s.Aborted)
 			}
+			checkOutcomes(t, res, h)
 			for _, name := range c.levels {
 				if r := verdict(t, h, name); r.Outcome != check.Satisfied {
 					t.Errorf("%s: %s on SQLite (checker %s): %v", name, r.Outcome, r.Checker, r.Anomalies)
@@ -111,6 +112,9 @@ func TestNoTrace(t *testing.T) {
 	}
 	if res.Summary.Throughput() <= 0 {
 		t.Error("no throughput")
+	}
+	if len(res.Outcomes) != res.Summary.Committed+res.Summary.Aborted || res.Start == 0 {
+		t.Errorf("%d outcomes untraced, start %d", len(res.Outcomes), res.Start)
 	}
 }
 

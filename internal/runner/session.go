@@ -28,6 +28,8 @@ type session struct {
 
 	done, committed, aborted, unknown, gaveUp, reconnects int
 	reasons                                               map[string]int
+	// outcomes holds how each of the session's transactions ended.
+	outcomes []Outcome
 	// failures counts consecutive transactions that failed with an error
 	// that is neither an abort nor a lost connection.
 	failures int
@@ -141,12 +143,13 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 		}
 	}
 	end := s.r.clock.now()
-	status, class, why := history.Committed, db.ErrorClass(0), ""
+	status, class, why, abort := history.Committed, db.ErrorClass(0), "", NotAborted
 	if err != nil {
 		class, why = s.r.c.DB.Classify(err)
 		if ctx.Err() != nil && class != db.Aborted {
 			class, why = db.Interrupted, "interrupted"
 		}
+		abort = ClassifyAbort(class, why)
 		status = history.Aborted
 		if committing && (class == db.Disconnected || class == db.Interrupted) {
 			status = history.Unknown
@@ -169,6 +172,7 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 		s.unknown++
 		s.r.progress.Unknown.Add(1)
 	}
+	s.outcomes = append(s.outcomes, Outcome{Begin: begin, End: end, Status: status, Abort: abort})
 	if rec != nil {
 		rec.status, rec.begin, rec.end = status, begin, end
 		s.out <- rec

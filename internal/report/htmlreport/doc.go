@@ -10,6 +10,8 @@
 // its edges highlighted; and a timeline of the sessions around the
 // anomalies' transactions (the whole history when it is small). Pictures
 // are SVG drawn here, inline; styles are inline; the page loads nothing.
+// For isoscope run, Options.Run puts the workload run first: what ran, its
+// figures, and its plots (SVG drawn by package runplot, inlined).
 //
 // WriteDOT writes the same cycles as Graphviz DOT: one digraph with a
 // cluster per anomaly.

@@ -46,6 +46,9 @@ type Options struct {
 	// ResultHref and DotHref link the machine-readable result and the
 	// Graphviz file from the page when set.
 	ResultHref, DotHref string
+	// Run, when set, is the workload run the histories come from; the
+	// page shows it first, with its plots.
+	Run *Run
 }
 
 // The defaults of Options.
@@ -80,6 +83,10 @@ func (o Options) withDefaults() Options {
 func Write(w io.Writer, secs []Section, o Options) error {
 	o = o.withDefaults()
 	p := pageView{Title: o.Title, Legend: LegendSVG(), ResultHref: o.ResultHref, DotHref: o.DotHref, Multi: len(secs) > 1}
+	var err error
+	if p.Run, err = buildRun(o.Run); err != nil {
+		return err
+	}
 	for i := range secs {
 		sv, err := buildSection(&secs[i], "f"+strconv.Itoa(i), &o)
 		if err != nil {
@@ -95,6 +102,7 @@ type pageView struct {
 	Legend              template.HTML
 	ResultHref, DotHref string
 	Multi               bool
+	Run                 *runView
 	Sections            []sectionView
 }
 
@@ -164,15 +172,15 @@ func buildSection(s *Section, id string, o *Options) (sectionView, error) {
 	case "satisfied":
 		sv.Verdict = d.Level + " holds"
 	case "violation":
-		sv.Verdict = fmt.Sprintf("%s VIOLATED: %s %s", d.Level, thousands(len(d.Anomalies)), plural(len(d.Anomalies), "anomaly", "anomalies"))
+		sv.Verdict = fmt.Sprintf("%s VIOLATED: %s %s", d.Level, report.Thousands(len(d.Anomalies)), plural(len(d.Anomalies), "anomaly", "anomalies"))
 	default:
 		sv.Verdict = d.Level + " UNKNOWN"
 	}
 	st := d.History
 	sv.Stats = []statView{
-		{"transactions", thousands(st.Transactions)}, {"committed", thousands(st.Committed)},
-		{"aborted", thousands(st.Aborted)}, {"unknown", thousands(st.Unknown)},
-		{"sessions", thousands(st.Sessions)}, {"operations", thousands(st.Operations)}, {"keys", thousands(st.Keys)},
+		{"transactions", report.Thousands(st.Transactions)}, {"committed", report.Thousands(st.Committed)},
+		{"aborted", report.Thousands(st.Aborted)}, {"unknown", report.Thousands(st.Unknown)},
+		{"sessions", report.Thousands(st.Sessions)}, {"operations", report.Thousands(st.Operations)}, {"keys", report.Thousands(st.Keys)},
 	}
 	groups := report.Group(s.Anomalies)
 	var shown []int
@@ -205,9 +213,9 @@ func buildSection(s *Section, id string, o *Options) (sectionView, error) {
 			}
 			tv.Links = append(tv.Links, linkView{"#" + anchor(i), fmt.Sprintf("%s #%d", s.Anomalies[i].Kind, number[i])})
 		}
-		tv.Title = fmt.Sprintf("%s %s around", thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
+		tv.Title = fmt.Sprintf("%s %s around", report.Thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
 		if w.whole {
-			tv.Title = fmt.Sprintf("The whole history: %s %s", thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
+			tv.Title = fmt.Sprintf("The whole history: %s %s", report.Thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
 		}
 		tv.SVG, tv.Timed = timelineSVG(h, w.txns, marks)
 		sv.Timelines = append(sv.Timelines, tv)
@@ -321,20 +329,4 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// thousands renders n with thousands separators: 1,000,000.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
 }

@@ -17,6 +17,18 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <header class="top"><h1>{{.Title}}</h1><nav>
 {{- if .ResultHref}}<a href="{{.ResultHref}}">result (JSON)</a>{{end}}
 {{- if .DotHref}}<a href="{{.DotHref}}">cycles (Graphviz DOT)</a>{{end}}</nav></header>
+{{- with .Run}}
+<section class="run" id="run">
+<h2>Run</h2>
+<p class="run-desc">{{.Description}}</p>
+<dl class="stats">{{range .Stats}}<div><dt>{{.Label}}</dt><dd>{{.Value}}</dd></div>{{end}}</dl>
+{{- range .Plots}}
+<figure class="plot" id="{{.ID}}"><figcaption>{{.Title}}{{range .Links}} <a href="{{.Href}}">{{.Text}}</a>{{end}}</figcaption>
+<div class="plot-svg">{{.SVG}}</div>
+<p class="caption">{{.Caption}}</p></figure>
+{{- end}}
+</section>
+{{- end}}
 {{- if .Multi}}
 <nav class="toc"><h2>Histories</h2><ul>{{range .Sections}}<li><a href="#{{.ID}}"><span class="pill {{.Outcome}}">{{.Outcome}}</span> {{.File}}</a></li>{{end}}</ul></nav>
 {{- end}}
@@ -92,7 +104,8 @@ a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}
 header.top{display:flex;align-items:baseline;gap:24px;padding:14px 32px;background:#24292f;color:#fff}
 header.top h1{margin:0;font-size:20px;font-weight:600}
 header.top nav a{color:#c9d1d9;margin-right:18px;font-size:14px}
-.toc,section.history{max-width:1240px;margin:0 auto;padding:0 32px}
+.toc,section.history,section.run{max-width:1240px;margin:0 auto;padding:0 32px}
+section.run{padding-top:8px}.run-desc{margin:8px 0}
 .toc h2{font-size:17px}.toc ul{list-style:none;padding:0}.toc li{margin:4px 0}
 .pill{display:inline-block;min-width:80px;text-align:center;border-radius:10px;padding:0 8px;font-size:12px;color:#fff;background:var(--warn)}
 .pill.satisfied{background:var(--ok)}.pill.violation{background:var(--bad)}
@@ -175,5 +188,9 @@ svg.timeline .bar.hl.aborted{fill:#cf222e}svg.timeline .bar.hl.unknown{fill:#8c9
 svg.timeline .bar:target{stroke:#d4a72c;stroke-width:5}
 svg.timeline .bar-name{fill:#24292f}
 svg.timeline .bar-name.hl{font-weight:700}
+figure.plot{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:8px 12px;margin:12px 0;max-width:820px}
+figure.plot figcaption{font-size:15px;font-weight:600}figure.plot figcaption a{font-weight:400;font-size:13px;margin-left:10px}
+.plot-svg svg{display:block;width:100%;height:auto}
+.plot-svg svg text{font-family:"Liberation Sans",Arial,Helvetica,sans-serif!important}
 footer{max-width:1240px;margin:0 auto;padding:16px 32px 40px;color:var(--muted);font-size:13px}
 `
