@@ -18,7 +18,7 @@ import (
 // zipfian domain. It reports the split between building, pruning,
 // encoding and solving.
 func BenchmarkGeneral(b *testing.B) {
-	for _, n := range []int{10_000, 30_000} {
+	for _, n := range []int{10_000, 30_000, 100_000} {
 		for _, dup := range []float64{0, 0.5} {
 			h, err := gen.GenerateGeneral(gen.GeneralConfig{Txns: n, Sessions: 24, Keys: 2000, Dist: workload.Uniform,
 				Ops: 8, ReadRatio: 0.5, DuplicateKeys: dup, Seed: 1})
@@ -56,7 +56,8 @@ func BenchmarkAblation(b *testing.B) {
 		b.Fatal(err)
 	}
 	ix := history.NewIndex(h)
-	for name, c := range map[string]Checker{"all": {}, "no-prune": {NoPrune: true}, "no-phase": {NoPhase: true}} {
+	for name, c := range map[string]Checker{"all": {}, "no-prune": {NoPrune: true}, "no-phase": {NoPhase: true},
+		"no-2width": {NoTwoWidth: true}, "dense": {Dense: true}} {
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -69,6 +70,8 @@ func BenchmarkAblation(b *testing.B) {
 				}
 				b.ReportMetric(st.Solve.Seconds(), "solve-s")
 				b.ReportMetric(float64(st.Solver.Conflicts), "conflicts")
+				b.ReportMetric(st.Prune.Seconds()+st.Build.Seconds()+st.Encode.Seconds()+st.Solve.Seconds(), "total-s")
+				b.ReportMetric(float64(st.TwoWidth), "2width-clauses")
 			}
 		})
 	}

@@ -53,6 +53,30 @@ type Polygraph struct {
 	// Impossible are optional transactions that cannot have committed:
 	// alone they show an anomaly the level proscribes.
 	Impossible []history.TxnID
+	// KnownAnti are anti-dependencies every dependency graph has, from
+	// reads with a known writer to the writers the known graph already
+	// orders after it (reduced to the first such writer of each session;
+	// later ones follow it in session order). Only the sparse
+	// construction makes them; the dense one derives them from Pairs.
+	KnownAnti []Edge
+	// chains is the known graph's reachability in the sparse
+	// construction, nil in the dense one.
+	chains *chains
+	// reach is the known graph's reachability as pruning last computed
+	// it (the chains in the sparse construction), or nil.
+	reach reacher
+	// pairsOf lists, in the sparse construction, the pairs of each
+	// (writer, 0, key).
+	pairsOf map[pairKey][]int32
+	// bySession lists, in the sparse construction, the writers of each
+	// key per session in session order.
+	bySession map[history.KeyID][]sessionWriters
+}
+
+// sessionWriters are the writers of a key in one session, in session order.
+type sessionWriters struct {
+	s  int32
+	ws []history.TxnID
 }
 
 // Edge is a dependency edge between transactions.
@@ -67,12 +91,16 @@ type pairKey struct {
 	k    history.KeyID
 }
 
-// Build constructs the polygraph of ix's history. Transactions that took
+// Build constructs the polygraph of ix's history. With dense false, and
+// when the level has session order and every transaction's status is
+// known, the construction is sparse: only writers the known graph leaves
+// unordered form pairs (see chains); dense makes every two writers of a
+// key a pair, as VeriStrong does before pruning. Transactions that took
 // effect take part; so do unknown transactions that did not (nobody read
 // them unambiguously) but whose write some read could have observed
 // (values repeat): they are optional, present exactly when a variable
 // says so, and every constraint they bring is conditioned on it.
-func Build(ix *history.Index, l level.Level) *Polygraph {
+func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
 	sessionOrder := l.SessionOrder
 	h := ix.History()
 	p := &Polygraph{h: h, ix: ix, effective: ix.Effective, pairs: map[pairKey]int32{},
@@ -126,13 +154,19 @@ func Build(ix *history.Index, l level.Level) *Polygraph {
 			p.Known = append(p.Known, Edge{r.Cands[0], r.R, anomaly.WR, r.Key})
 		}
 	}
-	// Every two writers of a key form a pair.
-	for _, k := range p.keys {
-		ws := p.writers[k]
-		for a := range ws {
-			for b := a + 1; b < len(ws); b++ {
-				p.pairs[pairKey{ws[a], ws[b], k}] = int32(len(p.Pairs))
-				p.Pairs = append(p.Pairs, Pair{A: ws[a], B: ws[b], Key: k})
+	if sessionOrder {
+		p.sessionOrder()
+	}
+	if !dense && sessionOrder && !slices.Contains(p.Optional, true) && len(h.Txns)*len(h.Sessions) <= maxChainCells {
+		p.sparsePairs()
+	} else {
+		// Every two writers of a key form a pair.
+		for _, k := range p.keys {
+			ws := p.writers[k]
+			for a := range ws {
+				for b := a + 1; b < len(ws); b++ {
+					p.addPair(ws[a], ws[b], k)
+				}
 			}
 		}
 	}
@@ -142,10 +176,95 @@ func Build(ix *history.Index, l level.Level) *Polygraph {
 			p.fix(r.Cands[0], r.R, r.Key)
 		}
 	}
-	if sessionOrder {
-		p.sessionOrder()
-	}
 	return p
+}
+
+// addPair makes a and b (a < b) a pair on k.
+func (p *Polygraph) addPair(a, b history.TxnID, k history.KeyID) {
+	i := int32(len(p.Pairs))
+	p.pairs[pairKey{a, b, k}] = i
+	p.Pairs = append(p.Pairs, Pair{A: a, B: b, Key: k})
+	if p.pairsOf != nil {
+		p.pairsOf[pairKey{a, 0, k}] = append(p.pairsOf[pairKey{a, 0, k}], i)
+		p.pairsOf[pairKey{b, 0, k}] = append(p.pairsOf[pairKey{b, 0, k}], i)
+	}
+}
+
+// sparsePairs is the sparse construction: the known graph (session order,
+// known wr) orders most writers of a key already, since a writer that
+// reaches another must precede it; only writers it leaves unordered form
+// pairs, found per session as the positions between the last one that
+// reaches the writer and the first one it reaches. The anti-dependencies
+// the known order implies go to KnownAnti. When the known graph is cyclic
+// no pair is made: the cycle search reports it.
+func (p *Polygraph) sparsePairs() {
+	c := newChains(p.h, p.ix.Effective)
+	if !c.compute(p.Known) {
+		return
+	}
+	p.chains, p.reach, p.pairsOf = c, c, map[pairKey][]int32{}
+	last := c.reachedBy(p.Known)
+	p.bySession = make(map[history.KeyID][]sessionWriters, len(p.keys))
+	for _, k := range p.keys {
+		var by []sessionWriters
+		for _, w := range p.writers[k] { // in id order, so in session order
+			i, found := slices.BinarySearchFunc(by, c.sess[w], func(x sessionWriters, s int32) int { return int(x.s - s) })
+			if !found {
+				by = slices.Insert(by, i, sessionWriters{s: c.sess[w]})
+			}
+			by[i].ws = append(by[i].ws, w)
+		}
+		p.bySession[k] = by
+		for _, a := range p.writers[k] {
+			row := int(a) * c.count
+			for _, sw := range by {
+				s, ws := sw.s, sw.ws
+				if s <= c.sess[a] {
+					continue
+				}
+				lo, hi := last[row+int(s)], c.first[row+int(s)]
+				i, _ := slices.BinarySearchFunc(ws, lo+1, func(w history.TxnID, p int32) int { return int(c.pos[w] - p) })
+				for ; i < len(ws) && c.pos[ws[i]] < hi; i++ {
+					p.addPair(min(a, ws[i]), max(a, ws[i]), k)
+				}
+			}
+		}
+	}
+	for _, r := range p.Reads {
+		if len(r.Cands) == 1 {
+			p.addKnownAnti(r)
+		}
+	}
+}
+
+// addKnownAnti adds, in the sparse construction, the anti-dependencies of
+// a read whose writer is known to the writers ordered after that one.
+func (p *Polygraph) addKnownAnti(r Read) {
+	for _, w := range p.firstWritersAfter(r.Cands[0], r.Key) {
+		if w != r.R {
+			p.KnownAnti = append(p.KnownAnti, Edge{r.R, w, anomaly.RW, r.Key})
+		}
+	}
+}
+
+// firstWritersAfter returns, in the sparse construction, for each session
+// the first writer of k that the known graph orders after t (t may be the
+// initial state): every writer ordered after t is one of them or follows
+// one in session order.
+func (p *Polygraph) firstWritersAfter(t history.TxnID, k history.KeyID) []history.TxnID {
+	c := p.chains
+	var out []history.TxnID
+	for _, sw := range p.bySession[k] {
+		ws, from := sw.ws, int32(0)
+		if t != history.Init {
+			from = c.first[int(t)*c.count+int(sw.s)]
+		}
+		i, _ := slices.BinarySearchFunc(ws, from, func(w history.TxnID, p int32) int { return int(c.pos[w] - p) })
+		if i < len(ws) {
+			out = append(out, ws[i])
+		}
+	}
+	return out
 }
 
 // Present reports whether t takes part: it took effect or is optional.

@@ -46,6 +46,11 @@ type Encoding struct {
 	ands  map[[2]sat.Lit]sat.Lit
 	// Vars and Clauses count the encoding's size.
 	Vars, Clauses int
+	// TwoWidth counts the clauses that forbid 2-width cycles.
+	TwoWidth int
+	// twoWidth answers reachability in the known graph for the 2-width
+	// clauses; nil switches them off.
+	twoWidth reacher
 }
 
 // Node is the graph node of transaction t.
@@ -54,9 +59,17 @@ func node(t history.TxnID) int32 { return int32(t) + 1 }
 // Encode builds the solver and theory for p. si selects the split graph of
 // snapshot isolation; auxNodes reserves nodes after the transactions' for
 // the real-time chain, which the caller adds with FixedEdge.
-func Encode(p *Polygraph, si bool, auxNodes int) *Encoding {
+//
+// With twoWidth, a derived anti-dependency that would close a cycle with
+// a known path is not added as an edge: a binary clause forbids the two
+// choices that derive it (VeriStrong §6.1.2, case II), so unit propagation
+// sees the conflict instead of the theory.
+func Encode(p *Polygraph, si bool, auxNodes int, twoWidth bool) *Encoding {
 	n := int32(len(p.h.Txns) + 1)
 	e := &Encoding{p: p, S: sat.New(), byVar: map[sat.Var][]int32{}, ands: map[[2]sat.Lit]sat.Lit{}}
+	if twoWidth {
+		e.twoWidth = p.reach
+	}
 	e.nodes = n
 	if si {
 		e.split = n
@@ -77,6 +90,9 @@ func Encode(p *Polygraph, si bool, auxNodes int) *Encoding {
 	}
 	for _, k := range p.Known {
 		e.dep(k.From, k.To, k.Dep, k.Key, yes)
+	}
+	for _, k := range p.KnownAnti {
+		e.anti(k.From, k.To, k.Dep, k.Key, yes)
 	}
 	e.pairs = make([]cond, len(p.Pairs))
 	for i, pr := range p.Pairs {
@@ -135,6 +151,9 @@ func (e *Encoding) ww(a, b history.TxnID, k history.KeyID) cond {
 	}
 	i, aFirst := e.p.pair(a, b, k)
 	if i < 0 {
+		if c := e.p.chains; c != nil && c.reaches(a, b) {
+			return yes // the sparse construction made no pair: the known graph orders them
+		}
 		return no
 	}
 	if aFirst {
@@ -206,11 +225,53 @@ func (e *Encoding) read(r Read) {
 				e.clause(wr[i].l.Not())
 			}
 		}
+		if p.chains != nil {
+			e.sparseAnti(r, c, wr[i])
+			continue
+		}
 		for _, w := range p.writers[r.Key] {
 			if w == r.R || w == c {
 				continue
 			}
-			e.anti(r.R, w, anomaly.RW, r.Key, e.and(wr[i], e.ww(c, w, r.Key)))
+			e.derivedAnti(r, w, wr[i], e.ww(c, w, r.Key))
+		}
+	}
+}
+
+// derivedAnti adds r.R →rw w, present when r read from a writer (wr) that
+// precedes w (ww). When w already reaches the reader in the known graph
+// and both conditions are open, the edge would close a 2-width cycle: a
+// clause forbids the pair instead (VeriStrong §6.1.2, case II).
+func (e *Encoding) derivedAnti(r Read, w history.TxnID, wr, ww cond) {
+	if e.twoWidth != nil && wr.c == 0 && ww.c == 0 && e.twoWidth.reaches(w, r.R) {
+		e.TwoWidth++
+		e.clause(wr.l.Not(), ww.l.Not())
+		return
+	}
+	e.anti(r.R, w, anomaly.RW, r.Key, e.and(wr, ww))
+}
+
+// sparseAnti adds the anti-dependencies of r reading from c (under
+// condition wr) in the sparse construction: to the writers c forms a pair
+// with, under the pair's order, and, unless KnownAnti has them already, to
+// the first writer of each session the known graph orders after c.
+func (e *Encoding) sparseAnti(r Read, c history.TxnID, wr cond) {
+	p := e.p
+	for _, pi := range p.pairsOf[pairKey{c, 0, r.Key}] {
+		w := p.Pairs[pi].A
+		if w == c {
+			w = p.Pairs[pi].B
+		}
+		if w != r.R {
+			e.derivedAnti(r, w, wr, e.ww(c, w, r.Key))
+		}
+	}
+	if wr.c > 0 {
+		return
+	}
+	for _, w := range p.firstWritersAfter(c, r.Key) {
+		if w != r.R {
+			e.anti(r.R, w, anomaly.RW, r.Key, wr)
 		}
 	}
 }

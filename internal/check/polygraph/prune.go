@@ -23,12 +23,16 @@ func (p *Polygraph) knownEdges(dOnly bool) []Edge {
 	if dOnly {
 		return out
 	}
+	out = append(out, p.KnownAnti...)
 	for _, r := range p.Reads {
 		if len(r.Cands) != 1 || !p.certain(r.R) || !p.certain(r.Cands[0]) {
 			continue
 		}
 		ws := later[pairKey{r.Cands[0], 0, r.Key}]
 		if r.Cands[0] == history.Init {
+			if p.chains != nil {
+				continue // in KnownAnti
+			}
 			ws = p.writers[r.Key]
 		}
 		for _, w := range ws {
@@ -38,6 +42,12 @@ func (p *Polygraph) knownEdges(dOnly bool) []Edge {
 		}
 	}
 	return out
+}
+
+// reacher answers reachability over the known graph.
+type reacher interface {
+	// reaches reports whether a reaches b by a non-empty path.
+	reaches(a, b history.TxnID) bool
 }
 
 // reach is a reachability matrix over transactions, one bitset per node.
@@ -98,7 +108,8 @@ func reachability(n int, edges []Edge) (*reach, bool) {
 	return r, true
 }
 
-// maxPruneNodes bounds the reachability matrix (n² bits).
+// maxPruneNodes bounds the reachability matrix (n² bits) of the dense
+// construction.
 const maxPruneNodes = 60000
 
 // Prune decides pairs that the known graph already orders: a choice that
@@ -109,7 +120,7 @@ const maxPruneNodes = 60000
 // known graph itself is cyclic (then the history violates the level).
 func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 	n := len(p.h.Txns)
-	if n > maxPruneNodes {
+	if p.chains == nil && n > maxPruneNodes {
 		return 0, true
 	}
 	readersOf := map[pairKey][]history.TxnID{} // (writer, -, key) → readers with that known writer
@@ -121,10 +132,20 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 	}
 	decided := 0
 	for round := 0; rounds <= 0 || round < rounds; round++ {
-		r, ok := reachability(n, p.knownEdges(si))
-		if !ok {
-			return decided, false
+		var r reacher
+		if p.chains != nil {
+			if !p.chains.compute(p.knownEdges(si)) {
+				return decided, false
+			}
+			r = p.chains
+		} else {
+			m, ok := reachability(n, p.knownEdges(si))
+			if !ok {
+				return decided, false
+			}
+			r = m
 		}
+		p.reach = r
 		// impossible reports whether "a before b" closes a known cycle.
 		impossible := func(a, b history.TxnID, k history.KeyID) bool {
 			if r.reaches(b, a) {
@@ -171,7 +192,7 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 // key is known to follow c and to reach R (R would anti-depend on w, which
 // reaches R). A read left with one candidate becomes known. It returns how
 // many reads it narrowed.
-func (p *Polygraph) pruneCandidates(r *reach) int {
+func (p *Polygraph) pruneCandidates(r reacher) int {
 	narrowed := 0
 	for i := range p.Reads {
 		rd := &p.Reads[i]
@@ -189,6 +210,9 @@ func (p *Polygraph) pruneCandidates(r *reach) int {
 		}
 		narrowed++
 		rd.Cands = keep
+		if len(keep) == 1 && p.chains != nil {
+			p.addKnownAnti(*rd) // the encoder counts on KnownAnti for reads with one writer
+		}
 		if len(keep) == 1 && keep[0] != history.Init && p.certain(keep[0]) {
 			p.Known = append(p.Known, Edge{keep[0], rd.R, anomaly.WR, rd.Key})
 			if rd.Writes {
@@ -199,7 +223,7 @@ func (p *Polygraph) pruneCandidates(r *reach) int {
 	return narrowed
 }
 
-func (p *Polygraph) ruledOut(r *reach, rd *Read, c history.TxnID) bool {
+func (p *Polygraph) ruledOut(r reacher, rd *Read, c history.TxnID) bool {
 	if c != history.Init && r.reaches(rd.R, c) {
 		return true
 	}
@@ -207,7 +231,7 @@ func (p *Polygraph) ruledOut(r *reach, rd *Read, c history.TxnID) bool {
 		if w == rd.R || w == c || !p.certain(w) || !r.reaches(w, rd.R) {
 			continue
 		}
-		if c == history.Init {
+		if c == history.Init || r.reaches(c, w) {
 			return true
 		}
 		if i, aFirst := p.pair(c, w, rd.Key); i >= 0 {

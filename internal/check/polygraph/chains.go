@@ -1,0 +1,171 @@
+package polygraph
+
+import (
+	"math"
+	"slices"
+
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// chains answers reachability over a known graph that contains the session
+// order, in O(sessions) memory per transaction instead of the n² bits of a
+// reachability matrix. Every session's transactions lie on a chain joined
+// by so edges, so t reaches u exactly when t reaches some transaction of
+// u's session at or before u: it is enough to keep, for every transaction
+// and every session, the earliest position in that session it reaches
+// (the chain-decomposition technique of reachability indexes; Jagadish,
+// TODS 1990). This is what lets the polygraph skip the writer pairs the
+// known graph already orders (VeriStrong §6.1.1 prunes them; here they are
+// never created) and scale to 100,000 transactions.
+type chains struct {
+	sess  []int32 // per transaction: its chain, -1 when not on one
+	pos   []int32 // per transaction: its position on its chain
+	count int     // number of chains
+	// first[t*count+s] is the earliest position on chain s that t
+	// reaches by a non-empty path (math.MaxInt32 for none).
+	first []int32
+}
+
+// maxChainCells bounds transactions × sessions (the index's size).
+const maxChainCells = 1 << 26
+
+// newChains lays the present transactions on their sessions' chains.
+func newChains(h *history.History, present func(history.TxnID) bool) *chains {
+	c := &chains{sess: make([]int32, len(h.Txns)), pos: make([]int32, len(h.Txns)), count: len(h.Sessions)}
+	next := make([]int32, len(h.Sessions))
+	for i := range h.Txns {
+		c.sess[i], c.pos[i] = -1, -1
+		if present(history.TxnID(i)) {
+			s := h.Txns[i].Session
+			c.sess[i], c.pos[i] = s, next[s]
+			next[s]++
+		}
+	}
+	return c
+}
+
+// csr is a graph's out-edges in compressed sparse row form.
+type csr struct {
+	start []int32 // out-edges of v are to[start[v]:start[v+1]]
+	to    []int32
+}
+
+// newCSR collects the edges between transactions (edges from or to the
+// initial state are left out).
+func newCSR(n int, edges []Edge) csr {
+	g := csr{start: make([]int32, n+1)}
+	for _, e := range edges {
+		if e.From >= 0 && e.To >= 0 {
+			g.start[e.From+1]++
+		}
+	}
+	for v := range n {
+		g.start[v+1] += g.start[v]
+	}
+	g.to = make([]int32, g.start[n])
+	fill := slices.Clone(g.start[:n])
+	for _, e := range edges {
+		if e.From >= 0 && e.To >= 0 {
+			g.to[fill[e.From]] = int32(e.To)
+			fill[e.From]++
+		}
+	}
+	return g
+}
+
+// topoOrder returns the vertices in a topological order, or false when the
+// graph has a cycle (Kahn's algorithm).
+func (g csr) topoOrder() ([]int32, bool) {
+	n := len(g.start) - 1
+	indeg := make([]int32, n)
+	for _, w := range g.to {
+		indeg[w]++
+	}
+	order := make([]int32, 0, n)
+	for v := range n {
+		if indeg[v] == 0 {
+			order = append(order, int32(v))
+		}
+	}
+	for i := 0; i < len(order); i++ {
+		v := order[i]
+		for _, w := range g.to[g.start[v]:g.start[v+1]] {
+			if indeg[w]--; indeg[w] == 0 {
+				order = append(order, w)
+			}
+		}
+	}
+	return order, len(order) == n
+}
+
+// compute fills first from the edges, which must include the session
+// order. It reports false when the edges hold a cycle.
+func (c *chains) compute(edges []Edge) bool {
+	n := len(c.sess)
+	g := newCSR(n, edges)
+	order, ok := g.topoOrder()
+	if !ok {
+		return false
+	}
+	k := c.count
+	if cap(c.first) >= n*k {
+		c.first = c.first[:n*k]
+	} else {
+		c.first = make([]int32, n*k)
+	}
+	for i := range c.first {
+		c.first[i] = math.MaxInt32
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		v := order[i]
+		row := c.first[int(v)*k : int(v)*k+k]
+		for _, w := range g.to[g.start[v]:g.start[v+1]] {
+			if s := c.sess[w]; s >= 0 && c.pos[w] < row[s] {
+				row[s] = c.pos[w]
+			}
+			for s, p := range c.first[int(w)*k : int(w)*k+k] {
+				if p < row[s] {
+					row[s] = p
+				}
+			}
+		}
+	}
+	return true
+}
+
+// reaches reports whether a reaches b by a non-empty path.
+func (c *chains) reaches(a, b history.TxnID) bool {
+	if a < 0 || b < 0 || c.sess[b] < 0 {
+		return false
+	}
+	return c.first[int(a)*c.count+int(c.sess[b])] <= c.pos[b]
+}
+
+// reachedBy returns, for every transaction t and session s, the latest
+// position on chain s of a transaction that reaches t (-1 for none): the
+// mirror of first, for enumerating the transactions t neither reaches nor
+// is reached by.
+func (c *chains) reachedBy(edges []Edge) []int32 {
+	n, k := len(c.sess), c.count
+	g := newCSR(n, edges)
+	order, _ := g.topoOrder()
+	last := make([]int32, n*k)
+	for i := range last {
+		last[i] = -1
+	}
+	for _, v := range order {
+		row := last[int(v)*k : int(v)*k+k]
+		for _, w := range g.to[g.start[v]:g.start[v+1]] {
+			wrow := last[int(w)*k : int(w)*k+k]
+			if s := c.sess[v]; s >= 0 && c.pos[v] > wrow[s] {
+				wrow[s] = c.pos[v]
+			}
+			for s, p := range row {
+				if p > wrow[s] {
+					wrow[s] = p
+				}
+			}
+		}
+	}
+	return last
+}
