@@ -96,6 +96,12 @@ type Anomaly struct {
 	// of the history's uncertain dependencies, not one every choice has:
 	// the verdict is exact, the counterexample illustrates it.
 	BestFound bool
+	// Core, when set, are the transactions of a violating sub-history the
+	// solver's counterexample search kept: the level is violated by them
+	// alone (reads of writes outside them left out). Minimal says it is
+	// 1-minimal: without any one of them, the rest satisfies the level.
+	Core    []history.TxnID
+	Minimal bool
 }
 
 // IsCycle reports whether the anomaly is a dependency cycle.

@@ -88,6 +88,9 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 			if a.BestFound {
 				b.WriteString("    (one cycle under a choice of the uncertain dependencies; every choice has one)\n")
 			}
+			if len(a.Core) > 0 {
+				b.WriteString("    " + CoreNote(c.History, a) + "\n")
+			}
 		}
 	}
 	if r.Outcome == check.Violation && len(r.Holds) > 0 {
@@ -185,6 +188,11 @@ type Finding struct {
 	// dependencies (solver checkers): the verdict is exact, the cycle
 	// illustrates it.
 	BestFound bool `json:"best_found,omitempty"`
+	// Core are the transactions of a sub-history that violates the level
+	// on its own, found by the solver's counterexample search; Minimal
+	// says none of them can be left out.
+	Core    []any `json:"core,omitempty"`
+	Minimal bool  `json:"minimal,omitempty"`
 }
 
 // Edge is one dependency of a Finding's cycle.
@@ -222,6 +230,10 @@ func NewDocument(c *Checked, withFile bool) *Document {
 		for _, t := range a.Txns {
 			f.Transactions = append(f.Transactions, txnJSON(h, t))
 		}
+		for _, t := range a.Core {
+			f.Core = append(f.Core, txnJSON(h, t))
+		}
+		f.Minimal = a.Minimal
 		for _, s := range a.Cycle {
 			e := Edge{From: txnJSON(h, s.From), To: txnJSON(h, s.To), Dep: s.Dep.String()}
 			if s.Key != history.NoKey {
@@ -273,4 +285,17 @@ func scalar(v history.Value) any {
 // SortAnomalies orders anomalies by kind (catalogue order), stably.
 func SortAnomalies(as []anomaly.Anomaly) {
 	slices.SortStableFunc(as, func(a, b anomaly.Anomaly) int { return int(a.Kind) - int(b.Kind) })
+}
+
+// CoreNote says what the counterexample search kept: the transactions that
+// violate the level on their own, and whether that set is minimal.
+func CoreNote(h *history.History, a *anomaly.Anomaly) string {
+	names := make([]string, len(a.Core))
+	for i, t := range a.Core {
+		names[i] = h.TxnName(t)
+	}
+	if a.Minimal {
+		return fmt.Sprintf("(these %d transactions alone violate the level, and without any one of them it holds: %s)", len(a.Core), strings.Join(names, " "))
+	}
+	return fmt.Sprintf("(the smallest set found in the time allowed, not shown minimal: these %d transactions alone violate the level: %s)", len(a.Core), strings.Join(names, " "))
 }

@@ -37,6 +37,10 @@ type Checker struct {
 	// NoPrune switches pruning off, NoPhase the order-guided polarity and
 	// NoTwoWidth the 2-width cycle clauses (for measurements).
 	NoPrune, NoPhase, NoTwoWidth bool
+	// NoShrink skips the counterexample search after a refutation, and
+	// ShrinkBudget bounds it (DefaultShrinkBudget when zero).
+	NoShrink     bool
+	ShrinkBudget time.Duration
 	// Dense makes every two writers of a key a pair, as VeriStrong does,
 	// instead of only those the known graph leaves unordered (for
 	// measurements and differential tests).
@@ -127,7 +131,13 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	case sat.Sat:
 		return nil, st, nil
 	case sat.Unsat:
-		if a, ok := enc.counterexample(enc.S.LastConflict); ok {
+		a, ok := enc.counterexample(enc.S.LastConflict)
+		if !c.NoShrink {
+			if small, ok := c.shrink(ctx, ix, l, a); ok {
+				return []anomaly.Anomaly{small}, st, nil
+			}
+		}
+		if ok {
 			return []anomaly.Anomaly{a}, st, nil
 		}
 		if enc.TwoWidth > 0 {

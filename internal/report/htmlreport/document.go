@@ -106,7 +106,14 @@ func FromDocument(file string, h *history.History, d *report.Document) (Section,
 				return Section{}, wrap(fmt.Errorf("unknown phenomenon %q", f.Phenomenon))
 			}
 		}
-		a.BestFound = f.BestFound
+		a.BestFound, a.Minimal = f.BestFound, f.Minimal
+		for _, x := range f.Core {
+			t, err := txn(x)
+			if err != nil {
+				return Section{}, wrap(err)
+			}
+			a.Core = append(a.Core, t)
+		}
 		for _, x := range f.Transactions {
 			t, err := txn(x)
 			if err != nil {

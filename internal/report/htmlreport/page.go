@@ -130,9 +130,11 @@ type anomalyView struct {
 	ID, Title, Kind, Phenomenon string
 	Explanation, Chain          string
 	BestFound                   bool
-	Cycle                       template.HTML
-	Txns                        []txnView
-	TimelineHref                string
+	// Core is the note on the counterexample search's transactions.
+	Core         string
+	Cycle        template.HTML
+	Txns         []txnView
+	TimelineHref string
 }
 
 type txnView struct {
@@ -238,6 +240,9 @@ func buildSection(s *Section, id string, o *Options) (sectionView, error) {
 			av := anomalyView{
 				ID: anchor(i), Title: fmt.Sprintf("%s #%d", g.Kind, n+1), Kind: g.Kind.String(), Phenomenon: a.Phenomenon.String(),
 				Explanation: d.Anomalies[i].Explanation, BestFound: a.BestFound,
+			}
+			if len(a.Core) > 0 {
+				av.Core = report.CoreNote(h, a)
 			}
 			if a.IsCycle() {
 				av.Chain = report.Chain(h, a.Cycle)

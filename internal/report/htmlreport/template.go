@@ -60,6 +60,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <p class="explain">{{.Explanation}}</p>
 {{- if .Chain}}<p class="chain"><code>{{.Chain}}</code></p>{{end}}
 {{- if .BestFound}}<p class="note">One cycle under a choice of the uncertain dependencies; every choice has one.</p>{{end}}
+{{- if .Core}}<p class="note">{{.Core}}</p>{{end}}
 <div class="a-body">
 {{- if .Cycle}}<figure class="ring">{{.Cycle}}</figure>{{end}}
 <div class="txns">

@@ -1,0 +1,158 @@
+package polygraph
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// DefaultShrinkBudget bounds the counterexample search after the solver
+// refutes a history.
+const DefaultShrinkBudget = 20 * time.Second
+
+// shrinker searches for a small set of transactions that violates the
+// level on its own (Boomslang's unsat search, then delta debugging). A
+// set's sub-history keeps the set's transactions and drops every read that
+// some writer outside the set could have served, so a serializable history
+// has only serializable sub-histories: a violating set is a real
+// counterexample, and violation is monotone in the set.
+type shrinker struct {
+	ctx      context.Context
+	ix       *history.Index
+	l        level.Level
+	checker  Checker
+	deadline time.Time
+	in       []bool
+	// best is the smallest violating set found and its anomaly.
+	best      []history.TxnID
+	bestFound anomaly.Anomaly
+}
+
+// violates checks the sub-history of set; on a violation it records set
+// as the best so far.
+func (s *shrinker) violates(set []history.TxnID) bool {
+	if time.Now().After(s.deadline) || s.ctx.Err() != nil {
+		return false
+	}
+	h := s.ix.History()
+	for _, t := range set {
+		s.in[t] = true
+	}
+	sub := h.Sub(set, func(t history.TxnID, j int) bool {
+		for w := s.ix.ReadFrom(t, j); w >= 0; w = s.ix.NextWrite(w) {
+			if r := s.ix.WriteRef(w); r.Txn != t && !s.in[r.Txn] {
+				return false
+			}
+		}
+		return true
+	})
+	for _, t := range set {
+		s.in[t] = false
+	}
+	ctx, cancel := context.WithDeadline(s.ctx, s.deadline)
+	defer cancel()
+	found, _, err := s.checker.Run(ctx, history.NewIndex(sub.History), s.l)
+	if err != nil || len(found) == 0 || !found[0].IsCycle() {
+		return false
+	}
+	a := found[0]
+	for i, t := range a.Txns {
+		a.Txns[i] = sub.Orig(t)
+	}
+	for i := range a.Cycle {
+		a.Cycle[i].From, a.Cycle[i].To = sub.Orig(a.Cycle[i].From), sub.Orig(a.Cycle[i].To)
+	}
+	for i, r := range a.Ops {
+		a.Ops[i] = sub.OrigOp(r)
+	}
+	s.best, s.bestFound = slices.Clone(set), a
+	return true
+}
+
+// shrink looks for a small violating set of transactions, starting from
+// the transactions of hint (a cycle the solver met). It narrows the
+// history to a window in file order — the shortest violating prefix, then
+// the shortest violating suffix of it — and then removes chunks of
+// halving size and finally single transactions while the rest still
+// violates. When that last pass completes, the set is 1-minimal. It
+// returns false when no violating strict subset was found in the budget.
+func (c Checker) shrink(ctx context.Context, ix *history.Index, l level.Level, hint anomaly.Anomaly) (anomaly.Anomaly, bool) {
+	budget := c.ShrinkBudget
+	if budget == 0 {
+		budget = DefaultShrinkBudget
+	}
+	n := len(ix.History().Txns)
+	inner := c
+	inner.NoShrink = true
+	s := &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, deadline: time.Now().Add(budget), in: make([]bool, n)}
+	span := func(lo, hi int) []history.TxnID {
+		out := make([]history.TxnID, 0, hi-lo)
+		for t := lo; t < hi; t++ {
+			out = append(out, history.TxnID(t))
+		}
+		return out
+	}
+	// The window: the hint's span first, as it usually violates.
+	lo, hi := 0, n
+	if len(hint.Cycle) > 0 {
+		a, b := n, 0
+		for _, st := range hint.Cycle {
+			if st.From >= 0 {
+				a, b = min(a, int(st.From)), max(b, int(st.From)+1)
+			}
+		}
+		if a < b && s.violates(span(a, b)) {
+			lo, hi = a, b
+		}
+	}
+	// Shortest violating prefix of [lo, hi), then shortest suffix.
+	for a, b := lo+1, hi; a < b; {
+		m := (a + b) / 2
+		if s.violates(span(lo, m)) {
+			b, hi = m, m
+		} else {
+			a = m + 1
+		}
+	}
+	for a, b := lo, hi-1; a < b; {
+		m := (a + b + 1) / 2
+		if s.violates(span(m, hi)) {
+			a, lo = m, m
+		} else {
+			b = m - 1
+		}
+	}
+	set := span(lo, hi)
+	if s.best == nil && !s.violates(set) {
+		return anomaly.Anomaly{}, false
+	}
+	// Delta debugging: drop chunks while the rest violates.
+	complete := false
+	for size := max(len(set)/2, 1); ; size /= 2 {
+		for i := 0; i < len(set); {
+			rest := slices.Concat(set[:i], set[min(i+size, len(set)):])
+			if len(rest) > 0 && s.violates(rest) {
+				set = rest
+				continue
+			}
+			i += size
+		}
+		if time.Now().After(s.deadline) || ctx.Err() != nil {
+			break
+		}
+		if size == 1 {
+			complete = true
+			break
+		}
+	}
+	if s.best == nil || len(s.best) >= n {
+		return anomaly.Anomaly{}, false
+	}
+	a := s.bestFound
+	a.Core, a.Minimal = s.best, complete && slices.Equal(s.best, set)
+	return a, true
+}
