@@ -40,6 +40,8 @@ func BenchmarkGeneral(b *testing.B) {
 						b.ReportMetric(float64(st.Pairs), "pairs")
 						b.ReportMetric(float64(st.PrunedPairs), "pruned")
 						b.ReportMetric(float64(st.Vars), "vars")
+						b.ReportMetric(float64(st.Solver.Conflicts), "conflicts")
+						b.ReportMetric(float64(st.Solver.Decisions), "decisions")
 					}
 				})
 			}

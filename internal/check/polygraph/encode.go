@@ -113,7 +113,87 @@ func Encode(p *Polygraph, si bool, auxNodes int, twoWidth bool) *Encoding {
 	for _, so := range p.OptionalSO {
 		e.dep(so.From, so.To, so.Dep, so.Key, yes)
 	}
+	if e.twoWidth != nil && p.chains != nil {
+		e.canonicalTwoWidth()
+	}
 	return e
+}
+
+// twoWidthScan bounds how far along each session canonicalTwoWidth looks
+// for the second edge of a cycle.
+const twoWidthScan = 4
+
+// canonicalTwoWidth forbids canonical 2-width cycles between write orders
+// (VeriStrong §6.1.2, case I): when choosing S→T for one open pair and
+// T'→S' for another closes a cycle through known paths T ⇝ T' and S' ⇝ S,
+// the clause ¬(S→T) ∨ ¬(T'→S') lets unit propagation see it. T' is looked
+// for near the start of what T reaches in each session (a cycle's second
+// edge joins transactions that run concurrently with the first's), so the
+// enumeration is bounded; every clause it adds is a real cycle.
+func (e *Encoding) canonicalTwoWidth() {
+	p, c := e.p, e.p.chains
+	bySession := make([][]history.TxnID, c.count)
+	for t, s := range c.sess {
+		if s >= 0 {
+			bySession[s] = append(bySession[s], history.TxnID(t))
+		}
+	}
+	open := make([][]int32, len(p.h.Txns))
+	for i, pr := range p.Pairs {
+		if e.pairs[i].c == 0 {
+			open[pr.A] = append(open[pr.A], int32(i))
+			open[pr.B] = append(open[pr.B], int32(i))
+		}
+	}
+	// out returns the edge leaving t in pair j: its head and literal.
+	out := func(j int32, t history.TxnID) (history.TxnID, sat.Lit) {
+		if pr := p.Pairs[j]; pr.A == t {
+			return pr.B, e.pairs[j].l
+		} else {
+			return pr.A, e.pairs[j].l.Not()
+		}
+	}
+	seen := map[[2]sat.Lit]bool{}
+	try := func(i int32, from, to history.TxnID, l1 sat.Lit, t2 history.TxnID) {
+		for _, j := range open[t2] {
+			if j == i {
+				continue
+			}
+			s2, l2 := out(j, t2)
+			if s2 != from && !e.twoWidth.reaches(s2, from) {
+				continue
+			}
+			k := [2]sat.Lit{min(l1, l2), max(l1, l2)}
+			if !seen[k] {
+				seen[k] = true
+				e.TwoWidth++
+				e.clause(l1.Not(), l2.Not())
+			}
+		}
+	}
+	for i := range p.Pairs {
+		if e.pairs[i].c != 0 {
+			continue
+		}
+		for _, dir := range [2]bool{true, false} {
+			from, to := p.Pairs[i].A, p.Pairs[i].B
+			l1 := e.pairs[i].l
+			if !dir {
+				from, to, l1 = to, from, l1.Not()
+			}
+			try(int32(i), from, to, l1, to)
+			for s, txns := range bySession {
+				start := int(c.first[int(to)*c.count+s])
+				for n := start; n < len(txns) && n < start+twoWidthScan; n++ {
+					if t2 := txns[n]; !e.twoWidth.reaches(t2, from) {
+						try(int32(i), from, to, l1, t2)
+					} else {
+						break
+					}
+				}
+			}
+		}
+	}
 }
 
 // presence is the condition that t takes part.
