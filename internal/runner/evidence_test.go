@@ -1,13 +1,16 @@
 package runner
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,31 +18,45 @@ import (
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/report/runplot"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
-// The experiments behind docs/databases.md and docs/benchmarks-run.md.
+// The experiments behind docs/databases.md and docs/benchmarks.md.
 // They take minutes, so they run only when asked:
 //
-//	go test ./internal/runner -run TestEvidence -evidence -v -timeout 30m
-//	go test ./internal/runner -run TestThroughput -throughput -v -timeout 30m
+//	go test ./internal/runner -run TestEvidence -evidence -v -timeout 60m
+//	go test ./internal/runner -run TestThroughput -throughput -v -timeout 60m
 //
 // Both print markdown tables (to the file -out names, else to the log).
+// With -examples DIR the evidence experiment also writes, for each
+// experiment and level, the first history that violates the level to
+// DIR/DB-ISOLATION-WORKLOAD-LEVEL.jsonl (for `isoscope check` to print
+// its counterexamples).
 // With -plots DIR the throughput experiment also draws the run plots of
 // each configuration's median traced run (transactions per second,
 // latency percentiles, abort reasons; SVG and PNG) into
 // DIR/ISOLATION-WORKLOAD-SESSIONS/; -throughput-txns shortens the runs
-// (a quick try: -throughput-txns 300).
+// (a quick try: -throughput-txns 300), -throughput-txns-for shortens
+// single configurations (general at 64 sessions spends most of its time
+// in lock waits: repeatable-read-general-64=150), -throughput-only picks
+// configurations by name, -throughput-runs sets the runs per median, and
+// -throughput-file streams the traced runs' histories to a file.
 var (
 	evidence       = flag.Bool("evidence", false, "run the 20-run isolation experiments")
 	throughput     = flag.Bool("throughput", false, "run the throughput experiments")
 	runs           = flag.Int("runs", 20, "runs per experiment")
 	outFile        = flag.String("out", "", "write the experiments' tables to this file")
 	plotDir        = flag.String("plots", "", "write the throughput experiments' run plots under this directory")
+	examplesDir    = flag.String("examples", "", "write each experiment's first violating history per level under this directory")
 	throughputTxns = flag.Int("throughput-txns", 0, "transactions per throughput run (0: 6000 for mt, 1500 for general)")
+	throughputFor  = flag.String("throughput-txns-for", "", "per-configuration transactions, overriding -throughput-txns: ISOLATION-WORKLOAD-SESSIONS=N,… (e.g. repeatable-read-general-64=500)")
+	throughputRuns = flag.Int("throughput-runs", 3, "traced and untraced runs per throughput configuration (the medians are reported)")
+	throughputFile = flag.Bool("throughput-file", false, "traced throughput runs also stream their history to a file")
+	throughputOnly = flag.String("throughput-only", "", "run only the throughput configurations ISOLATION-WORKLOAD-SESSIONS whose names match this regular expression")
 )
 
 type experiment struct {
@@ -108,7 +125,7 @@ func TestEvidence(t *testing.T) {
 	for _, e := range experiments() {
 		addr := e.addr(t)
 		tallies := make([]tally, len(e.levels))
-		committed, aborted, total := 0, 0, 0
+		committed, aborted, total, incomplete := 0, 0, 0, 0
 		for run := 1; run <= *runs; run++ {
 			d := dbtest.Open(t, addr)
 			if versions[e.db] == "" {
@@ -120,11 +137,21 @@ func TestEvidence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A run that stopped early (a timeout, a lost database)
+			// would count as evidence it is not: report it.
+			if s := res.Summary; s.Interrupted || len(s.Errors) > 0 || s.Done != s.Planned {
+				t.Errorf("%s %s %s run %d ended early: %+v", e.db, e.iso, e.pc.Workload, run, s)
+				incomplete++
+			}
 			committed += res.Summary.Committed
 			aborted += res.Summary.Aborted
 			total += res.Summary.Committed + res.Summary.Aborted + res.Summary.Unknown
 			for i, l := range e.levels {
-				tallies[i].add(res.History, verdict(t, res.History, l))
+				r := verdict(t, res.History, l)
+				if r.Outcome == check.Violation && tallies[i].violated == 0 && *examplesDir != "" {
+					writeExample(t, filepath.Join(*examplesDir, fmt.Sprintf("%s-%s-%s-%s.jsonl", e.db, e.iso, e.pc.Workload, l)), res.History)
+				}
+				tallies[i].add(res.History, r)
 			}
 		}
 		var lv []string
@@ -135,10 +162,17 @@ func TestEvidence(t *testing.T) {
 			if len(tl.kinds) > 0 {
 				s += " (" + kindList(tl.kinds) + ")"
 			}
+			// A checker that could not decide is not a "holds".
+			if tl.unknown > 0 {
+				s += fmt.Sprintf(", %d undecided", tl.unknown)
+			}
 			lv = append(lv, s)
 			if example == "" && tl.example != "" {
 				example = l + ": `" + tl.example + "`"
 			}
+		}
+		if incomplete > 0 {
+			lv = append(lv, fmt.Sprintf("%d runs ended early", incomplete))
 		}
 		row := fmt.Sprintf("| %s | %s | %s | %s | %d | %d | %.0f%% | %s | %s |\n", versions[e.db], e.iso, e.pc.Workload, params(e.pc), *runs,
 			committed / *runs, 100*float64(aborted)/float64(max(1, total)), strings.Join(lv, "; "), example)
@@ -146,6 +180,21 @@ func TestEvidence(t *testing.T) {
 		b.WriteString(row)
 	}
 	emit(t, b.String())
+}
+
+// writeExample writes h to file in isoscope's own format.
+func writeExample(t *testing.T, file string, h *history.History) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := native.Write(&b, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (tl *tally) add(h *history.History, r check.Result) {
@@ -191,15 +240,31 @@ func emit(t *testing.T, s string) {
 // TestThroughput measures committed transactions per second and abort
 // rates of mt and general on PostgreSQL at SERIALIZABLE and REPEATABLE
 // READ with 8, 24 and 64 sessions, traced and untraced (the median of
-// three runs each).
+// -throughput-runs runs each, traced and untraced runs alternating).
 func TestThroughput(t *testing.T) {
 	if !*throughput {
 		t.Skip("run with -throughput")
 	}
 	addr := dbtest.Postgres(t)
+	txnsFor := map[string]int{}
+	for _, f := range strings.Split(*throughputFor, ",") {
+		if f == "" {
+			continue
+		}
+		name, n, ok := strings.Cut(f, "=")
+		k, err := strconv.Atoi(n)
+		if !ok || err != nil || k <= 0 {
+			t.Fatalf("-throughput-txns-for: %q is not NAME=N", f)
+		}
+		txnsFor[name] = k
+	}
+	only, err := regexp.Compile(*throughputOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
-	b.WriteString("| isolation | workload | sessions | committed/s traced | committed/s untraced | tracing overhead | abort rate |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| isolation | workload | sessions | txns/run | committed/s traced | committed/s untraced | tracing overhead | abort rate |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, iso := range []db.Isolation{db.Serializable, db.RepeatableRead} {
 		for _, w := range []workload.Workload{workload.MiniTxn, workload.General} {
 			for _, sessions := range []int{8, 24, 64} {
@@ -207,16 +272,22 @@ func TestThroughput(t *testing.T) {
 				if w == workload.General {
 					pc.Txns = 1500
 				}
+				name := fmt.Sprintf("%s-%s-%d", iso, w, sessions)
+				if !only.MatchString(name) {
+					continue
+				}
 				if *throughputTxns > 0 {
 					pc.Txns = *throughputTxns
 				}
-				traced, abortRate, median := measure(t, addr, iso, pc, false)
-				untraced, _, _ := measure(t, addr, iso, pc, true)
-				if *plotDir != "" {
-					plot(t, filepath.Join(*plotDir, fmt.Sprintf("%s-%s-%d", iso, w, sessions)), median,
-						fmt.Sprintf("%s on PostgreSQL at %s, %d sessions (median of 3 runs)", w, iso, sessions))
+				if n := txnsFor[name]; n > 0 {
+					pc.Txns = n
 				}
-				row := fmt.Sprintf("| %s | %s | %d | %.0f | %.0f | %+.1f%% | %.1f%% |\n", iso, w, sessions, traced, untraced,
+				traced, untraced, abortRate, median := measure(t, addr, iso, pc)
+				if *plotDir != "" {
+					plot(t, filepath.Join(*plotDir, name), median,
+						fmt.Sprintf("%s on PostgreSQL at %s, %d sessions (the median of %d runs)", w, iso, sessions, *throughputRuns))
+				}
+				row := fmt.Sprintf("| %s | %s | %d | %d | %.0f | %.0f | %+.1f%% | %.1f%% |\n", iso, w, sessions, pc.Txns, traced, untraced,
 					100*(untraced-traced)/untraced, 100*abortRate)
 				t.Log(row)
 				b.WriteString(row)
@@ -226,23 +297,47 @@ func TestThroughput(t *testing.T) {
 	emit(t, b.String())
 }
 
-// measure returns the median throughput of three runs, their abort rate,
-// and the median run.
-func measure(t *testing.T, addr string, iso db.Isolation, pc workload.PlanConfig, noTrace bool) (float64, float64, *Result) {
-	var results []*Result
+// measure runs pc -throughput-runs times traced and as many times
+// untraced, alternating (so that drift in the machine's load hits both
+// alike), and returns the median throughput of each, the traced runs'
+// abort rate, and the median traced run. With -throughput-file the traced
+// runs also stream their history to a file, as isoscope run does.
+func measure(t *testing.T, addr string, iso db.Isolation, pc workload.PlanConfig) (traced, untraced, abortRate float64, median *Result) {
+	var tr, un []*Result
 	aborted, total := 0, 0
-	for run := range 3 {
-		d := dbtest.Open(t, addr)
-		res, err := Run(context.Background(), Config{DB: d, Isolation: iso, Plan: newPlan(t, pc, uint64(run+1)), NoTrace: noTrace})
-		if err != nil {
-			t.Fatal(err)
+	for run := range *throughputRuns {
+		for _, noTrace := range []bool{false, true} {
+			d := dbtest.Open(t, addr)
+			c := Config{DB: d, Isolation: iso, Plan: newPlan(t, pc, uint64(run+1)), NoTrace: noTrace}
+			if !noTrace && *throughputFile {
+				f, err := os.Create(filepath.Join(t.TempDir(), "history.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				c.Out = f
+			}
+			res, err := Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := res.Summary; len(s.Errors) > 0 || s.Done != s.Planned {
+				t.Errorf("%s %s %d sessions ended early: %+v", iso, pc.Workload, pc.Sessions, s)
+			}
+			if noTrace {
+				un = append(un, res)
+				continue
+			}
+			tr = append(tr, res)
+			aborted += res.Summary.Aborted
+			total += res.Summary.Committed + res.Summary.Aborted
 		}
-		results = append(results, res)
-		aborted += res.Summary.Aborted
-		total += res.Summary.Committed + res.Summary.Aborted
 	}
-	slices.SortFunc(results, func(a, b *Result) int { return cmp.Compare(a.Summary.Throughput(), b.Summary.Throughput()) })
-	return results[1].Summary.Throughput(), float64(aborted) / float64(total), results[1]
+	byThroughput := func(a, b *Result) int { return cmp.Compare(a.Summary.Throughput(), b.Summary.Throughput()) }
+	slices.SortFunc(tr, byThroughput)
+	slices.SortFunc(un, byThroughput)
+	m := len(tr) / 2
+	return tr[m].Summary.Throughput(), un[m].Summary.Throughput(), float64(aborted) / float64(total), tr[m]
 }
 
 // plot draws a run's plots into dir.

@@ -110,7 +110,13 @@ func TestPostgresRepeatableRead(t *testing.T) {
 }
 
 func TestMariaDBSerializable(t *testing.T) {
-	holds(t, dbtest.MySQL(t), db.Serializable, workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 16, Txns: 2000, Keys: 20, Dist: workload.Zipfian}, "ser", "si")
+	addr := dbtest.MySQL(t)
+	t.Run("mt", func(t *testing.T) {
+		holds(t, addr, db.Serializable, workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 16, Txns: 2000, Keys: 20, Dist: workload.Zipfian}, "ser", "si")
+	})
+	t.Run("general", func(t *testing.T) {
+		holds(t, addr, db.Serializable, workload.PlanConfig{Workload: workload.General, Sessions: 8, Txns: 400, Keys: 200, Dist: workload.Uniform}, "ser")
+	})
 }
 
 func TestMariaDBRepeatableRead(t *testing.T) {
