@@ -81,7 +81,6 @@ func hasInstants(h *history.History) bool {
 // SSER validity can mean.
 func TestLabels(t *testing.T) {
 	labels := readLabels(t)
-	var pending []string
 	checked := 0
 	for _, l := range labels {
 		if len(l.verdicts) == 0 {
@@ -89,10 +88,6 @@ func TestLabels(t *testing.T) {
 		}
 		t.Run(l.path, func(t *testing.T) {
 			h, err := registry.Open(filepath.Join(corpora, l.path), "auto", nil, nil)
-			if err != nil && unreadable(l.format) {
-				pending = append(pending, l.path)
-				return
-			}
 			if err != nil {
 				t.Fatalf("reading (%s): %v", l.format, err)
 			}
@@ -121,14 +116,4 @@ func TestLabels(t *testing.T) {
 		})
 	}
 	t.Logf("%d labelled verdicts checked", checked)
-	if len(pending) > 0 {
-		t.Logf("%d histories in formats isoscope does not read yet: %v", len(pending), pending)
-	}
-}
-
-// unreadable names the corpus formats whose importers are not written yet;
-// every other format must read, or the test fails. Every format is read
-// now.
-func unreadable(string) bool {
-	return false
 }
