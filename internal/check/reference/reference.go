@@ -18,8 +18,11 @@ const MaxTxns = 9
 // transactions: committed or of unknown status) or uses operations it does
 // not model. Supported levels are ReadUncommitted, ReadCommitted,
 // SnapshotIsolation, Serializable and StrictSerializable; supported
-// operations are plain reads and writes. Strict serializability needs the
-// real-time instants of every transaction that is not aborted.
+// operations are reads and writes at every one of them, and deletes (physical
+// or tombstones), scans and iterators at the last three, where every
+// transaction's operations are run against the state its position gives it
+// (ops.go). Strict serializability needs the real-time instants of every
+// transaction that is not aborted.
 //
 // Aborted transactions never take effect; committed ones do; h satisfies
 // the level iff some choice of which unknown-status transactions committed
@@ -35,6 +38,15 @@ func Check(h *history.History, id level.ID) (bool, error) {
 	c, err := newChecker(h)
 	if err != nil {
 		return false, err
+	}
+	return c.check(id)
+}
+
+// check is Check on a built checker.
+func (c *checker) check(id level.ID) (bool, error) {
+	h := c.h
+	if c.general && (id == level.ReadUncommitted || id == level.ReadCommitted) {
+		return false, fmt.Errorf("reference: deletes, scans and iterators are modelled only at snapshot isolation, serializability and strict serializability")
 	}
 	var committed, unknown []int
 	for i := range h.Txns {
@@ -122,6 +134,11 @@ type checker struct {
 	txns []txn
 	// init is the value of each key before the first transaction.
 	init []history.Value
+	// general says some transaction deletes, scans or iterates: the
+	// orders are then checked by running every operation (ops.go).
+	general bool
+	// sorted lists the keys in key order, for range operations.
+	sorted []history.KeyID
 }
 
 func newChecker(h *history.History) (*checker, error) {
@@ -140,14 +157,27 @@ func newChecker(h *history.History) (*checker, error) {
 		}
 		own := map[history.KeyID]int{} // key -> index into t.final
 		for j, op := range ht.Ops {
-			if op.Kind != history.Read && op.Kind != history.Write {
-				return nil, fmt.Errorf("reference: transaction %s, operation %d: %q is not modelled (only reads and writes)", h.TxnName(history.TxnID(i)), j+1, op.Kind)
+			switch op.Kind {
+			case history.Read, history.Write:
+			case history.Delete, history.Scan, history.Iter:
+				c.general = true
+				if op.Kind.IsRange() {
+					if err := c.checkRange(op.Range); err != nil {
+						return nil, fmt.Errorf("reference: transaction %s, operation %d: %v", h.TxnName(history.TxnID(i)), j+1, err)
+					}
+					continue
+				}
+			default:
+				return nil, fmt.Errorf("reference: transaction %s, operation %d: %q is not modelled (only reads, writes, deletes, scans and iterators)", h.TxnName(history.TxnID(i)), j+1, op.Kind)
 			}
 			if op.Key < 0 || int(op.Key) >= len(h.Keys) {
 				return nil, fmt.Errorf("reference: transaction %s, operation %d: key id %d out of range", h.TxnName(history.TxnID(i)), j+1, op.Key)
 			}
 			x := kv{op.Key, op.Value}
-			if op.Kind == history.Write {
+			if op.Kind == history.Delete {
+				x.value = c.deleted()
+			}
+			if op.Kind != history.Read {
 				t.writes = append(t.writes, x)
 				if f, ok := own[op.Key]; ok {
 					t.final[f].value = op.Value
@@ -158,7 +188,7 @@ func newChecker(h *history.History) (*checker, error) {
 				continue
 			}
 			if f, ok := own[op.Key]; ok {
-				if t.final[f].value != op.Value {
+				if !sameRead(t.final[f].value, op.Value) {
 					t.intOK = false
 				}
 				continue
@@ -296,14 +326,14 @@ func (c *checker) explainable(eff []int) bool {
 	for _, i := range eff {
 	reads:
 		for _, r := range c.txns[i].ext {
-			if c.init[r.key] == r.value {
+			if sameRead(c.init[r.key], r.value) {
 				continue
 			}
 			for _, j := range eff {
 				if j == i {
 					continue
 				}
-				if v, ok := c.txns[j].finalValue(r.key); ok && v == r.value {
+				if v, ok := c.txns[j].finalValue(r.key); ok && sameRead(v, r.value) {
 					continue reads
 				}
 			}
@@ -317,7 +347,7 @@ func (c *checker) explainable(eff []int) bool {
 // key holds in state.
 func readsMatch(t *txn, state []history.Value) bool {
 	for _, r := range t.ext {
-		if state[r.key] != r.value {
+		if !sameRead(state[r.key], r.value) {
 			return false
 		}
 	}
@@ -386,7 +416,7 @@ func (c *checker) serializable(eff []int, realTime bool) bool {
 				}
 			}
 			t := &c.txns[i]
-			if !readsMatch(t, state) {
+			if !c.matches(i, state) {
 				continue
 			}
 			saved := append([]history.Value(nil), state...)
@@ -417,6 +447,8 @@ func stateKey(placed []bool, state []history.Value) string {
 	for _, v := range state {
 		b = append(b, byte(v.Kind))
 		switch v.Kind {
+		case history.Null:
+			b = append(b, byte(v.N)) // tombstones differ from absence
 		case history.Int:
 			b = fmt.Appendf(b, "%d;", v.N)
 		case history.String:
@@ -498,9 +530,9 @@ func (c *checker) snapshotIsolation(eff []int) bool {
 	states := [][]history.Value{append([]history.Value(nil), c.init...)}
 	// explainedBefore reports whether a snapshot point in [lo, n) explains
 	// the reads of t.
-	explainedBefore := func(t *txn, lo, n int) bool {
+	explainedBefore := func(i, lo, n int) bool {
 		for s := lo; s < n; s++ {
-			if readsMatch(t, states[s]) {
+			if c.matches(i, states[s]) {
 				return true
 			}
 		}
@@ -518,7 +550,7 @@ func (c *checker) snapshotIsolation(eff []int) bool {
 			placed[q] = pos[q] >= 0
 			if !placed[q] {
 				lo, _ := lowest(q)
-				old[q] = explainedBefore(&c.txns[i], lo, n)
+				old[q] = explainedBefore(i, lo, n)
 			}
 		}
 		key := stateKey(append(placed, old...), states[n])
@@ -534,7 +566,7 @@ func (c *checker) snapshotIsolation(eff []int) bool {
 				continue
 			}
 			t := &c.txns[i]
-			if !explainedBefore(t, lo, n+1) {
+			if !explainedBefore(i, lo, n+1) {
 				continue
 			}
 			after := append([]history.Value(nil), states[n]...)
