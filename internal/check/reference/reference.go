@@ -180,7 +180,7 @@ func newChecker(h *history.History) (*checker, error) {
 			if op.Kind != history.Read {
 				t.writes = append(t.writes, x)
 				if f, ok := own[op.Key]; ok {
-					t.final[f].value = op.Value
+					t.final[f].value = x.value
 				} else {
 					own[op.Key] = len(t.final)
 					t.final = append(t.final, x)
