@@ -198,12 +198,14 @@ func (p *Polygraph) addPair(a, b history.TxnID, k history.KeyID) {
 // the known order implies go to KnownAnti. When the known graph is cyclic
 // no pair is made: the cycle search reports it.
 func (p *Polygraph) sparsePairs() {
-	c := newChains(p.h, p.ix.Effective)
-	if !c.compute(p.Known) {
+	g, order, ok := knownGraph(len(p.h.Txns), p.Known)
+	if !ok {
 		return
 	}
+	c := newChains(p.h, p.ix.Effective)
+	c.compute(g, order)
 	p.chains, p.reach, p.pairsOf = c, c, map[pairKey][]int32{}
-	last := c.reachedBy(p.Known)
+	last := c.reachedBy(g, order)
 	p.bySession = make(map[history.KeyID][]sessionWriters, len(p.keys))
 	for _, k := range p.keys {
 		var by []sessionWriters

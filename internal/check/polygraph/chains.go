@@ -2,8 +2,8 @@ package polygraph
 
 import (
 	"math"
-	"slices"
 
+	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -44,70 +44,25 @@ func newChains(h *history.History, present func(history.TxnID) bool) *chains {
 	return c
 }
 
-// csr is a graph's out-edges in compressed sparse row form.
-type csr struct {
-	start []int32 // out-edges of v are to[start[v]:start[v+1]]
-	to    []int32
-}
-
-// newCSR collects the edges between transactions (edges from or to the
-// initial state are left out).
-func newCSR(n int, edges []Edge) csr {
-	g := csr{start: make([]int32, n+1)}
+// knownGraph lays the edges between transactions (those from or to the
+// initial state are left out) into a graph over n transactions, with a
+// topological order of it, or reports false when the edges hold a cycle.
+func knownGraph(n int, edges []Edge) (*graph.Graph, []int32, bool) {
+	b := graph.NewBuilder(n, len(edges))
 	for _, e := range edges {
 		if e.From >= 0 && e.To >= 0 {
-			g.start[e.From+1]++
+			b.Add(int32(e.From), int32(e.To), 0, 0)
 		}
 	}
-	for v := range n {
-		g.start[v+1] += g.start[v]
-	}
-	g.to = make([]int32, g.start[n])
-	fill := slices.Clone(g.start[:n])
-	for _, e := range edges {
-		if e.From >= 0 && e.To >= 0 {
-			g.to[fill[e.From]] = int32(e.To)
-			fill[e.From]++
-		}
-	}
-	return g
+	g := b.Build()
+	order, ok := g.TopoOrder(graph.AllLabels)
+	return g, order, ok
 }
 
-// topoOrder returns the vertices in a topological order, or false when the
-// graph has a cycle (Kahn's algorithm).
-func (g csr) topoOrder() ([]int32, bool) {
-	n := len(g.start) - 1
-	indeg := make([]int32, n)
-	for _, w := range g.to {
-		indeg[w]++
-	}
-	order := make([]int32, 0, n)
-	for v := range n {
-		if indeg[v] == 0 {
-			order = append(order, int32(v))
-		}
-	}
-	for i := 0; i < len(order); i++ {
-		v := order[i]
-		for _, w := range g.to[g.start[v]:g.start[v+1]] {
-			if indeg[w]--; indeg[w] == 0 {
-				order = append(order, w)
-			}
-		}
-	}
-	return order, len(order) == n
-}
-
-// compute fills first from the edges, which must include the session
-// order. It reports false when the edges hold a cycle.
-func (c *chains) compute(edges []Edge) bool {
-	n := len(c.sess)
-	g := newCSR(n, edges)
-	order, ok := g.topoOrder()
-	if !ok {
-		return false
-	}
-	k := c.count
+// compute fills first from an acyclic graph that includes the session
+// order, and its topological order.
+func (c *chains) compute(g *graph.Graph, order []int32) {
+	n, k := len(c.sess), c.count
 	if cap(c.first) >= n*k {
 		c.first = c.first[:n*k]
 	} else {
@@ -119,7 +74,9 @@ func (c *chains) compute(edges []Edge) bool {
 	for i := len(order) - 1; i >= 0; i-- {
 		v := order[i]
 		row := c.first[int(v)*k : int(v)*k+k]
-		for _, w := range g.to[g.start[v]:g.start[v+1]] {
+		lo, hi := g.Out(v)
+		for e := lo; e < hi; e++ {
+			w := g.To(e)
 			if s := c.sess[w]; s >= 0 && c.pos[w] < row[s] {
 				row[s] = c.pos[w]
 			}
@@ -130,7 +87,6 @@ func (c *chains) compute(edges []Edge) bool {
 			}
 		}
 	}
-	return true
 }
 
 // reaches reports whether a reaches b by a non-empty path.
@@ -144,19 +100,18 @@ func (c *chains) reaches(a, b history.TxnID) bool {
 // reachedBy returns, for every transaction t and session s, the latest
 // position on chain s of a transaction that reaches t (-1 for none): the
 // mirror of first, for enumerating the transactions t neither reaches nor
-// is reached by.
-func (c *chains) reachedBy(edges []Edge) []int32 {
+// is reached by. g and order are as for compute.
+func (c *chains) reachedBy(g *graph.Graph, order []int32) []int32 {
 	n, k := len(c.sess), c.count
-	g := newCSR(n, edges)
-	order, _ := g.topoOrder()
 	last := make([]int32, n*k)
 	for i := range last {
 		last[i] = -1
 	}
 	for _, v := range order {
 		row := last[int(v)*k : int(v)*k+k]
-		for _, w := range g.to[g.start[v]:g.start[v+1]] {
-			wrow := last[int(w)*k : int(w)*k+k]
+		lo, hi := g.Out(v)
+		for e := lo; e < hi; e++ {
+			wrow := last[int(g.To(e))*k : int(g.To(e))*k+k]
 			if s := c.sess[v]; s >= 0 && c.pos[v] > wrow[s] {
 				wrow[s] = c.pos[v]
 			}

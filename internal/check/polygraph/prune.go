@@ -2,6 +2,7 @@ package polygraph
 
 import (
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -64,40 +65,18 @@ func (r *reach) reaches(a, b history.TxnID) bool {
 	return r.bits[i]>>(uint(b)%64)&1 != 0
 }
 
-// reachability computes which transaction reaches which over edges, or
-// reports false when the edges hold a cycle.
-func reachability(n int, edges []Edge) (*reach, bool) {
-	out := make([][]int32, n)
-	indeg := make([]int32, n)
-	for _, e := range edges {
-		if e.From < 0 || e.To < 0 {
-			continue
-		}
-		out[e.From] = append(out[e.From], int32(e.To))
-		indeg[e.To]++
-	}
-	order := make([]int32, 0, n)
-	for v := range n {
-		if indeg[v] == 0 {
-			order = append(order, int32(v))
-		}
-	}
-	for i := 0; i < len(order); i++ {
-		for _, w := range out[order[i]] {
-			if indeg[w]--; indeg[w] == 0 {
-				order = append(order, w)
-			}
-		}
-	}
-	if len(order) < n {
-		return nil, false
-	}
+// reachability computes which transaction reaches which in an acyclic
+// graph, given a topological order of it.
+func reachability(g *graph.Graph, order []int32) *reach {
+	n := g.Nodes()
 	words := (n + 63) / 64
 	r := &reach{words: words, bits: make([]uint64, n*words)}
 	for i := len(order) - 1; i >= 0; i-- {
 		v := int(order[i])
 		row := r.bits[v*words : (v+1)*words]
-		for _, w := range out[v] {
+		lo, hi := g.Out(int32(v))
+		for e := lo; e < hi; e++ {
+			w := g.To(e)
 			row[w/64] |= 1 << (uint(w) % 64)
 			src := r.bits[int(w)*words : (int(w)+1)*words]
 			for j, x := range src {
@@ -105,7 +84,7 @@ func reachability(n int, edges []Edge) (*reach, bool) {
 			}
 		}
 	}
-	return r, true
+	return r
 }
 
 // maxPruneNodes bounds the reachability matrix (n² bits) of the dense
@@ -132,18 +111,16 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 	}
 	decided := 0
 	for round := 0; rounds <= 0 || round < rounds; round++ {
+		g, order, ok := knownGraph(n, p.knownEdges(si))
+		if !ok {
+			return decided, false
+		}
 		var r reacher
 		if p.chains != nil {
-			if !p.chains.compute(p.knownEdges(si)) {
-				return decided, false
-			}
+			p.chains.compute(g, order)
 			r = p.chains
 		} else {
-			m, ok := reachability(n, p.knownEdges(si))
-			if !ok {
-				return decided, false
-			}
-			r = m
+			r = reachability(g, order)
 		}
 		p.reach = r
 		// impossible reports whether "a before b" closes a known cycle.
