@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // corpora is the shared corpora directory, relative to this package.
-const corpora = "../../../../shared/corpora"
+const corpora = formattest.Corpora
 
 func golden(t *testing.T, name, got string) { t.Helper(); formattest.Golden(t, name, got, *update) }
 
@@ -97,26 +97,19 @@ func TestEmpty(t *testing.T) {
 }
 
 func TestSniff(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want bool
-	}{
-		{"w 0 0\nw 1 1\n=====\nw 0 2\n=====\nr 0 2\n-----\nr 1 1", true},
-		{"\nr 0 0\n-----\nw 0 1\nw 0 ", true}, // last line cut short
-		{"=====\nw 0 1\n", false},
-		{"", false},
-		{"w 0", false},
-		{`{"format":"isoscope-history","version":1}`, false},
-		{`{"id":1,"session":0,"ops":[["r","x",1]]}`, false},
-		{`{:index 0, :type :invoke, :f :txn, :value [[:r 1 nil]]}`, false},
-		{"w(1,0,0,0)\nr(1,0,1,1)\n", false},
-		{"w 0 0\nhello\n", false},
-		{"INFO  jepsen.util - 1\t:invoke\t:read\tnil\n", false},
-	} {
-		if got := Sniff([]byte(c.in)); got != c.want {
-			t.Errorf("Sniff(%q) = %v, want %v", c.in, got, c.want)
-		}
-	}
+	formattest.Sniff(t, Sniff, map[string]bool{
+		"w 0 0\nw 1 1\n=====\nw 0 2\n=====\nr 0 2\n-----\nr 1 1": true,
+		"\nr 0 0\n-----\nw 0 1\nw 0 ":                            true, // last line cut short
+		"=====\nw 0 1\n":                                         false,
+		"":                                                       false,
+		"w 0":                                                    false,
+		`{"format":"isoscope-history","version":1}`:               false,
+		`{"id":1,"session":0,"ops":[["r","x",1]]}`:                false,
+		`{:index 0, :type :invoke, :f :txn, :value [[:r 1 nil]]}`: false,
+		"w(1,0,0,0)\nr(1,0,1,1)\n":                                false,
+		"w 0 0\nhello\n":                                          false,
+		"INFO  jepsen.util - 1\t:invoke\t:read\tnil\n":            false,
+	})
 }
 
 // TestCorpus loads every AWDIT test history LABELS.tsv lists.

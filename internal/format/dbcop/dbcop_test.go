@@ -19,7 +19,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // corpora is the shared corpora directory, relative to this package.
-const corpora = "../../../../shared/corpora"
+const corpora = formattest.Corpora
 
 func golden(t *testing.T, name, got string) { t.Helper(); formattest.Golden(t, name, got, *update) }
 

@@ -65,3 +65,16 @@ func JSONL(t testing.TB, h *history.History) string {
 	}
 	return b.String()
 }
+
+// Corpora is the shared corpora directory, relative to a reader's package.
+const Corpora = "../../../../shared/corpora"
+
+// Sniff checks a reader's Sniff on every input: whether it should claim it.
+func Sniff(t testing.TB, sniff func([]byte) bool, claims map[string]bool) {
+	t.Helper()
+	for in, want := range claims {
+		if got := sniff([]byte(in)); got != want {
+			t.Errorf("Sniff(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

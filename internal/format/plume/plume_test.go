@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // corpora is the shared corpora directory, relative to this package.
-const corpora = "../../../../shared/corpora"
+const corpora = formattest.Corpora
 
 func golden(t *testing.T, name, got string) { t.Helper(); formattest.Golden(t, name, got, *update) }
 
@@ -129,26 +129,19 @@ func TestReadBad(t *testing.T) {
 }
 
 func TestSniff(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want bool
-	}{
-		{"w(1,0,0,0)\nw(2,0,0,0)\nr(1,0,1,1)\n", true},
-		{"\n\nw(1,0,0,0)\nr(1,0,1,-1)\nw(2,5,1,", true}, // last line cut short
-		{"w(1,0,0,0", false},
-		{"", false},
-		{"\n \n", false},
-		{`{"format":"isoscope-history","version":1}`, false},
-		{`{"id":1,"session":0,"ops":[["r","x",1]]}`, false},
-		{`{:index 0, :type :invoke, :f :txn, :value [[:r 1 nil]]}`, false},
-		{"r 0 0\nw 0 1\n-----\n", false},
-		{"w(1,0,0,0)\nhello\n", false},
-		{"INFO  jepsen.util - 1\t:invoke\t:read\tnil\n", false},
-	} {
-		if got := Sniff([]byte(c.in)); got != c.want {
-			t.Errorf("Sniff(%q) = %v, want %v", c.in, got, c.want)
-		}
-	}
+	formattest.Sniff(t, Sniff, map[string]bool{
+		"w(1,0,0,0)\nw(2,0,0,0)\nr(1,0,1,1)\n":  true,
+		"\n\nw(1,0,0,0)\nr(1,0,1,-1)\nw(2,5,1,": true, // last line cut short
+		"w(1,0,0,0":                             false,
+		"":                                      false,
+		"\n \n":                                 false,
+		`{"format":"isoscope-history","version":1}`:               false,
+		`{"id":1,"session":0,"ops":[["r","x",1]]}`:                false,
+		`{:index 0, :type :invoke, :f :txn, :value [[:r 1 nil]]}`: false,
+		"r 0 0\nw 0 1\n-----\n":                                   false,
+		"w(1,0,0,0)\nhello\n":                                     false,
+		"INFO  jepsen.util - 1\t:invoke\t:read\tnil\n":            false,
+	})
 }
 
 // TestCorpus loads every PolySI/Plume text history LABELS.tsv lists.

@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // corpora is the shared corpora directory, relative to this package.
-const corpora = "../../../../shared/corpora"
+const corpora = formattest.Corpora
 
 // TestGolden reads testdata/small.txt: appends seen by later gets
 // (read-modify-writes), a put then an append, an :info append that a get
@@ -132,20 +132,13 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestSniff(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want bool
-	}{
-		{"{:process 0, :type :invoke, :f :append, :key \"0\", :value \"x 0 0 y\"}\n", true},
-		{"\n{:process 12, :type :ok, :f :get, :key \"\", :value \"\"}", true},
-		{"{:type :invoke, :f :txn, :value [[:append 11 1]], :process 10, :time 14532933, :index 0}", false},
-		{"INFO  jepsen.util - 0\t:invoke\t:read\tnil", false},
-		{"", false},
-	} {
-		if got := Sniff([]byte(c.in)); got != c.want {
-			t.Errorf("Sniff(%q) = %v, want %v", c.in, got, c.want)
-		}
-	}
+	formattest.Sniff(t, Sniff, map[string]bool{
+		"{:process 0, :type :invoke, :f :append, :key \"0\", :value \"x 0 0 y\"}\n":                true,
+		"\n{:process 12, :type :ok, :f :get, :key \"\", :value \"\"}":                              true,
+		"{:type :invoke, :f :txn, :value [[:append 11 1]], :process 10, :time 14532933, :index 0}": false,
+		"INFO  jepsen.util - 0\t:invoke\t:read\tnil":                                               false,
+		"": false,
+	})
 }
 
 // FuzzRead reads arbitrary text: a history or a *format.Error, never a
