@@ -12,8 +12,9 @@ type Sub struct {
 
 // Sub returns the sub-history of the transactions txns (in increasing
 // order), keeping the operations keepOp accepts. Keys, sessions, the
-// initial state and the name are shared with h; a white-box version order
-// is restricted to the kept transactions.
+// initial state and the name are shared with h, so a sub-history must not
+// intern new keys; a white-box version order is restricted to the kept
+// transactions.
 func (h *History) Sub(txns []TxnID, keepOp func(t TxnID, op int) bool) *Sub {
 	s := &Sub{History: &History{Header: h.Header, Keys: h.Keys, Sessions: h.Sessions, Name: h.Name, keyIndex: h.keyIndex},
 		Txns: txns, Ops: make([][]int32, len(txns))}
