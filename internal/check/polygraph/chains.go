@@ -47,11 +47,17 @@ func newChains(h *history.History, present func(history.TxnID) bool) *chains {
 // knownGraph lays the edges between transactions (those from or to the
 // initial state are left out) into a graph over n transactions, with a
 // topological order of it, or reports false when the edges hold a cycle.
-func knownGraph(n int, edges []Edge) (*graph.Graph, []int32, bool) {
-	b := graph.NewBuilder(n, len(edges))
-	for _, e := range edges {
-		if e.From >= 0 && e.To >= 0 {
-			b.Add(int32(e.From), int32(e.To), 0, 0)
+func knownGraph(n int, parts ...[]Edge) (*graph.Graph, []int32, bool) {
+	m := 0
+	for _, edges := range parts {
+		m += len(edges)
+	}
+	b := graph.NewBuilder(n, m)
+	for _, edges := range parts {
+		for _, e := range edges {
+			if e.From >= 0 && e.To >= 0 {
+				b.Add(int32(e.From), int32(e.To), 0, 0)
+			}
 		}
 	}
 	g := b.Build()

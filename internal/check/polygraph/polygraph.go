@@ -176,16 +176,22 @@ func (e *Encoding) graphNode(v int32) int32 {
 // graph of the history, an exact counterexample.
 func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
 	si := l.ID == level.SnapshotIsolation
-	known := p.knownEdges(false)
-	e := depgraph.NewEdges(len(p.h.Txns), si, len(known))
-	for _, k := range known {
-		if k.From == history.Init {
-			continue
-		}
-		if k.Dep.IsAnti() {
-			e.Anti(k.From, k.To, k.Dep, k.Key)
-		} else {
-			e.Dep(k.From, k.To, k.Dep, k.Key)
+	parts := p.knownEdges(false)
+	m := 0
+	for _, known := range parts {
+		m += len(known)
+	}
+	e := depgraph.NewEdges(len(p.h.Txns), si, m)
+	for _, known := range parts {
+		for _, k := range known {
+			if k.From == history.Init {
+				continue
+			}
+			if k.Dep.IsAnti() {
+				e.Anti(k.From, k.To, k.Dep, k.Key)
+			} else {
+				e.Dep(k.From, k.To, k.Dep, k.Key)
+			}
 		}
 	}
 	if l.RealTime {

@@ -6,13 +6,14 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-// knownEdges returns the known graph's edges: the known wr and so edges,
-// the ww edges of decided pairs, and the rw edges they derive with reads
-// whose writer is known. With dOnly the rw edges are left out (snapshot
-// isolation's pruning reasons over dependency paths without
+// knownEdges returns the known graph's edges in parts, so that the large
+// fixed ones are not copied each pruning round: the known wr and so edges,
+// the ww edges of decided pairs with the rw edges they derive with reads
+// whose writer is known, and KnownAnti. With dOnly the rw edges are left
+// out (snapshot isolation's pruning reasons over dependency paths without
 // anti-dependencies).
-func (p *Polygraph) knownEdges(dOnly bool) []Edge {
-	out := append([]Edge(nil), p.Known...)
+func (p *Polygraph) knownEdges(dOnly bool) [][]Edge {
+	var out []Edge
 	later := map[pairKey][]history.TxnID{} // (writer, 0, key) → writers known to follow it
 	for _, pr := range p.Pairs {
 		if pr.Order != 0 && p.certain(pr.A) && p.certain(pr.B) {
@@ -22,9 +23,8 @@ func (p *Polygraph) knownEdges(dOnly bool) []Edge {
 		}
 	}
 	if dOnly {
-		return out
+		return [][]Edge{p.Known, out}
 	}
-	out = append(out, p.KnownAnti...)
 	for _, r := range p.Reads {
 		if len(r.Cands) != 1 || !p.certain(r.R) || !p.certain(r.Cands[0]) {
 			continue
@@ -42,7 +42,7 @@ func (p *Polygraph) knownEdges(dOnly bool) []Edge {
 			}
 		}
 	}
-	return out
+	return [][]Edge{p.Known, out, p.KnownAnti}
 }
 
 // reacher answers reachability over the known graph.
@@ -111,7 +111,7 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 	}
 	decided := 0
 	for round := 0; rounds <= 0 || round < rounds; round++ {
-		g, order, ok := knownGraph(n, p.knownEdges(si))
+		g, order, ok := knownGraph(n, p.knownEdges(si)...)
 		if !ok {
 			return decided, false
 		}
