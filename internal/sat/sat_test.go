@@ -13,12 +13,18 @@ import (
 )
 
 // TestRandomCNF: small random formulas of mixed widths against brute force.
+// chronoModes are the ChronoAfter settings the random tests cycle
+// through: chronological backtracking on every backjump of more than one
+// level, the default, and off.
+var chronoModes = [3]int{1, 0, -1}
+
 func TestRandomCNF(t *testing.T) {
 	for seed := range uint64(3000) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		nvars := 3 + r.IntN(10)
 		cls := sattest.RandomClauses(r, nvars, nvars*4+r.IntN(8), 3)
 		s := sattest.Solver(nvars, cls)
+		s.ChronoAfter = chronoModes[seed%3]
 		got, want := s.Solve(), sattest.Brute(nvars, cls, nil)
 		if (got == sat.Sat) != want {
 			t.Fatalf("seed %d: solver %s, brute force %v", seed, got, want)
@@ -44,7 +50,9 @@ func TestRandom3SATThreshold(t *testing.T) {
 			}
 			cls = append(cls, c)
 		}
-		got, want := sattest.Solver(nvars, cls).Solve(), sattest.Brute(nvars, cls, nil)
+		s := sattest.Solver(nvars, cls)
+		s.ChronoAfter = chronoModes[seed%3]
+		got, want := s.Solve(), sattest.Brute(nvars, cls, nil)
 		if (got == sat.Sat) != want {
 			t.Fatalf("seed %d: %s, brute force %v", seed, got, want)
 		}
@@ -147,6 +155,7 @@ func TestAssumptions(t *testing.T) {
 		nvars := 4 + r.IntN(8)
 		cls := sattest.RandomClauses(r, nvars, nvars*2+r.IntN(nvars*2), 3)
 		s := sattest.Solver(nvars, cls)
+		s.ChronoAfter = chronoModes[seed%3]
 		for round := range 4 {
 			assume := sattest.RandomClauses(r, nvars, 1, 5)[0]
 			withUnits := slices.Clone(cls)
@@ -210,5 +219,38 @@ func TestPigeonhole(t *testing.T) {
 		if got := sattest.Solver((n+1)*n, cls).Solve(); got != sat.Unsat {
 			t.Errorf("PHP(%d,%d): %s", n+1, n, got)
 		}
+	}
+}
+
+// TestChronologicalAgrees: on 3-SAT instances too large for brute force,
+// near the threshold, the solver backtracking chronologically at every
+// chance agrees with the one that never does, its models satisfy every
+// clause, and chronological backtracks do happen.
+func TestChronologicalAgrees(t *testing.T) {
+	var chrono int64
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 5))
+		nvars := 40 + r.IntN(20)
+		var cls [][]sat.Lit
+		for range int(4.26 * float64(nvars)) {
+			var c []sat.Lit
+			for len(c) < 3 {
+				c = append(c, sattest.RandomClauses(r, nvars, 1, 1)[0]...)
+			}
+			cls = append(cls, c)
+		}
+		forced, classic := sattest.Solver(nvars, cls), sattest.Solver(nvars, cls)
+		forced.ChronoAfter, classic.ChronoAfter = 1, -1
+		got, want := forced.Solve(), classic.Solve()
+		if got != want {
+			t.Fatalf("seed %d: chronological %s, classic %s", seed, got, want)
+		}
+		if got == sat.Sat && !sattest.Satisfies(cls, sattest.Model(forced)) {
+			t.Fatalf("seed %d: the model falsifies a clause", seed)
+		}
+		chrono += forced.Stats().Chrono
+	}
+	if chrono == 0 {
+		t.Fatal("no chronological backtrack happened")
 	}
 }

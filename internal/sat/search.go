@@ -59,7 +59,7 @@ func (s *Solver) search(limit int64) Status {
 			continue
 		}
 		if conflicts >= limit {
-			s.backtrack(0)
+			s.backtrack(s.reusableLevel())
 			return Unknown
 		}
 		if s.learnedCount > 20000+len(s.assign)/2+int(s.stats.Conflicts/4) {
@@ -101,7 +101,7 @@ func (s *Solver) theoryPropagate() []Lit {
 	for s.thead < len(s.trail) {
 		l := s.trail[s.thead]
 		s.thead++
-		if c := s.theory.Assign(l, int(s.level[l.Var()])); c != nil {
+		if c := s.theory.Assign(l, s.thead-1); c != nil {
 			s.stats.TheoryConflicts++
 			s.LastConflict = append(s.LastConflict[:0], c...)
 			return append([]Lit(nil), c...)
@@ -153,10 +153,18 @@ func (s *Solver) resolve(confl []Lit) bool {
 			learnt[1], learnt[i] = learnt[i], learnt[1]
 		}
 	}
-	s.backtrack(bt)
 	s.inc /= 0.95
+	target, after := bt, s.ChronoAfter
+	if after == 0 {
+		after = DefaultChronoAfter
+	}
+	if after > 0 && s.DecisionLevel()-bt > after && s.DecisionLevel()-1 > len(s.assumptions) {
+		target = s.DecisionLevel() - 1
+		s.stats.Chrono++
+	}
+	s.backtrack(target)
 	if len(learnt) == 1 {
-		s.enqueue(learnt[0], -1)
+		s.enqueueAt(learnt[0], -1, 0) // a fact
 		return true
 	}
 	ci := s.attach(learnt, true)
@@ -164,7 +172,7 @@ func (s *Solver) resolve(confl []Lit) bool {
 	s.claInc /= 0.999
 	s.learnedCount++
 	s.stats.Learned++
-	s.enqueue(learnt[0], ci)
+	s.enqueueAt(learnt[0], ci, int32(bt))
 	return true
 }
 
@@ -195,7 +203,9 @@ func (s *Solver) analyze(confl []Lit) []Lit {
 				learnt = append(learnt, q)
 			}
 		}
-		for !s.seen[s.trail[idx].Var()] {
+		// Only literals of the conflict's level count: with chronological
+		// backtracking, lower ones can sit among them on the trail.
+		for v := s.trail[idx].Var(); !s.seen[v] || s.level[v] != d; v = s.trail[idx].Var() {
 			idx--
 		}
 		p = s.trail[idx]
@@ -235,6 +245,25 @@ func (s *Solver) redundant(r int32) bool {
 		}
 	}
 	return true
+}
+
+// reusableLevel is where a restart backtracks to (van der Tak, Ramos and
+// Heule, "Reusing the assignment trail in CDCL solvers", JSAT 2011): the
+// decisions more active than the variable a restart would decide first
+// would be made again, in the same order, so their levels stay.
+func (s *Solver) reusableLevel() int {
+	next, ok := s.pick()
+	if !ok {
+		return 0
+	}
+	s.heap.insert(next)
+	lvl := len(s.assumptions)
+	for ; lvl < len(s.trailLim) && s.trailLim[lvl] < len(s.trail); lvl++ {
+		if s.act[s.trail[s.trailLim[lvl]].Var()] < s.act[next] {
+			break
+		}
+	}
+	return min(lvl, len(s.trailLim))
 }
 
 // pick returns the unassigned variable of highest activity.

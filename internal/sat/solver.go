@@ -45,12 +45,18 @@ func (s Status) String() string { return [...]string{"unknown", "sat", "unsat"}[
 
 // Theory is told of assignments and backtracks; it may refute the current
 // assignment with a conflict clause whose literals are all false.
+//
+// Assignments are identified by their position on the solver's trail, not
+// by decision level: with chronological backtracking a literal can be
+// implied at a level below the current one, and a backtrack keeps such
+// literals and tells the theory of them again.
 type Theory interface {
-	// Assign is told that l became true at decision level level; it
+	// Assign is told that l became true, at position pos of the trail; it
 	// returns a conflict clause or nil.
-	Assign(l Lit, level int) []Lit
-	// Backtrack is told that every assignment above level is undone.
-	Backtrack(level int)
+	Assign(l Lit, pos int) []Lit
+	// Backtrack is told that every assignment at position pos or later is
+	// undone.
+	Backtrack(pos int)
 	// Phase may choose the polarity of a decision on v.
 	Phase(v Var) (positive, ok bool)
 }
@@ -58,6 +64,9 @@ type Theory interface {
 // Stats counts the solver's work.
 type Stats struct {
 	Decisions, Conflicts, Propagations, Restarts, Learned, TheoryConflicts int64
+	// Chrono counts the conflicts after which the solver backtracked
+	// chronologically.
+	Chrono int64
 }
 
 type clause struct {
@@ -95,7 +104,21 @@ type Solver struct {
 	learnedCount int
 	assumptions  []Lit
 	failed       []Lit
+	kept         []Lit // scratch for backtrack
+	// ChronoAfter is how many decision levels a backjump may undo before
+	// the solver backtracks chronologically instead: one level, keeping
+	// the assignments below it and asserting the learned literal at its
+	// own, lower level (Nadel and Ryvchin, SAT 2018). Zero means
+	// DefaultChronoAfter; negative switches chronological backtracking off
+	// (for measurements).
+	ChronoAfter int
 }
+
+// DefaultChronoAfter is ChronoAfter's default. Undoing thousands of levels
+// to re-decide the same unrelated variables — the acyclicity theory's
+// order-guided decisions are most of them — costs more than the search a
+// backjump saves.
+const DefaultChronoAfter = 100
 
 // New returns an empty solver.
 func New() *Solver {
@@ -193,13 +216,19 @@ func (s *Solver) attach(lits []Lit, learned bool) int32 {
 }
 
 func (s *Solver) enqueue(l Lit, reason int32) {
+	s.enqueueAt(l, reason, int32(len(s.trailLim)))
+}
+
+// enqueueAt assigns l at decision level level, which may be below the
+// current one (chronological backtracking).
+func (s *Solver) enqueueAt(l Lit, reason int32, level int32) {
 	v := l.Var()
 	if l.IsPos() {
 		s.assign[v] = 1
 	} else {
 		s.assign[v] = -1
 	}
-	s.level[v] = int32(len(s.trailLim))
+	s.level[v] = level
 	s.reason[v] = reason
 	s.trail = append(s.trail, l)
 }
@@ -231,6 +260,7 @@ func (s *Solver) propagate() int32 {
 				continue
 			}
 			moved := false
+			lv := s.level[falseLit.Var()] // the level the clause is unit at
 			for k := 2; k < len(lits); k++ {
 				if s.value(lits[k]) != -1 {
 					lits[1], lits[k] = lits[k], lits[1]
@@ -238,6 +268,7 @@ func (s *Solver) propagate() int32 {
 					moved = true
 					break
 				}
+				lv = max(lv, s.level[lits[k].Var()])
 			}
 			if moved {
 				continue
@@ -251,33 +282,44 @@ func (s *Solver) propagate() int32 {
 				s.qhead = len(s.trail)
 				return ci
 			}
-			s.enqueue(lits[0], ci)
+			s.enqueueAt(lits[0], ci, lv)
 		}
 		s.watches[falseLit] = ws[:j]
 	}
 	return -1
 }
 
+// backtrack undoes every assignment above decision level level. Literals
+// implied at or below it but placed later on the trail (chronological
+// backtracking) stay, moved down, and are propagated and told to the
+// theory again.
 func (s *Solver) backtrack(level int) {
 	if len(s.trailLim) <= level {
 		return
 	}
 	lim := s.trailLim[level]
-	for i := len(s.trail) - 1; i >= lim; i-- {
-		v := s.trail[i].Var()
+	kept := s.kept[:0]
+	for i := lim; i < len(s.trail); i++ {
+		l := s.trail[i]
+		v := l.Var()
+		if int(s.level[v]) <= level {
+			kept = append(kept, l)
+			continue
+		}
 		s.phase[v] = s.assign[v] > 0
 		s.assign[v] = 0
 		s.reason[v] = -1
 		s.heap.insert(v)
 	}
-	s.trail = s.trail[:lim]
+	s.trail = append(s.trail[:lim], kept...)
+	s.kept = kept[:0]
 	s.trailLim = s.trailLim[:level]
 	s.qhead = lim
 	if s.thead > lim {
 		s.thead = lim
 	}
 	if s.theory != nil {
-		s.theory.Backtrack(level)
+		s.theory.Backtrack(lim)
 	}
 }
 

@@ -26,7 +26,7 @@ type Theory struct {
 	edges    []aEdge
 	byLit    [][]int32
 	stack    []int32 // present edges, in the order added
-	stackLvl []int32
+	stackPos []int32
 	mark     []uint32
 	epoch    uint32
 	parent   []int32
@@ -64,6 +64,13 @@ func (a *Theory) AddEdge(from, to int32, lit sat.Lit) {
 	a.byLit[lit] = append(a.byLit[lit], id)
 }
 
+// Reserve makes room for fixed more fixed edges and cond more conditioned
+// ones, so that adding millions of edges does not copy them to grow.
+func (a *Theory) Reserve(fixed, cond int) {
+	a.edges = slices.Grow(a.edges, fixed+cond)
+	a.pending = slices.Grow(a.pending, fixed)
+}
+
 // AddFixedEdge adds from→to, always present. Fixed edges are collected and
 // laid out in one topological sort when the search starts, rather than
 // inserted one by one.
@@ -87,7 +94,7 @@ func (a *Theory) settle() {
 	}
 	for _, id := range a.pending {
 		a.stack = append(a.stack, id)
-		a.stackLvl = append(a.stackLvl, -1)
+		a.stackPos = append(a.stackPos, -1)
 	}
 	a.pending = nil
 	order := make([]int32, 0, n)
@@ -161,7 +168,7 @@ func (a *Theory) Edge(id int32) (from, to int32, lit sat.Lit) {
 }
 
 // Assign adds the edges of l; a cycle gives a conflict clause.
-func (a *Theory) Assign(l sat.Lit, level int) []sat.Lit {
+func (a *Theory) Assign(l sat.Lit, pos int) []sat.Lit {
 	a.settle()
 	if a.FixedCycle != nil {
 		return []sat.Lit{} // unsatisfiable whatever is assigned
@@ -180,17 +187,18 @@ func (a *Theory) Assign(l sat.Lit, level int) []sat.Lit {
 			return clause
 		}
 		a.stack = append(a.stack, id)
-		a.stackLvl = append(a.stackLvl, int32(level))
+		a.stackPos = append(a.stackPos, int32(pos))
 	}
 	return nil
 }
 
-// Backtrack removes the edges added above level.
-func (a *Theory) Backtrack(level int) {
-	for len(a.stack) > 0 && a.stackLvl[len(a.stack)-1] > int32(level) {
+// Backtrack removes the edges of the assignments at trail position pos and
+// later.
+func (a *Theory) Backtrack(pos int) {
+	for len(a.stack) > 0 && a.stackPos[len(a.stack)-1] >= int32(pos) {
 		id := a.stack[len(a.stack)-1]
 		a.stack = a.stack[:len(a.stack)-1]
-		a.stackLvl = a.stackLvl[:len(a.stackLvl)-1]
+		a.stackPos = a.stackPos[:len(a.stackPos)-1]
 		e := a.edges[id]
 		a.out[e.from] = a.out[e.from][:len(a.out[e.from])-1]
 		a.in[e.to] = a.in[e.to][:len(a.in[e.to])-1]

@@ -71,6 +71,7 @@ func TestRandomAgainstBruteForce(t *testing.T) {
 				}
 			}
 			s := sat.New()
+			s.ChronoAfter = [3]int{1, 0, -1}[seed%3] // forced, default, off
 			for range nvars {
 				s.NewVar()
 			}
@@ -120,5 +121,59 @@ func TestConflictIsCycle(t *testing.T) {
 	}
 	if got := s.Solve(); got != sat.Sat {
 		t.Errorf("without the assumptions: %s, want sat", got)
+	}
+}
+
+// TestChronologicalAgrees: on instances too large for brute force, the
+// solver backtracking chronologically at every chance agrees with the one
+// that never does, and its models' graphs are acyclic.
+func TestChronologicalAgrees(t *testing.T) {
+	var chrono int64
+	sats := 0
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 6))
+		nvars, nodes := 40+r.IntN(20), 20+r.IntN(20)
+		var cls [][]sat.Lit
+		for range 3 * nvars {
+			var c []sat.Lit
+			for len(c) < 3 {
+				c = append(c, sattest.RandomClauses(r, nvars, 1, 1)[0]...)
+			}
+			cls = append(cls, c)
+		}
+		var edges []edge
+		for range 3 * nvars {
+			u, v := int32(r.IntN(nodes)), int32(r.IntN(nodes))
+			if u > v && r.IntN(6) > 0 {
+				u, v = v, u // mostly forward: cycles need the rarer back edges
+			}
+			edges = append(edges, edge{u, v, int32(r.IntN(2 * nvars))})
+		}
+		solve := func(after int) *sat.Solver {
+			th := acyclic.New(nodes)
+			for _, e := range edges {
+				th.AddEdge(e[0], e[1], sat.Lit(e[2]))
+			}
+			s := sattest.Solver(nvars, cls)
+			s.ChronoAfter = after
+			s.SetTheory(th)
+			return s
+		}
+		forced, classic := solve(1), solve(-1)
+		got, want := forced.Solve(), classic.Solve()
+		if got != want {
+			t.Fatalf("seed %d: chronological %s, classic %s", seed, got, want)
+		}
+		if got == sat.Sat {
+			sats++
+			if !acyclicUnder(nodes, edges, sattest.Model(forced)) || !sattest.Satisfies(cls, sattest.Model(forced)) {
+				t.Fatalf("seed %d: a bad model", seed)
+			}
+		}
+		chrono += forced.Stats().Chrono
+	}
+	t.Logf("%d of 300 satisfiable, %d chronological backtracks", sats, chrono)
+	if chrono == 0 || sats == 0 || sats == 300 {
+		t.Fatalf("not exercised: %d satisfiable, %d chronological backtracks", sats, chrono)
 	}
 }
