@@ -35,35 +35,78 @@ type genCommand struct {
 	Ops        int
 	ReadRatio  float64
 	Duplicates float64
+	// The Boomslang workloads' options (gen.RangeConfig).
+	Tombstones  bool
+	Fault       float64
+	Populate    float64
+	Values      string
+	ValueDomain int
+	MinWidth    int
+	MaxWidth    int
+	MaxIter     int
+	GlobalScans bool
+	BlindWMixed bool
+	// distSet says --dist was given: the Boomslang workloads default to
+	// uniform keys, as in the paper.
+	distSet bool
 }
 
 func newGenCommand(std IO) *cobra.Command {
 	c := &genCommand{io: std}
 	cmd := &cobra.Command{
 		Use:   "gen [flags]",
-		Short: "write a synthetic mini-transaction history (no database needed)",
-		Long: `gen simulates a database running mini-transactions (MTC's read-modify-write
-transactions with unique values) and writes the history it records. --mode serial
-gives a strictly serializable history, --mode si a snapshot-isolation one; --plant
-adds small groups of transactions that exhibit the named anomalies.`,
+		Short: "write a synthetic history from a simulated database (no database needed)",
+		Long: `gen simulates a database running a workload and writes the history it records.
+--mode serial gives a strictly serializable history, --mode si a snapshot-isolation
+one.
+
+--workload mt (the default) runs mini-transactions (MTC's read-modify-write
+transactions with unique values); --plant adds small groups of transactions that
+exhibit the named anomalies. --workload general runs Cobra-style reads and blind
+writes (serial mode only).
+
+--workload randombench, randomrange, randomrmwrange and blindw run Boomslang's
+benchmarks, with deletes, range scans and iterators: --ops logical operations per
+transaction (a read-modify-write counts as one), integer keys 0..keys-1 (uniform
+unless --dist says otherwise), ranges of --min-width to --max-width keys, iterators
+asking for 1 to --max-iter pairs. RandomBench and RandomRange repeat values (from
+1..--value-domain), RandomRMWRange and BlindW write unique ones (--values
+overrides). --tombstones makes deletes leave tombstones, --populate starts with a
+share of the keys present, and --fault corrupts one observation in that share of
+the transactions (a stale or never-written value, or a scan that omits a key), so
+that the history likely violates the level the mode gives. In si mode,
+first-committer-wins losers are recorded as aborted.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return c.Run(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.distSet = cmd.Flags().Changed("dist")
+			return c.Run(cmd.Context())
+		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&c.Txns, "txns", 10000, "transactions to generate")
 	f.IntVar(&c.Sessions, "sessions", 24, "client sessions")
 	f.IntVar(&c.Keys, "keys", 1000, "keys")
-	f.StringVar(&c.Dist, "dist", "zipfian", "key distribution: uniform, zipfian, hotspot, exponential")
+	f.StringVar(&c.Dist, "dist", "zipfian", "key distribution: uniform, zipfian, hotspot, exponential (the Boomslang workloads default to uniform)")
 	f.StringVar(&c.Mode, "mode", "serial", "simulated database: serial (strictly serializable) or si (snapshot isolation)")
 	f.Float64Var(&c.ReadOnly, "read-only", 0.2, "share of read-only transactions")
 	f.Float64Var(&c.AbortRatio, "abort-ratio", 0, "share of transactions the client aborts")
 	f.Uint64Var(&c.Seed, "seed", 1, "random seed (the same seed gives the same history)")
 	f.StringSliceVar(&c.Plant, "plant", nil, "anomaly kinds to plant, comma-separated (e.g. lost-update,write-skew)")
 	f.StringVarP(&c.Out, "out", "o", "-", "output file (- for standard output; a .gz name compresses)")
-	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions) or general (reads and blind writes; serial mode only)")
-	f.IntVar(&c.Ops, "ops", 8, "general: operations per transaction")
+	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (reads and blind writes; serial mode only), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
+	f.IntVar(&c.Ops, "ops", 8, "general and Boomslang workloads: operations per transaction")
 	f.Float64Var(&c.ReadRatio, "read-ratio", 0.5, "general: share of reads")
 	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose values come from a small zipfian domain")
+	f.BoolVar(&c.Tombstones, "tombstones", false, "Boomslang workloads: deletes leave tombstones that scans return as [k, null]")
+	f.Float64Var(&c.Fault, "fault", 0, "Boomslang workloads: share of transactions with one corrupted read or range result")
+	f.Float64Var(&c.Populate, "populate", 0, "Boomslang workloads: share of the keys present in the initial state")
+	f.StringVar(&c.Values, "values", "default", "Boomslang workloads: written values: default (the workload's), unique or repeated")
+	f.IntVar(&c.ValueDomain, "value-domain", gen.DefaultValueDomain, "Boomslang workloads: repeated values are drawn from 1..N")
+	f.IntVar(&c.MinWidth, "min-width", gen.DefaultMinWidth, "Boomslang workloads: smallest range width in keys")
+	f.IntVar(&c.MaxWidth, "max-width", gen.DefaultMaxWidth, "Boomslang workloads: largest range width in keys")
+	f.IntVar(&c.MaxIter, "max-iter", gen.DefaultMaxIter, "randombench: an iterator asks for 1 to N pairs")
+	f.BoolVar(&c.GlobalScans, "global-scans", false, "randomrmwrange: precede every range scan with a scan of every key, as the paper does (histories grow by O(keys) per scan)")
+	f.BoolVar(&c.BlindWMixed, "blindw-mixed", false, "blindw: Boomslang's variant (each operation a read or a blind write) instead of Cobra's (read-only or write-only transactions)")
 	return cmd
 }
 
@@ -106,7 +149,32 @@ func (c *genCommand) Run(ctx context.Context) error {
 			ReadRatio: c.ReadRatio, DuplicateKeys: c.Duplicates, Seed: c.Seed,
 		})
 	default:
-		err = fmt.Errorf("unknown --workload %q (mt or general)", c.Workload)
+		w, werr := gen.ParseRangeWorkload(c.Workload)
+		if werr != nil {
+			return badInput(fmt.Errorf("unknown --workload %q (mt, general, randombench, randomrange, randomrmwrange or blindw)", c.Workload))
+		}
+		if len(cfg.Plant) > 0 || c.AbortRatio != 0 {
+			return badInput(fmt.Errorf("--workload %s takes --fault, not --plant or --abort-ratio", w))
+		}
+		if !c.distSet {
+			dist = workload.Uniform
+		}
+		rc := gen.RangeConfig{
+			Workload: w, Mode: cfg.Mode, Txns: c.Txns, Sessions: c.Sessions, Keys: c.Keys, Dist: dist,
+			Ops: c.Ops, MinWidth: c.MinWidth, MaxWidth: c.MaxWidth, MaxIter: c.MaxIter, ValueDomain: c.ValueDomain,
+			Tombstones: c.Tombstones, Populate: c.Populate, GlobalScans: c.GlobalScans, BlindWMixed: c.BlindWMixed,
+			Fault: c.Fault, Seed: c.Seed,
+		}
+		switch strings.ToLower(c.Values) {
+		case "default", "":
+		case "unique":
+			rc.Values = gen.UniqueValues
+		case "repeated":
+			rc.Values = gen.RepeatedValues
+		default:
+			return badInput(fmt.Errorf("unknown --values %q (default, unique or repeated)", c.Values))
+		}
+		h, err = gen.GenerateRange(rc)
 	}
 	if err != nil {
 		return badInput(err)

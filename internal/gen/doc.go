@@ -1,7 +1,7 @@
-// Package gen produces synthetic mini-transaction histories by simulating a
-// database, so that their verdict is known by construction.
+// Package gen produces synthetic histories by simulating a database, so
+// that their verdict is known by construction.
 //
-// The workload is MTC's: every transaction is a mini-transaction (MTC
+// Generate's workload is MTC's: every transaction is a mini-transaction (MTC
 // Definition 8) — one or two reads and at most two writes over one or two
 // keys, every write preceded by a read of its key — and every write puts a
 // fresh value (a per-key counter) at its key. Keys are chosen with a
@@ -19,4 +19,12 @@
 // exhibit one named anomaly each (MTC's Figure 5, plus a real-time
 // violation) on keys and in sessions nobody else uses, and reports where it
 // put them.
+//
+// GenerateGeneral simulates a serial database running Cobra-style reads
+// and blind writes. GenerateRange simulates Boomslang's benchmarks
+// (RandomBench, RandomRange, RandomRMWRange, BlindW) over integer keys,
+// with deletes (physical or tombstones), range scans, iterators and
+// repeated values, on a serial or a snapshot-isolation database, and can
+// corrupt a share of the observations so that tests get violating
+// histories.
 package gen

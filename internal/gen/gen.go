@@ -151,25 +151,31 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// finish assigns ids 1..n in file order, and interns keys and sessions in
-// order of first appearance: during the simulation an op's Key and a
-// transaction's Session hold the raw key and session numbers.
-func (s *sim) finish() *history.History {
-	h := &history.History{
-		Header: history.Header{
-			Present:      true,
-			Version:      1,
-			UniqueValues: true,
-			Source: fmt.Sprintf("isoscope gen: mode=%s dist=%s txns=%d sessions=%d keys=%d read-only=%g abort-ratio=%g seed=%d",
-				s.c.Mode, s.c.Dist, s.c.Txns, s.c.Sessions, s.c.Keys, s.c.ReadOnlyRatio, s.c.AbortRatio, s.c.Seed),
-		},
-		Txns: s.txns,
-	}
-	keyMap := make([]history.KeyID, s.nextKey())
+// interner maps the raw key numbers of a simulation to a history's keys,
+// interned in order of first use.
+type interner func(raw history.KeyID) history.KeyID
+
+func newInterner(h *history.History, keys int) interner {
+	keyMap := make([]history.KeyID, keys)
 	for i := range keyMap {
 		keyMap[i] = history.NoKey
 	}
-	sessMap := make([]int32, s.nextSession())
+	return func(k history.KeyID) history.KeyID {
+		if m := keyMap[k]; m != history.NoKey {
+			return m
+		}
+		m := history.KeyID(len(h.Keys))
+		keyMap[k] = m
+		h.Keys = append(h.Keys, history.IntValue(int64(k)))
+		return m
+	}
+}
+
+// relabel assigns ids 1..n in file order and interns sessions (raw numbers
+// below sessions) and keys, those of range results included, in order of
+// first appearance.
+func relabel(h *history.History, sessions int, intern interner) {
+	sessMap := make([]int32, sessions)
 	for i := range sessMap {
 		sessMap[i] = -1
 	}
@@ -185,14 +191,32 @@ func (s *sim) finish() *history.History {
 		}
 		for j := range t.Ops {
 			op := &t.Ops[j]
-			if m := keyMap[op.Key]; m != history.NoKey {
-				op.Key = m
+			if op.Kind.IsRange() {
+				for p := range op.Range.Pairs {
+					op.Range.Pairs[p].Key = intern(op.Range.Pairs[p].Key)
+				}
 				continue
 			}
-			keyMap[op.Key] = history.KeyID(len(h.Keys))
-			h.Keys = append(h.Keys, history.IntValue(int64(op.Key)))
-			op.Key = keyMap[op.Key]
+			op.Key = intern(op.Key)
 		}
 	}
+}
+
+// finish assigns ids 1..n in file order, and interns keys and sessions in
+// order of first appearance: during the simulation an op's Key and a
+// transaction's Session hold the raw key and session numbers.
+func (s *sim) finish() *history.History {
+	h := &history.History{
+		Header: history.Header{
+			Present:      true,
+			Version:      1,
+			UniqueValues: true,
+			Source: fmt.Sprintf("isoscope gen: mode=%s dist=%s txns=%d sessions=%d keys=%d read-only=%g abort-ratio=%g seed=%d",
+				s.c.Mode, s.c.Dist, s.c.Txns, s.c.Sessions, s.c.Keys, s.c.ReadOnlyRatio, s.c.AbortRatio, s.c.Seed),
+		},
+		Txns: s.txns,
+	}
+	intern := newInterner(h, s.nextKey())
+	relabel(h, s.nextSession(), intern)
 	return h
 }
