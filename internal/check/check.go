@@ -19,7 +19,7 @@ import (
 // Checkers returns every algorithm, fastest first: the order in which Auto
 // tries them.
 func Checkers() []Checker {
-	return []Checker{lwt.Checker{}, mt.Checker{}, listappend.Checker{}, polygraph.Checker{}, dsg.Checker{}}
+	return []Checker{lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
 }
 
 // Names returns the names of every algorithm, for usage messages.
@@ -38,7 +38,7 @@ func Select(ix *history.Index, l level.Level, name string) (Checker, error) {
 	if name != "" && name != "auto" {
 		for _, c := range Checkers() {
 			if c.Name() == name {
-				if err := c.Decides(ix, l); err != nil {
+				if err := decides(c, ix, l); err != nil {
 					return nil, &UnsupportedError{Checker: name, Level: l, Why: []string{err.Error()}}
 				}
 				return c, nil
@@ -48,13 +48,30 @@ func Select(ix *history.Index, l level.Level, name string) (Checker, error) {
 	}
 	var why []string
 	for _, c := range Checkers() {
-		err := c.Decides(ix, l)
+		err := decides(c, ix, l)
 		if err == nil {
 			return c, nil
 		}
 		why = append(why, c.Name()+": "+err.Error())
 	}
 	return nil, &UnsupportedError{Level: l, Why: why}
+}
+
+// VersionOrderUser is implemented by checkers that take a white-box version
+// order (the header's version_order) into account. Others decline
+// histories that carry one: ignoring it could call a violation correct.
+type VersionOrderUser interface {
+	UsesVersionOrder() bool
+}
+
+// decides is c.Decides, declining a white-box version order c ignores.
+func decides(c Checker, ix *history.Index, l level.Level) error {
+	if ix.History().Header.VersionOrder != nil {
+		if u, ok := c.(VersionOrderUser); !ok || !u.UsesVersionOrder() {
+			return fmt.Errorf("it does not use the history's white-box version order")
+		}
+	}
+	return c.Decides(ix, l)
 }
 
 // Options tune Run.

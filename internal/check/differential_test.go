@@ -244,36 +244,37 @@ func randomRW(r *rand.Rand, txns, keys int) *history.History {
 	return h
 }
 
-// TestReadCommittedSoundWithDuplicates: with repeated values the dsg
-// checker is sound (every violation it reports, the oracle confirms) and
-// says that it may be incomplete.
-func TestReadCommittedSoundWithDuplicates(t *testing.T) {
-	agreeing, total := 0, 0
+// TestDifferentialWeakSAT: with repeated values (ambiguous writers), the
+// solver checker agrees with the oracle at read uncommitted, read
+// committed and repeatable read.
+func TestDifferentialWeakSAT(t *testing.T) {
+	held, total := 0, 0
 	for seed := range uint64(differentialRuns) {
 		r := rand.New(rand.NewPCG(seed, 41))
-		h := randomRW(r, 2+r.IntN(5), 1+r.IntN(2))
-		for _, id := range []level.ID{level.ReadUncommitted, level.ReadCommitted} {
+		h := randomRW(r, 2+r.IntN(6), 1+r.IntN(2))
+		if seed%4 == 0 {
+			h.Txns[r.IntN(len(h.Txns))].Status = history.Unknown
+		}
+		for _, id := range []level.ID{level.ReadUncommitted, level.ReadCommitted, level.RepeatableRead} {
 			want, err := reference.Check(h, id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "dsg"})
+			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "sat"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := res.Outcome == check.Satisfied
-			if !got && want {
-				t.Fatalf("seed %d %s: false alarm %s\n%s", seed, id, kinds(res), history.Notation(h))
-			}
-			if got == want {
-				agreeing++
-			} else if res.Caveat == "" {
-				t.Fatalf("seed %d %s: missed a violation without a caveat\n%s", seed, id, history.Notation(h))
+			if got != want {
+				t.Fatalf("seed %d %s: sat says satisfied=%v, oracle %v; %s\n%s", seed, id, got, want, kinds(res), history.Notation(h))
 			}
 			total++
+			if got {
+				held++
+			}
 		}
 	}
-	t.Logf("dsg agreed with the oracle on %d of %d verdicts", agreeing, total)
+	t.Logf("%d of %d verdicts hold", held, total)
 }
 
 // TestDifferentialSAT: the solver checker agrees with the oracle on small
@@ -310,12 +311,13 @@ func TestDifferentialSAT(t *testing.T) {
 			if got := res.Outcome == check.Satisfied; got != want {
 				t.Fatalf("seed %d %s: sat says satisfied=%v, oracle %v; %s\n%s", seed, id, got, want, kinds(res), history.Notation(h))
 			}
-			for _, a := range res.Anomalies {
-				for i, s := range a.Cycle {
-					if s.To != a.Cycle[(i+1)%len(a.Cycle)].From {
-						t.Fatalf("seed %d %s: broken cycle %v", seed, id, a.Cycle)
-					}
+			cyclesConnect(t, res)
+			if id == level.SnapshotIsolation {
+				bc, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "sat-bc"})
+				if err != nil || (bc.Outcome == check.Satisfied) != want {
+					t.Fatalf("seed %d: the BC-graph encoding says %v (%v), oracle %v", seed, bc.Outcome, err, want)
 				}
+				cyclesConnect(t, bc)
 			}
 		}
 	}

@@ -31,8 +31,11 @@ const (
 // Index answers the questions every checker asks of a history: which write
 // each read observed, which writes are final in their transaction, which
 // transactions took effect. It resolves every read once, with one hash
-// lookup. It covers plain writes (Write); deletes, appends and range reads
-// are left to the checkers that handle them.
+// lookup. It indexes writes and deletes (a delete installs NullValue, or
+// Tombstone with tombstone deletes) and resolves plain reads; Observations
+// and Sources give every key that reads, scans and iterators observed with
+// its candidate writes. Appends and list reads are left to the checkers that
+// handle them.
 type Index struct {
 	h *History
 	// ints and others map (key, value) to the first write in refs; next
@@ -56,6 +59,10 @@ type Index struct {
 	unique    bool
 	dup       writeKey
 	dupRefs   [2]OpRef
+	// rangeKeys are, in key order, the keys a scan or iterator may find
+	// present (written, deleted or initially present); nil when the
+	// history has no range operation.
+	rangeKeys []KeyID
 }
 
 // NewIndex indexes h's writes, resolves every read, and decides which
@@ -67,7 +74,7 @@ func NewIndex(h *History) *Index {
 	for i := range h.Txns {
 		nops += len(h.Txns[i].Ops)
 		for _, op := range h.Txns[i].Ops {
-			if op.Kind == Write {
+			if op.Kind == Write || op.Kind == Delete {
 				nw++
 			}
 		}
@@ -85,6 +92,7 @@ func NewIndex(h *History) *Index {
 	}
 	ix.indexWrites()
 	ix.resolveReads()
+	ix.indexRangeKeys()
 	ix.resolveEffective()
 	return ix
 }
@@ -140,9 +148,10 @@ func (ix *Index) indexWrites() {
 		pos += int32(len(t.Ops))
 		last, lastID = last[:0], lastID[:0]
 		for j, op := range t.Ops {
-			if op.Kind != Write {
+			if op.Kind != Write && op.Kind != Delete {
 				continue
 			}
+			v := h.Installed(op)
 			id := int32(len(ix.refs))
 			ref := OpRef{Txn: TxnID(i), Op: int32(j)}
 			ix.refs = append(ix.refs, ref)
@@ -154,16 +163,17 @@ func (ix *Index) indexWrites() {
 				}
 			}
 			last, lastID = append(last, op.Key), append(lastID, id)
-			f, seen := ix.lookup(op.Key, op.Value)
+			f, seen := ix.lookup(op.Key, v)
 			if !seen {
-				ix.insert(op.Key, op.Value, id)
-				if ix.unique && !op.Value.IsNull() && ix.WrittenInitially(op.Key, op.Value) {
-					ix.unique, ix.dup, ix.dupRefs = false, writeKey{op.Key, op.Value}, [2]OpRef{{Txn: Init, Op: -1}, ref}
+				ix.insert(op.Key, v, id)
+				if ix.unique && !v.IsNull() && ix.WrittenInitially(op.Key, v) {
+					ix.unique, ix.dup, ix.dupRefs = false, writeKey{op.Key, v}, [2]OpRef{{Txn: Init, Op: -1}, ref}
 				}
 				continue
 			}
-			if ix.unique {
-				ix.unique, ix.dup, ix.dupRefs = false, writeKey{op.Key, op.Value}, [2]OpRef{ix.refs[f], ref}
+			// Deletes and writes of null repeat absence, not a value.
+			if ix.unique && !v.IsNull() {
+				ix.unique, ix.dup, ix.dupRefs = false, writeKey{op.Key, v}, [2]OpRef{ix.refs[f], ref}
 			}
 			for ix.next[f] >= 0 {
 				f = ix.next[f]
@@ -235,30 +245,31 @@ func (ix *Index) resolveEffective() {
 	for len(work) > 0 {
 		t := work[len(work)-1]
 		work = work[:len(work)-1]
-		ops := h.Txns[t].Ops
-		for j := range ops {
-			w, ok := ix.soleWrite(t, j)
+		ix.Observations(t, func(o Observation) {
+			w, ok := ix.soleSource(t, o)
 			if !ok || w.Txn == t || ix.effective[w.Txn] || h.Txns[w.Txn].Status != Unknown {
-				continue
+				return
 			}
 			ix.effective[w.Txn] = true
 			work = append(work, w.Txn)
-		}
+		})
 	}
 }
 
-// soleWrite returns the write that read j of t observed when exactly one
-// write (and not the initial state) holds its value.
-func (ix *Index) soleWrite(t TxnID, j int) (OpRef, bool) {
-	p := ix.readFrom[ix.opStart[t]+int32(j)]
-	if p < 0 || ix.next[p] >= 0 {
+// soleSource returns the write that external observation o of t saw when
+// exactly one write (and not the initial state) can have served it.
+func (ix *Index) soleSource(t TxnID, o Observation) (OpRef, bool) {
+	if o.Own >= 0 || ix.InitiallySeen(o) {
 		return OpRef{}, false
 	}
-	op := ix.h.Txns[t].Ops[j]
-	if ix.WrittenInitially(op.Key, op.Value) {
-		return OpRef{}, false
-	}
-	return ix.refs[p], true
+	var sole OpRef
+	n := 0
+	ix.Sources(o, func(id int32) bool {
+		n++
+		sole = ix.refs[id]
+		return n < 2
+	})
+	return sole, n == 1
 }
 
 // ReadFrom returns, for operation j of transaction t, the first write of the
@@ -330,8 +341,8 @@ func (ix *Index) Unique() bool { return ix.unique }
 // the key, the value and two writes of it (the first may be Init).
 func (ix *Index) Duplicate() (KeyID, Value, [2]OpRef) { return ix.dup.k, ix.dup.v, ix.dupRefs }
 
-// NumWrites returns how many plain writes the history has; write ids run
-// from 0 to NumWrites()-1 in file order.
+// NumWrites returns how many writes and deletes the history has; write ids
+// run from 0 to NumWrites()-1 in file order.
 func (ix *Index) NumWrites() int { return len(ix.refs) }
 
 // FirstWrite returns the id of the first write of v to k (in a history
@@ -341,8 +352,8 @@ func (ix *Index) FirstWrite(k KeyID, v Value) (int32, bool) { return ix.lookup(k
 // WriteRef returns the operation of write id.
 func (ix *Index) WriteRef(id int32) OpRef { return ix.refs[id] }
 
-// WriteIsFinal reports whether write id is the last write of its key in its
-// transaction.
+// WriteIsFinal reports whether write id is the last write or delete of its
+// key in its transaction.
 func (ix *Index) WriteIsFinal(id int32) bool { return ix.final[id] }
 
 // History returns the indexed history.

@@ -127,7 +127,38 @@ func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 			}
 		}
 	}
+	for _, st := range c {
+		if st.Dep == anomaly.PRW || st.Dep == anomaly.PWR {
+			var steps []string
+			for _, st := range c {
+				steps = append(steps, stepWords(h, st))
+			}
+			return fmt.Sprintf("a phantom: %s; no order of %s explains what their scans saw (%s)", strings.Join(steps, "; "), names(h, c), describe(a.Phenomenon))
+		}
+	}
 	return fmt.Sprintf("%s form a cycle of dependencies (%s): no order of them explains what they read and wrote", names(h, a.Cycle), describe(a.Phenomenon))
+}
+
+// stepWords says what one dependency of a cycle means, in words.
+func stepWords(h *history.History, s anomaly.Step) string {
+	a, b, k := txn(h, s.From), txn(h, s.To), keyName(h, s.Key)
+	switch s.Dep {
+	case anomaly.WW:
+		return fmt.Sprintf("%s overwrote %s after %s", b, k, a)
+	case anomaly.WR:
+		return fmt.Sprintf("%s read %s from %s", b, k, a)
+	case anomaly.RW:
+		return fmt.Sprintf("%s read %s before %s overwrote it", a, k, b)
+	case anomaly.PWR:
+		return fmt.Sprintf("a scan of %s saw %s as %s left it", b, k, a)
+	case anomaly.PRW:
+		return fmt.Sprintf("a scan of %s saw %s before %s changed it", a, k, b)
+	case anomaly.SO:
+		return fmt.Sprintf("%s ran before %s in one session", a, b)
+	case anomaly.RT:
+		return fmt.Sprintf("%s ended before %s began", a, b)
+	}
+	return fmt.Sprintf("%s --%s--> %s", a, s.Dep, b)
 }
 
 // names lists a cycle's transactions: "T1, T2 and T3".

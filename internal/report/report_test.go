@@ -134,3 +134,18 @@ func TestJSONShape(t *testing.T) {
 		t.Errorf("anomaly: %v", a)
 	}
 }
+
+// TestPhantomExplained: a cycle through a scan is explained step by step,
+// saying what the scan saw.
+func TestPhantomExplained(t *testing.T) {
+	c := checked(t, "w 1 a w 2 b | d 1 d 2 | scan 0 10 [2=b]", level.Serializable)
+	if len(c.Result.Anomalies) != 1 {
+		t.Fatalf("want one anomaly, got %v", c.Result.Anomalies)
+	}
+	e := Explain(c.History, &c.Result.Anomalies[0])
+	for _, want := range []string{"a phantom", "a scan of T3 saw key", "before T"} {
+		if !strings.Contains(e, want) {
+			t.Errorf("explanation %q lacks %q", e, want)
+		}
+	}
+}

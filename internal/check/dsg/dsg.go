@@ -31,8 +31,8 @@ type Checker struct{}
 func (Checker) Name() string { return "dsg" }
 
 // Decides accepts read committed and read uncommitted on histories of reads
-// and writes. With duplicate values it is sound but may miss cycles; see
-// Caveat.
+// and writes with unique values. When values repeat a read's writer can be
+// ambiguous; the solver checker decides those.
 func (Checker) Decides(ix *history.Index, l level.Level) error {
 	if l.ID != level.ReadCommitted && l.ID != level.ReadUncommitted {
 		return fmt.Errorf("it decides read-committed and read-uncommitted, not %s", l.Name)
@@ -48,17 +48,11 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 			}
 		}
 	}
-	return nil
-}
-
-// Caveat says, for histories whose values repeat, that the cycle search
-// used only the reads whose writer is certain: a violation it reports is
-// real, but a cycle through an ambiguous read can go unseen.
-func (Checker) Caveat(ix *history.Index, _ level.Level) string {
-	if ix.Unique() {
-		return ""
+	if !ix.Unique() {
+		k, v, _ := ix.Duplicate()
+		return fmt.Errorf("values repeat (%s is written more than once at %s); it needs unique values", v, h.KeyName(k))
 	}
-	return "values repeat: the read committed cycle search used only reads whose writer is certain, so it may miss a cycle through an ambiguous read"
+	return nil
 }
 
 // Check returns one G0/G1c cycle per strongly connected component of the

@@ -17,9 +17,29 @@ type Read struct {
 	R     history.TxnID
 	Key   history.KeyID
 	Cands []history.TxnID
-	// Writes says R itself writes the key (read-modify-write): whichever
-	// candidate it read from precedes it in the version order.
+	// Writes says R itself writes or deletes the key (read-modify-write):
+	// whichever candidate it read from precedes it in the version order.
 	Writes bool
+	// Pred says every observation behind the read came from a scan or
+	// iterator: its dependencies are predicate ones (pwr, prw).
+	Pred bool
+}
+
+// wrDep is the kind of the read's read dependency: wr, or pwr for a
+// predicate read.
+func (r Read) wrDep() anomaly.Dep {
+	if r.Pred {
+		return anomaly.PWR
+	}
+	return anomaly.WR
+}
+
+// rwDep is the kind of the read's anti-dependencies: rw, or prw.
+func (r Read) rwDep() anomaly.Dep {
+	if r.Pred {
+		return anomaly.PRW
+	}
+	return anomaly.RW
 }
 
 // Pair is an unordered pair of writers of one key, A < B by id; the solver
@@ -35,6 +55,7 @@ type Pair struct {
 // two of them, and the reads with their candidate writers. The
 // anti-dependencies follow from these by derivation at encoding time.
 type Polygraph struct {
+	spec      graphSpec
 	h         *history.History
 	ix        *history.Index
 	effective func(history.TxnID) bool
@@ -91,6 +112,46 @@ type pairKey struct {
 	k    history.KeyID
 }
 
+// graphSpec is what a level asks of the dependency graph — which
+// dependencies enter it and how its cycles are judged. A level is this
+// small definition, not a checker of its own (Boomslang §6).
+type graphSpec struct {
+	// reads: wr and pwr edges enter (every level above read uncommitted).
+	reads bool
+	// anti: rw and prw edges enter, derived from the reads and a version
+	// order the solver chooses (serializability, snapshot isolation).
+	anti bool
+	// split: snapshot isolation's split graph, where every cycle must
+	// hold two adjacent anti-dependencies.
+	split bool
+	// session and realTime: so and rt edges enter.
+	session, realTime bool
+}
+
+// specOf returns level l's graph definition, or false for a level the
+// solver does not decide.
+func specOf(l level.Level) (graphSpec, bool) {
+	s := graphSpec{session: l.SessionOrder, realTime: l.RealTime}
+	switch l.ID {
+	case level.ReadUncommitted:
+	case level.ReadCommitted:
+		s.reads = true
+	case level.Serializable, level.StrictSerializable:
+		s.reads, s.anti = true, true
+	case level.RepeatableRead:
+		// PL-2.99 proscribes cycles with an item anti-dependency. Without
+		// predicate reads every anti-dependency is one, so this is
+		// serializability without session order; Decides refuses scans
+		// and iterators.
+		s.reads, s.anti = true, true
+	case level.SnapshotIsolation:
+		s.reads, s.anti, s.split = true, true, true
+	default:
+		return s, false
+	}
+	return s, true
+}
+
 // Build constructs the polygraph of ix's history. With dense false, and
 // when the level has session order and every transaction's status is
 // known, the construction is sparse: only writers the known graph leaves
@@ -101,9 +162,10 @@ type pairKey struct {
 // (values repeat): they are optional, present exactly when a variable
 // says so, and every constraint they bring is conditioned on it.
 func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
-	sessionOrder := l.SessionOrder
+	spec, _ := specOf(l)
+	sessionOrder := spec.session
 	h := ix.History()
-	p := &Polygraph{h: h, ix: ix, effective: ix.Effective, pairs: map[pairKey]int32{},
+	p := &Polygraph{spec: spec, h: h, ix: ix, effective: ix.Effective, pairs: map[pairKey]int32{},
 		writers: map[history.KeyID][]history.TxnID{}, Optional: make([]bool, len(h.Txns))}
 	// Reads and their candidates, growing the optional set to a fixpoint:
 	// an optional transaction's reads may name further candidates.
@@ -112,6 +174,9 @@ func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
 		if ix.Effective(history.TxnID(i)) {
 			work = append(work, history.TxnID(i))
 		}
+	}
+	if !spec.reads {
+		work = nil // below read committed, what was read takes no part
 	}
 	for len(work) > 0 {
 		t := work[0]
@@ -139,7 +204,7 @@ func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
 		}
 		var seen []history.KeyID
 		for _, op := range h.Txns[i].Ops {
-			if op.Kind == history.Write && !slices.Contains(seen, op.Key) {
+			if (op.Kind == history.Write || op.Kind == history.Delete) && !slices.Contains(seen, op.Key) {
 				seen = append(seen, op.Key)
 				if p.writers[op.Key] == nil {
 					p.keys = append(p.keys, op.Key)
@@ -151,15 +216,21 @@ func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
 	slices.Sort(p.keys)
 	for _, r := range p.Reads {
 		if len(r.Cands) == 1 && r.Cands[0] != history.Init && p.certain(r.R) && p.certain(r.Cands[0]) {
-			p.Known = append(p.Known, Edge{r.Cands[0], r.R, anomaly.WR, r.Key})
+			p.Known = append(p.Known, Edge{r.Cands[0], r.R, r.wrDep(), r.Key})
 		}
 	}
 	if sessionOrder {
 		p.sessionOrder()
 	}
-	if !dense && sessionOrder && !slices.Contains(p.Optional, true) && len(h.Txns)*len(h.Sessions) <= maxChainCells {
+	p.versionOrderHints()
+	switch {
+	case !spec.anti:
+		// Without anti-dependencies the version order is free: any
+		// topological order of the graph gives one that closes no cycle,
+		// so writers need no pairs.
+	case !dense && sessionOrder && !slices.Contains(p.Optional, true) && len(h.Txns)*len(h.Sessions) <= maxChainCells:
 		p.sparsePairs()
-	} else {
+	default:
 		// Every two writers of a key form a pair.
 		for _, k := range p.keys {
 			ws := p.writers[k]
@@ -167,6 +238,18 @@ func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
 				for b := a + 1; b < len(ws); b++ {
 					p.addPair(ws[a], ws[b], k)
 				}
+			}
+		}
+	}
+	// A white-box version order decides the pairs it names.
+	for k, order := range h.Header.VersionOrder {
+		prev := history.TxnID(-1)
+		for _, t := range order {
+			if t >= 0 && int(t) < len(h.Txns) && p.certain(t) {
+				if prev >= 0 {
+					p.fix(prev, t, k)
+				}
+				prev = t
 			}
 		}
 	}
@@ -244,7 +327,7 @@ func (p *Polygraph) sparsePairs() {
 func (p *Polygraph) addKnownAnti(r Read) {
 	for _, w := range p.firstWritersAfter(r.Cands[0], r.Key) {
 		if w != r.R {
-			p.KnownAnti = append(p.KnownAnti, Edge{r.R, w, anomaly.RW, r.Key})
+			p.KnownAnti = append(p.KnownAnti, Edge{r.R, w, r.rwDep(), r.Key})
 		}
 	}
 }
@@ -277,37 +360,72 @@ func (p *Polygraph) Present(t history.TxnID) bool {
 // certain reports whether t takes part for sure.
 func (p *Polygraph) certain(t history.TxnID) bool { return t == history.Init || p.ix.Effective(t) }
 
-// readsOf returns t's external reads (the first of each key) with their
-// candidate writers: final writes of the value by transactions that took
-// effect or are of unknown status, and the initial state.
+// readsOf returns the keys t observed externally — by reads, scans and
+// iterators, once per key and observation — with their candidate writers:
+// transactions that took effect or are of unknown status whose final write
+// or delete of the key left what was observed, and the initial state.
 func (p *Polygraph) readsOf(t history.TxnID) []Read {
 	ix, h := p.ix, p.h
 	ops := h.Txns[t].Ops
 	var out []Read
-	var firstRead []history.KeyID
-	for j, op := range ops {
-		if ix.ReadFrom(t, j) == history.NotExternal || slices.Contains(firstRead, op.Key) {
-			continue
+	var seen []history.Observation
+	ix.Observations(t, func(o history.Observation) {
+		if o.Own >= 0 {
+			return
 		}
-		firstRead = append(firstRead, op.Key)
-		r := Read{R: t, Key: op.Key, Writes: writesKey(ops, op.Key)}
-		if ix.WrittenInitially(op.Key, op.Value) {
+		for i, s := range seen {
+			if s.Key == o.Key && s.Seen == o.Seen && s.Value == o.Value {
+				out[i].Pred = out[i].Pred && o.Pred
+				return
+			}
+		}
+		r := Read{R: t, Key: o.Key, Writes: writesKey(ops, o.Key), Pred: o.Pred}
+		if ix.InitiallySeen(o) {
 			r.Cands = append(r.Cands, history.Init)
 		}
-		for w := ix.ReadFrom(t, j); w >= 0; w = ix.NextWrite(w) {
+		ix.Sources(o, func(w int32) bool {
 			ref := ix.WriteRef(w)
 			if ref.Txn == t || !ix.WriteIsFinal(w) || slices.Contains(r.Cands, ref.Txn) {
-				continue
+				return true
 			}
 			if ix.Effective(ref.Txn) || h.Txns[ref.Txn].Status == history.Unknown {
 				r.Cands = append(r.Cands, ref.Txn)
 			}
-		}
+			return true
+		})
+		// An observation nobody can have served is reported by the shared
+		// checks; it takes no part here. The slot in seen still keeps
+		// out aligned.
+		seen = append(seen, o)
+		out = append(out, r)
+	})
+	kept := out[:0]
+	for _, r := range out {
 		if len(r.Cands) > 0 {
-			out = append(out, r) // none: reported by the shared checks
+			kept = append(kept, r)
 		}
 	}
-	return out
+	return kept
+}
+
+// versionOrderHints adds the ww edges of a white-box version order (the
+// header's version_order): consecutive writers that took effect, in the
+// given order. They enter the known graph, so the sparse construction
+// makes no pair of writers they order.
+func (p *Polygraph) versionOrderHints() {
+	h := p.h
+	for k, order := range h.Header.VersionOrder {
+		prev := history.TxnID(-1)
+		for _, t := range order {
+			if t < 0 || int(t) >= len(h.Txns) || !p.certain(t) {
+				continue
+			}
+			if prev >= 0 {
+				p.Known = append(p.Known, Edge{prev, t, anomaly.WW, k})
+			}
+			prev = t
+		}
+	}
 }
 
 // sessionOrder adds so edges: known ones between consecutive transactions
@@ -346,7 +464,7 @@ func (p *Polygraph) sessionOrder() {
 
 func writesKey(ops []history.Op, k history.KeyID) bool {
 	for _, op := range ops {
-		if op.Kind == history.Write && op.Key == k {
+		if (op.Kind == history.Write || op.Kind == history.Delete) && op.Key == k {
 			return true
 		}
 	}

@@ -2,52 +2,39 @@ package polygraph
 
 import (
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/ir"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/sat"
-	"github.com/isoscope/isoscope/internal/sat/acyclic"
 )
 
-// cond is a literal or a constant: c is +1 (true), -1 (false) or 0 (l).
-type cond struct {
-	l sat.Lit
-	c int8
-}
+// cond is when an edge or choice holds (ir.Cond).
+type cond = ir.Cond
 
 var (
-	yes = cond{c: 1}
-	no  = cond{c: -1}
+	yes = ir.True
+	no  = ir.False
 )
 
-// litEdge is an edge of the encoded graph with the condition under which it
-// is present, kept to map solver conflicts back to dependency cycles.
-type litEdge struct {
-	from, to int32 // graph nodes
-	dep      anomaly.Dep
-	key      history.KeyID
-	when     cond
-}
-
-// Encoding is a polygraph as SAT clauses plus an acyclicity theory (VeriStrong
-// §4–5): a variable per undecided pair of writers, a variable per candidate
-// writer of an uncertain read with exactly-one clauses, and auxiliary
-// variables for derived anti-dependencies (r ↔ wr ∧ ww).
+// Encoding is the IR of a polygraph (VeriStrong §4–5 in Boomslang's shape):
+// the lowering of the hyper-polygraph into an ir.Graph — a superposition
+// per uncertain read over its candidate writers, a variable per undecided
+// pair of writers, conjunctions for derived anti-dependencies
+// (r ↔ wr ∧ ww) — that ir.Lower turns into clauses and theory edges.
 type Encoding struct {
-	p       *Polygraph
-	S       *sat.Solver
-	T       *acyclic.Theory
+	p *Polygraph
+	// G is the IR.
+	G       *ir.Graph
 	split   int32 // offset of the second nodes (snapshot isolation), 0 if none
+	// bc selects Viper's begin/commit-node graph for snapshot isolation:
+	// the second node of a transaction is its begin, the first its commit.
+	bc bool
 	nodes   int32 // transaction nodes (both copies with split); auxiliary ones follow
 	total   int32
 	pairs   []cond
 	present []cond // per transaction: yes, or the variable of an optional one
-	edges   []litEdge
-	// byVar maps a variable to the edges whose condition is it.
-	byVar map[sat.Var][]int32
-	ands  map[[2]sat.Lit]sat.Lit
-	// Vars and Clauses count the encoding's size.
-	Vars, Clauses int
-	// TwoWidth counts the clauses that forbid 2-width cycles.
-	TwoWidth int
+	// Clauses counts the clauses and TwoWidth those that forbid 2-width
+	// cycles.
+	Clauses, TwoWidth int
 	// twoWidth answers reachability in the known graph for the 2-width
 	// clauses; nil switches them off.
 	twoWidth reacher
@@ -64,9 +51,17 @@ func node(t history.TxnID) int32 { return int32(t) + 1 }
 // a known path is not added as an edge: a binary clause forbids the two
 // choices that derive it (VeriStrong §6.1.2, case II), so unit propagation
 // sees the conflict instead of the theory.
-func Encode(p *Polygraph, si bool, auxNodes int, twoWidth bool) *Encoding {
+//
+// With bc, snapshot isolation is encoded on Viper's BC-polygraph instead
+// (Zhang et al., EuroSys 2023): a begin and a commit node per transaction
+// with an edge from begin to commit, dependencies from the source's
+// commit to the target's begin, anti-dependencies from the source's begin
+// to the target's commit. A cycle there is a cycle of the dependency graph
+// with no two adjacent anti-dependencies, as on the split graph, with one
+// edge per dependency instead of two.
+func Encode(p *Polygraph, si bool, auxNodes int, twoWidth, bc bool) *Encoding {
 	n := int32(len(p.h.Txns) + 1)
-	e := &Encoding{p: p, S: sat.New(), byVar: map[sat.Var][]int32{}, ands: map[[2]sat.Lit]sat.Lit{}}
+	e := &Encoding{p: p, bc: si && bc}
 	if twoWidth {
 		e.twoWidth = p.reach
 	}
@@ -76,17 +71,23 @@ func Encode(p *Polygraph, si bool, auxNodes int, twoWidth bool) *Encoding {
 		e.nodes = 2 * n
 	}
 	e.total = e.nodes + int32(auxNodes)
-	e.T = acyclic.New(int(e.total))
-	e.S.SetTheory(e.T)
+	e.G = ir.New(e.total)
 	e.present = make([]cond, len(p.h.Txns))
 	for i := range e.present {
 		e.present[i] = yes
 		if p.Optional[i] {
-			e.present[i] = cond{l: sat.Pos(e.newVar())}
+			e.present[i] = ir.When(sat.Pos(e.G.NewVar()))
 		}
 	}
 	for _, t := range p.Impossible {
-		e.clause(e.present[t].l.Not())
+		e.clause(e.present[t].Lit.Not())
+	}
+	if e.bc {
+		for t := range p.h.Txns {
+			if p.Present(history.TxnID(t)) {
+				e.edge(node(history.TxnID(t))+e.split, node(history.TxnID(t)), anomaly.SO, history.NoKey, yes) // begin → commit
+			}
+		}
 	}
 	for _, k := range p.Known {
 		e.dep(k.From, k.To, k.Dep, k.Key, yes)
@@ -102,10 +103,10 @@ func Encode(p *Polygraph, si bool, auxNodes int, twoWidth bool) *Encoding {
 		case -1:
 			e.pairs[i] = no
 		default:
-			e.pairs[i] = cond{l: sat.Pos(e.newVar())}
+			e.pairs[i] = ir.When(sat.Pos(e.G.NewVar()))
 		}
 		e.dep(pr.A, pr.B, anomaly.WW, pr.Key, e.pairs[i])
-		e.dep(pr.B, pr.A, anomaly.WW, pr.Key, e.pairs[i].not())
+		e.dep(pr.B, pr.A, anomaly.WW, pr.Key, e.pairs[i].Not())
 	}
 	for _, r := range p.Reads {
 		e.read(r)
@@ -140,7 +141,7 @@ func (e *Encoding) canonicalTwoWidth() {
 	}
 	open := make([][]int32, len(p.h.Txns))
 	for i, pr := range p.Pairs {
-		if e.pairs[i].c == 0 {
+		if e.pairs[i].Const == 0 {
 			open[pr.A] = append(open[pr.A], int32(i))
 			open[pr.B] = append(open[pr.B], int32(i))
 		}
@@ -148,9 +149,9 @@ func (e *Encoding) canonicalTwoWidth() {
 	// out returns the edge leaving t in pair j: its head and literal.
 	out := func(j int32, t history.TxnID) (history.TxnID, sat.Lit) {
 		if pr := p.Pairs[j]; pr.A == t {
-			return pr.B, e.pairs[j].l
+			return pr.B, e.pairs[j].Lit
 		} else {
-			return pr.A, e.pairs[j].l.Not()
+			return pr.A, e.pairs[j].Lit.Not()
 		}
 	}
 	seen := map[[2]sat.Lit]bool{}
@@ -172,12 +173,12 @@ func (e *Encoding) canonicalTwoWidth() {
 		}
 	}
 	for i := range p.Pairs {
-		if e.pairs[i].c != 0 {
+		if e.pairs[i].Const != 0 {
 			continue
 		}
 		for _, dir := range [2]bool{true, false} {
 			from, to := p.Pairs[i].A, p.Pairs[i].B
-			l1 := e.pairs[i].l
+			l1 := e.pairs[i].Lit
 			if !dir {
 				from, to, l1 = to, from, l1.Not()
 			}
@@ -204,21 +205,9 @@ func (e *Encoding) presence(t history.TxnID) cond {
 	return e.present[t]
 }
 
-func (e *Encoding) newVar() sat.Var {
-	e.Vars++
-	return e.S.NewVar()
-}
-
 func (e *Encoding) clause(lits ...sat.Lit) {
 	e.Clauses++
-	e.S.AddClause(lits...)
-}
-
-func (c cond) not() cond {
-	if c.c != 0 {
-		return cond{c: -c.c}
-	}
-	return cond{l: c.l.Not()}
+	e.G.Clause(lits...)
 }
 
 // ww is the condition "a precedes b in k's version order".
@@ -239,32 +228,11 @@ func (e *Encoding) ww(a, b history.TxnID, k history.KeyID) cond {
 	if aFirst {
 		return e.pairs[i]
 	}
-	return e.pairs[i].not()
+	return e.pairs[i].Not()
 }
 
 // and returns a condition equivalent to x ∧ y.
-func (e *Encoding) and(x, y cond) cond {
-	switch {
-	case x.c < 0 || y.c < 0:
-		return no
-	case x.c > 0:
-		return y
-	case y.c > 0:
-		return x
-	}
-	if x.l > y.l {
-		x, y = y, x
-	}
-	if z, ok := e.ands[[2]sat.Lit{x.l, y.l}]; ok {
-		return cond{l: z}
-	}
-	z := sat.Pos(e.newVar())
-	e.ands[[2]sat.Lit{x.l, y.l}] = z
-	e.clause(x.l.Not(), y.l.Not(), z)
-	e.clause(z.Not(), x.l)
-	e.clause(z.Not(), y.l)
-	return cond{l: z}
-}
+func (e *Encoding) and(x, y cond) cond { return e.G.And(x, y) }
 
 // read encodes one read: the choice of its writer, the writer preceding
 // the reader's own write, and the anti-dependencies to every later writer.
@@ -276,33 +244,28 @@ func (e *Encoding) read(r Read) {
 	} else {
 		lits := make([]sat.Lit, len(r.Cands))
 		for i, c := range r.Cands {
-			lits[i] = sat.Pos(e.newVar())
-			wr[i] = cond{l: lits[i]}
-			if pc := e.presence(c); pc.c == 0 {
-				e.clause(lits[i].Not(), pc.l) // read from c only if c took effect
-			}
-			if pr := e.presence(r.R); pr.c == 0 {
-				e.clause(lits[i].Not(), pr.l)
+			lits[i] = sat.Pos(e.G.NewVar())
+			wr[i] = ir.When(lits[i])
+			if pc := e.presence(c); pc.Const == 0 {
+				e.clause(lits[i].Not(), pc.Lit) // read from c only if c took effect
 			}
 		}
-		atLeast := append([]sat.Lit(nil), lits...)
-		if pr := e.presence(r.R); pr.c == 0 {
-			atLeast = append(atLeast, pr.l.Not())
-		}
-		e.clause(atLeast...)
-		e.atMostOne(lits)
+		e.G.Superpose(lits, e.presence(r.R).Not())
 		for i, c := range r.Cands {
 			if c != history.Init {
-				e.dep(c, r.R, anomaly.WR, r.Key, wr[i])
+				e.dep(c, r.R, r.wrDep(), r.Key, wr[i])
 			}
 		}
 	}
+	if !p.spec.anti {
+		return // no anti-dependencies, and the version order is free
+	}
 	for i, c := range r.Cands {
-		if r.Writes && c != history.Init && wr[i].c == 0 {
-			if o := e.ww(c, r.R, r.Key); o.c == 0 {
-				e.clause(wr[i].l.Not(), o.l)
-			} else if o.c < 0 {
-				e.clause(wr[i].l.Not())
+		if r.Writes && c != history.Init && wr[i].Const == 0 {
+			if o := e.ww(c, r.R, r.Key); o.Const == 0 {
+				e.clause(wr[i].Lit.Not(), o.Lit)
+			} else if o.Const < 0 {
+				e.clause(wr[i].Lit.Not())
 			}
 		}
 		if p.chains != nil {
@@ -323,12 +286,12 @@ func (e *Encoding) read(r Read) {
 // and both conditions are open, the edge would close a 2-width cycle: a
 // clause forbids the pair instead (VeriStrong §6.1.2, case II).
 func (e *Encoding) derivedAnti(r Read, w history.TxnID, wr, ww cond) {
-	if e.twoWidth != nil && wr.c == 0 && ww.c == 0 && e.twoWidth.reaches(w, r.R) {
+	if e.twoWidth != nil && wr.Const == 0 && ww.Const == 0 && e.twoWidth.reaches(w, r.R) {
 		e.TwoWidth++
-		e.clause(wr.l.Not(), ww.l.Not())
+		e.clause(wr.Lit.Not(), ww.Lit.Not())
 		return
 	}
-	e.anti(r.R, w, anomaly.RW, r.Key, e.and(wr, ww))
+	e.anti(r.R, w, r.rwDep(), r.Key, e.and(wr, ww))
 }
 
 // sparseAnti adds the anti-dependencies of r reading from c (under
@@ -346,44 +309,27 @@ func (e *Encoding) sparseAnti(r Read, c history.TxnID, wr cond) {
 			e.derivedAnti(r, w, wr, e.ww(c, w, r.Key))
 		}
 	}
-	if wr.c > 0 {
+	if wr.Const > 0 {
 		return
 	}
 	for _, w := range p.firstWritersAfter(c, r.Key) {
 		if w != r.R {
-			e.anti(r.R, w, anomaly.RW, r.Key, wr)
+			e.anti(r.R, w, r.rwDep(), r.Key, wr)
 		}
-	}
-}
-
-// atMostOne adds pairwise exclusion, or a sequential counter for long lists.
-func (e *Encoding) atMostOne(lits []sat.Lit) {
-	if len(lits) <= 6 {
-		for i := range lits {
-			for j := i + 1; j < len(lits); j++ {
-				e.clause(lits[i].Not(), lits[j].Not())
-			}
-		}
-		return
-	}
-	prev := sat.Pos(e.newVar()) // s_0: some of lits[..0] is true
-	e.clause(lits[0].Not(), prev)
-	for i := 1; i < len(lits); i++ {
-		s := sat.Pos(e.newVar())
-		e.clause(lits[i].Not(), s)
-		e.clause(prev.Not(), s)
-		e.clause(prev.Not(), lits[i].Not())
-		prev = s
 	}
 }
 
 // dep adds a dependency that is not an anti-dependency; with the split
 // encoding also into the target's second node.
 func (e *Encoding) dep(from, to history.TxnID, d anomaly.Dep, k history.KeyID, when cond) {
-	if from == history.Init || when.c < 0 {
+	if from == history.Init || when.Const < 0 {
 		return
 	}
 	when = e.and(when, e.and(e.presence(from), e.presence(to)))
+	if e.bc {
+		e.edge(node(from), node(to)+e.split, d, k, when) // commit → begin
+		return
+	}
 	e.edge(node(from), node(to), d, k, when)
 	if e.split > 0 {
 		e.edge(node(from), node(to)+e.split, d, k, when)
@@ -393,7 +339,7 @@ func (e *Encoding) dep(from, to history.TxnID, d anomaly.Dep, k history.KeyID, w
 // anti adds an anti-dependency; with the split encoding from the source's
 // second node.
 func (e *Encoding) anti(from, to history.TxnID, d anomaly.Dep, k history.KeyID, when cond) {
-	if when.c < 0 {
+	if when.Const < 0 {
 		return
 	}
 	when = e.and(when, e.and(e.presence(from), e.presence(to)))
@@ -401,19 +347,11 @@ func (e *Encoding) anti(from, to history.TxnID, d anomaly.Dep, k history.KeyID, 
 }
 
 func (e *Encoding) edge(from, to int32, d anomaly.Dep, k history.KeyID, when cond) {
-	id := int32(len(e.edges))
-	e.edges = append(e.edges, litEdge{from, to, d, k, when})
-	if when.c > 0 {
-		e.T.AddFixedEdge(from, to)
-		return
-	}
-	e.T.AddEdge(from, to, when.l)
-	e.byVar[when.l.Var()] = append(e.byVar[when.l.Var()], id)
+	e.G.Edge(from, to, d, k, when)
 }
 
 // FixedEdge adds an always-present edge between graph nodes (the real-time
 // chain).
 func (e *Encoding) FixedEdge(from, to int32, d anomaly.Dep) {
-	e.edges = append(e.edges, litEdge{from, to, d, history.NoKey, yes})
-	e.T.AddFixedEdge(from, to)
+	e.G.Edge(from, to, d, history.NoKey, yes)
 }

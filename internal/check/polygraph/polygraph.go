@@ -26,6 +26,7 @@ import (
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/cycles"
 	"github.com/isoscope/isoscope/internal/check/depgraph"
+	"github.com/isoscope/isoscope/internal/check/ir"
 	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -34,32 +35,46 @@ import (
 
 // Checker is the solver-backed checker, named "sat".
 type Checker struct {
-	// NoPrune switches pruning off, NoPhase the order-guided polarity and
-	// NoTwoWidth the 2-width cycle clauses (for measurements).
-	NoPrune, NoPhase, NoTwoWidth bool
+	// NoPrune switches pruning off, NoPhase the order-guided polarity
+	// (topological prioritisation), NoTwoWidth the 2-width cycle clauses
+	// and NoChrono the solver's chronological backtracking (for
+	// measurements).
+	NoPrune, NoPhase, NoTwoWidth, NoChrono bool
 	// NoShrink skips the counterexample search after a refutation, and
 	// ShrinkBudget bounds it (DefaultShrinkBudget when zero).
 	NoShrink     bool
 	ShrinkBudget time.Duration
+	// BCGraph encodes snapshot isolation on Viper's begin/commit-node
+	// graph instead of the split graph (the checker named "sat-bc").
+	BCGraph bool
 	// Dense makes every two writers of a key a pair, as VeriStrong does,
 	// instead of only those the known graph leaves unordered (for
 	// measurements and differential tests).
 	Dense bool
 }
 
-// Name returns "sat".
-func (Checker) Name() string { return "sat" }
+// Name returns "sat", or "sat-bc" with BCGraph.
+func (c Checker) Name() string {
+	if c.BCGraph {
+		return "sat-bc"
+	}
+	return "sat"
+}
+
+// UsesVersionOrder reports true: a white-box version order fixes the
+// order of the writers it names.
+func (Checker) UsesVersionOrder() bool { return true }
 
 // Searches reports true: the check is a SAT search.
 func (Checker) Searches() bool { return true }
 
-// Decides accepts serializability, snapshot isolation and strict
-// serializability on histories of plain reads and writes.
+// Decides accepts read uncommitted, read committed, snapshot isolation,
+// serializability and strict serializability on histories of reads,
+// writes, deletes, scans and iterators, and repeatable read on those
+// without scans and iterators.
 func (Checker) Decides(ix *history.Index, l level.Level) error {
-	switch l.ID {
-	case level.Serializable, level.SnapshotIsolation, level.StrictSerializable:
-	default:
-		return fmt.Errorf("it decides serializable, snapshot-isolation and strict-serializable, not %s", l.Name)
+	if _, ok := specOf(l); !ok {
+		return fmt.Errorf("it decides read-uncommitted, read-committed, repeatable-read (without scans), snapshot-isolation, serializable and strict-serializable, not %s", l.Name)
 	}
 	h := ix.History()
 	for i := range h.Txns {
@@ -68,8 +83,11 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 			continue
 		}
 		for _, op := range h.Txns[i].Ops {
-			if op.Kind != history.Read && op.Kind != history.Write {
-				return fmt.Errorf("transaction %s has a %s operation; it handles reads and writes", h.TxnName(t), op.Kind)
+			if op.Kind == history.Append || op.Kind == history.ReadList {
+				return fmt.Errorf("transaction %s has a %s operation; it handles reads, writes, deletes, scans and iterators", h.TxnName(t), op.Kind)
+			}
+			if l.ID == level.RepeatableRead && op.Kind.IsRange() {
+				return fmt.Errorf("transaction %s has a %s operation; at repeatable read it decides histories without predicate reads (a cycle through a predicate anti-dependency alone is allowed there, and that is not acyclicity)", h.TxnName(t), op.Kind)
 			}
 		}
 		if l.RealTime && !h.Txns[i].HasTime {
@@ -82,7 +100,9 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 // Stats describes one solver check, for benchmarks.
 type Stats struct {
 	Txns, Reads, Pairs, PrunedPairs, Vars, Clauses, TwoWidth int
-	Result                                                   sat.Status
+	// Edges counts the IR's edges, known and conditioned.
+	Edges  int
+	Result sat.Status
 	// Build, Prune, Encode and Solve are the time each phase took.
 	Build, Prune, Encode, Solve time.Duration
 	Solver                      sat.Stats
@@ -103,7 +123,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	st := Stats{Txns: len(h.Txns), Reads: len(p.Reads), Pairs: len(p.Pairs)}
 	st.Build = time.Since(start)
 	start = time.Now()
-	if !c.NoPrune {
+	if !c.NoPrune && p.spec.anti {
 		st.PrunedPairs, _ = p.Prune(si, 0)
 	}
 	found, err := p.knownCycles(ctx, ix, l)
@@ -116,22 +136,25 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	if l.RealTime {
 		auxN, chain = depgraph.RealTimeChain(h, p.Present)
 	}
-	enc := Encode(p, si, auxN, !c.NoTwoWidth)
-	enc.T.NoPhase = c.NoPhase
+	enc := Encode(p, si, auxN, !c.NoTwoWidth, c.BCGraph)
 	for _, ed := range chain {
 		enc.FixedEdge(enc.graphNode(ed[0]), enc.graphNode(ed[1]), anomaly.RT)
 	}
-	st.Vars, st.Clauses, st.TwoWidth = enc.Vars, enc.Clauses, enc.TwoWidth
+	low := enc.G.Lower(ir.Options{NoPhase: c.NoPhase})
+	if c.NoChrono {
+		low.S.ChronoAfter = -1
+	}
+	st.Vars, st.Clauses, st.TwoWidth, st.Edges = low.S.NumVars(), low.Clauses, enc.TwoWidth, enc.G.NumEdges()
 	st.Encode = time.Since(start)
 	start = time.Now()
-	enc.S.Interrupt = func() bool { return ctx.Err() != nil }
-	st.Result = enc.S.Solve()
-	st.Solve, st.Solver = time.Since(start), enc.S.Stats()
+	low.S.Interrupt = func() bool { return ctx.Err() != nil }
+	st.Result = low.S.Solve()
+	st.Solve, st.Solver = time.Since(start), low.S.Stats()
 	switch st.Result {
 	case sat.Sat:
 		return nil, st, nil
 	case sat.Unsat:
-		a, ok := enc.counterexample(enc.S.LastConflict)
+		a, ok := enc.counterexample(low.S.LastConflict)
 		if !c.NoShrink {
 			if small, ok := c.shrink(ctx, ix, l, a); ok {
 				return []anomaly.Anomaly{small}, st, nil
@@ -143,13 +166,14 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		if enc.TwoWidth > 0 {
 			// The refutation needed no cycle from the theory: the 2-width
 			// clauses held the cycles. Without them the theory must meet one.
-			plain := Encode(p, si, auxN, false)
+			plain := Encode(p, si, auxN, false, c.BCGraph)
 			for _, ed := range chain {
 				plain.FixedEdge(plain.graphNode(ed[0]), plain.graphNode(ed[1]), anomaly.RT)
 			}
-			plain.S.Interrupt = enc.S.Interrupt
-			if plain.S.Solve() == sat.Unsat {
-				if a, ok := plain.counterexample(plain.S.LastConflict); ok {
+			pl := plain.G.Lower(ir.Options{})
+			pl.S.Interrupt = low.S.Interrupt
+			if pl.S.Solve() == sat.Unsat {
+				if a, ok := plain.counterexample(pl.S.LastConflict); ok {
 					return []anomaly.Anomaly{a}, st, nil
 				}
 			}
@@ -176,7 +200,7 @@ func (e *Encoding) graphNode(v int32) int32 {
 // graph of the history, an exact counterexample.
 func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
 	si := l.ID == level.SnapshotIsolation
-	parts := p.knownEdges(false)
+	parts := p.knownEdges(!p.spec.anti)
 	m := 0
 	for _, known := range parts {
 		m += len(known)
@@ -208,15 +232,10 @@ func (e *Encoding) counterexample(conflict []sat.Lit) (anomaly.Anomaly, bool) {
 	if len(conflict) == 0 {
 		return anomaly.Anomaly{}, false
 	}
-	b := graph.NewBuilder(int(e.total), len(e.edges))
-	truth := map[sat.Lit]bool{}
-	for _, l := range conflict {
-		truth[l.Not()] = true
-	}
-	for _, ed := range e.edges {
-		if ed.when.c > 0 || (ed.when.c == 0 && truth[ed.when.l]) {
-			b.Add(ed.from, ed.to, uint8(ed.dep), int32(ed.key))
-		}
+	present := e.G.Present(conflict)
+	b := graph.NewBuilder(int(e.total), len(present))
+	for _, ed := range present {
+		b.Add(ed.From, ed.To, uint8(ed.Dep), int32(ed.Key))
 	}
 	g := b.Build()
 	nodes := func(v int32) (history.TxnID, bool) {
@@ -233,6 +252,16 @@ func (e *Encoding) counterexample(conflict []sat.Lit) (anomaly.Anomaly, bool) {
 		return anomaly.Anomaly{}, false
 	}
 	a := found[0]
+	if e.bc {
+		// The begin → commit edges inside a transaction are not steps.
+		steps := a.Cycle[:0]
+		for _, st := range a.Cycle {
+			if st.From != st.To {
+				steps = append(steps, st)
+			}
+		}
+		a.Cycle = steps
+	}
 	a.BestFound = true
 	return a, true
 }

@@ -38,7 +38,7 @@ func (p *Polygraph) knownEdges(dOnly bool) [][]Edge {
 		}
 		for _, w := range ws {
 			if w != r.R && p.certain(w) {
-				out = append(out, Edge{r.R, w, anomaly.RW, r.Key})
+				out = append(out, Edge{r.R, w, r.rwDep(), r.Key})
 			}
 		}
 	}
@@ -191,7 +191,7 @@ func (p *Polygraph) pruneCandidates(r reacher) int {
 			p.addKnownAnti(*rd) // the encoder counts on KnownAnti for reads with one writer
 		}
 		if len(keep) == 1 && keep[0] != history.Init && p.certain(keep[0]) {
-			p.Known = append(p.Known, Edge{keep[0], rd.R, anomaly.WR, rd.Key})
+			p.Known = append(p.Known, Edge{keep[0], rd.R, rd.wrDep(), rd.Key})
 			if rd.Writes {
 				p.fix(keep[0], rd.R, rd.Key)
 			}
@@ -204,12 +204,35 @@ func (p *Polygraph) ruledOut(r reacher, rd *Read, c history.TxnID) bool {
 	if c != history.Init && r.reaches(rd.R, c) {
 		return true
 	}
+	// A writer known to follow c (by a path, or a decided pair) that
+	// reaches the reader rules c out.
+	follows := func(w history.TxnID) bool {
+		return w != rd.R && w != c && p.certain(w) && r.reaches(w, rd.R)
+	}
 	for _, w := range p.writers[rd.Key] {
-		if w == rd.R || w == c || !p.certain(w) || !r.reaches(w, rd.R) {
-			continue
-		}
-		if c == history.Init || r.reaches(c, w) {
+		if (c == history.Init || r.reaches(c, w)) && follows(w) {
 			return true
+		}
+	}
+	if c == history.Init {
+		return false
+	}
+	if p.pairsOf != nil {
+		// The sparse construction lists c's pairs on the key: no lookups.
+		for _, pi := range p.pairsOf[pairKey{c, 0, rd.Key}] {
+			pr := &p.Pairs[pi]
+			if pr.Order == 0 {
+				continue
+			}
+			if first, w := pr.Before(); first == c && follows(w) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range p.writers[rd.Key] {
+		if !follows(w) {
+			continue
 		}
 		if i, aFirst := p.pair(c, w, rd.Key); i >= 0 {
 			if o := p.Pairs[i].Order; (o > 0 && aFirst) || (o < 0 && !aFirst) {

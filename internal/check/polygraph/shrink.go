@@ -16,8 +16,8 @@ const DefaultShrinkBudget = 20 * time.Second
 
 // shrinker searches for a small set of transactions that violates the
 // level on its own (Boomslang's unsat search, then delta debugging). A
-// set's sub-history keeps the set's transactions and drops every read that
-// some writer outside the set could have served, so a serializable history
+// set's sub-history keeps the set's transactions and drops every read, scan
+// or iterator that some writer outside the set could have served, so a serializable history
 // has only serializable sub-histories: a violating set is a real
 // counterexample, and violation is monotone in the set.
 type shrinker struct {
@@ -42,14 +42,24 @@ func (s *shrinker) violates(set []history.TxnID) bool {
 	for _, t := range set {
 		s.in[t] = true
 	}
-	sub := h.Sub(set, func(t history.TxnID, j int) bool {
-		for w := s.ix.ReadFrom(t, j); w >= 0; w = s.ix.NextWrite(w) {
-			if r := s.ix.WriteRef(w); r.Txn != t && !s.in[r.Txn] {
-				return false
+	// Operations with an observation that a writer outside the set could
+	// have served are dropped whole.
+	drop := map[history.OpRef]bool{}
+	for _, t := range set {
+		s.ix.Observations(t, func(o history.Observation) {
+			if o.Own >= 0 || drop[history.OpRef{Txn: t, Op: o.Op}] {
+				return
 			}
-		}
-		return true
-	})
+			s.ix.Sources(o, func(w int32) bool {
+				if r := s.ix.WriteRef(w); r.Txn != t && !s.in[r.Txn] {
+					drop[history.OpRef{Txn: t, Op: o.Op}] = true
+					return false
+				}
+				return true
+			})
+		})
+	}
+	sub := h.Sub(set, func(t history.TxnID, j int) bool { return !drop[history.OpRef{Txn: t, Op: int32(j)}] })
 	for _, t := range set {
 		s.in[t] = false
 	}

@@ -16,7 +16,7 @@ import (
 // examined: what an aborted transaction read does not matter.
 func Run(ix *history.Index, l level.Level) []anomaly.Anomaly {
 	h := ix.History()
-	c := checker{ix: ix, h: h, l: l, deleted: deletedKeys(h)}
+	c := checker{ix: ix, h: h, l: l}
 	// A level that allows reading uncommitted data (G1a) lets every
 	// unknown transaction count as aborted, whoever read it.
 	dirty := !l.Proscribes.Has(anomaly.G1a)
@@ -34,122 +34,94 @@ func Run(ix *history.Index, l level.Level) []anomaly.Anomaly {
 // proscribes.
 func Txn(ix *history.Index, l level.Level, t history.TxnID) []anomaly.Anomaly {
 	h := ix.History()
-	c := checker{ix: ix, h: h, l: l, deleted: deletedKeys(h)}
+	c := checker{ix: ix, h: h, l: l}
 	c.txn(t)
 	return c.found
 }
 
 type checker struct {
-	ix      *history.Index
-	h       *history.History
-	l       level.Level
-	deleted map[history.KeyID]bool
-	found   []anomaly.Anomaly
-}
-
-func deletedKeys(h *history.History) map[history.KeyID]bool {
-	var m map[history.KeyID]bool
-	for i := range h.Txns {
-		for _, op := range h.Txns[i].Ops {
-			if op.Kind == history.Delete {
-				if m == nil {
-					m = map[history.KeyID]bool{}
-				}
-				m[op.Key] = true
-			}
-		}
-	}
-	return m
-}
-
-// keyState is what a transaction has done to one key so far.
-type keyState struct {
-	wrote     bool
-	lastWrite int32 // op index of the last own write
-	read      bool
-	firstRead int32 // op index of the first external read
-	nrr       bool  // a non-repeatable read was reported
+	ix    *history.Index
+	h     *history.History
+	l     level.Level
+	found []anomaly.Anomaly
 }
 
 func (c *checker) txn(t history.TxnID) {
-	ops := c.h.Txns[t].Ops
-	var small [4]struct {
-		k history.KeyID
-		s keyState
+	// first holds each key's first external observation.
+	var small [8]struct {
+		k   history.KeyID
+		o   history.Observation
+		nrr bool // a non-repeatable read was reported
 	}
-	var states []struct {
-		k history.KeyID
-		s keyState
-	}
-	states = small[:0]
-	state := func(k history.KeyID) *keyState {
-		for i := range states {
-			if states[i].k == k {
-				return &states[i].s
-			}
+	first := small[:0]
+	c.ix.Observations(t, func(o history.Observation) {
+		ref := history.OpRef{Txn: t, Op: o.Op}
+		if o.Own >= 0 {
+			c.ownRead(t, ref, o)
+			return
 		}
-		states = append(states, struct {
-			k history.KeyID
-			s keyState
-		}{k: k})
-		return &states[len(states)-1].s
-	}
-	for j, op := range ops {
-		switch op.Kind {
-		case history.Write, history.Delete:
-			s := state(op.Key)
-			s.wrote, s.lastWrite = true, int32(j)
-		case history.Read:
-			s := state(op.Key)
-			ref := history.OpRef{Txn: t, Op: int32(j)}
-			if s.wrote {
-				c.ownRead(t, ref, op, s)
+		for i := range first {
+			if first[i].k != o.Key {
 				continue
 			}
-			if s.read {
-				first := ops[s.firstRead]
-				if first.Value != op.Value && !s.nrr && c.l.NoNonRepeatableReads {
-					s.nrr = true
-					c.add(anomaly.NonRepeatableRead, anomaly.None, op, []history.TxnID{t},
-						history.OpRef{Txn: t, Op: s.firstRead}, ref)
-				}
-				if first.Value == op.Value {
-					continue
-				}
-			} else {
-				s.read, s.firstRead = true, int32(j)
+			f := &first[i]
+			if same(f.o, o) {
+				return
 			}
-			c.externalRead(t, ref, op)
+			if !f.nrr && c.l.NoNonRepeatableReads {
+				f.nrr = true
+				c.add(anomaly.NonRepeatableRead, anomaly.None, o, []history.TxnID{t},
+					history.OpRef{Txn: t, Op: f.o.Op}, ref)
+			}
+			c.externalRead(t, ref, o)
+			return
 		}
-	}
+		first = append(first, struct {
+			k   history.KeyID
+			o   history.Observation
+			nrr bool
+		}{k: o.Key, o: o})
+		c.externalRead(t, ref, o)
+	})
 }
 
-// ownRead checks a read that follows the transaction's own write of the key.
-func (c *checker) ownRead(t history.TxnID, ref history.OpRef, op history.Op, s *keyState) {
+// same reports whether two observations of a key agree: the same value, or
+// both a null (a read of null agrees with absence and with a tombstone).
+func same(a, b history.Observation) bool {
+	if a.Seen == history.SawValue || b.Seen == history.SawValue {
+		return a.Seen == b.Seen && a.Value == b.Value
+	}
+	return a.Seen == b.Seen || a.Seen == history.SawNull || b.Seen == history.SawNull
+}
+
+// ownRead checks an observation that follows the transaction's own write
+// or delete of the key: it must see what that last write left.
+func (c *checker) ownRead(t history.TxnID, ref history.OpRef, o history.Observation) {
 	ops := c.h.Txns[t].Ops
-	last := ops[s.lastWrite]
-	if last.Value == op.Value || (last.Kind == history.Delete && op.Value.IsNull()) {
+	last := ops[o.Own]
+	if o.Agrees(c.h.Installed(last)) {
 		return
 	}
-	for j := int32(0); j < s.lastWrite; j++ {
+	for j := int32(0); j < o.Own; j++ {
 		p := ops[j]
-		if p.Kind.IsWrite() && p.Key == op.Key && p.Value == op.Value && p.Kind != history.Delete {
-			c.add(anomaly.NotMyLastWrite, anomaly.None, op, []history.TxnID{t},
-				ref, history.OpRef{Txn: t, Op: j}, history.OpRef{Txn: t, Op: s.lastWrite})
+		if (p.Kind == history.Write || p.Kind == history.Delete) && p.Key == o.Key && o.Agrees(c.h.Installed(p)) {
+			c.add(anomaly.NotMyLastWrite, anomaly.None, o, []history.TxnID{t},
+				ref, history.OpRef{Txn: t, Op: j}, history.OpRef{Txn: t, Op: o.Own})
 			return
 		}
 	}
-	c.add(anomaly.NotMyOwnWrite, anomaly.None, op, []history.TxnID{t}, ref, history.OpRef{Txn: t, Op: s.lastWrite})
+	c.add(anomaly.NotMyOwnWrite, anomaly.None, o, []history.TxnID{t}, ref, history.OpRef{Txn: t, Op: o.Own})
 }
 
-// externalRead checks a read that observes another transaction (or the
-// initial state).
-func (c *checker) externalRead(t history.TxnID, ref history.OpRef, op history.Op) {
-	if c.ix.WrittenInitially(op.Key, op.Value) || (op.Value.IsNull() && c.deleted[op.Key]) {
+// externalRead checks an observation of other transactions (or of the
+// initial state): some write that took effect, or may have, must have
+// left what it saw as its transaction's final state of the key.
+func (c *checker) externalRead(t history.TxnID, ref history.OpRef, o history.Observation) {
+	if c.ix.InitiallySeen(o) {
 		return
 	}
 	var own, aborted, effective, finalEffective []history.OpRef
-	for p := c.ix.ReadFrom(t, int(ref.Op)); p >= 0; p = c.ix.NextWrite(p) {
+	c.ix.Sources(o, func(p int32) bool {
 		w, final := c.ix.WriteRef(p), c.ix.WriteIsFinal(p)
 		switch {
 		case w.Txn == t:
@@ -163,25 +135,29 @@ func (c *checker) externalRead(t history.TxnID, ref history.OpRef, op history.Op
 			aborted = append(aborted, w)
 		default:
 			// An unknown transaction that did not take effect: it may
-			// have committed, so the read is explicable.
+			// have committed, so a read of its final write is explicable
+			// (of an earlier one, it is an intermediate or aborted read).
 			effective = append(effective, w)
-			finalEffective = append(finalEffective, w)
+			if final {
+				finalEffective = append(finalEffective, w)
+			}
 		}
-	}
+		return true
+	})
 	switch {
 	case len(effective) == 0 && len(aborted) == 0 && len(own) > 0:
-		c.add(anomaly.FutureRead, anomaly.None, op, []history.TxnID{t}, append([]history.OpRef{ref}, own...)...)
+		c.add(anomaly.FutureRead, anomaly.None, o, []history.TxnID{t}, append([]history.OpRef{ref}, own...)...)
 	case len(effective) == 0 && len(aborted) == 0:
-		c.add(anomaly.ThinAirRead, anomaly.None, op, []history.TxnID{t}, ref)
+		c.add(anomaly.ThinAirRead, anomaly.None, o, []history.TxnID{t}, ref)
 	case len(effective) == 0:
 		if c.l.Proscribes.Has(anomaly.G1a) {
-			c.add(anomaly.AbortedRead, anomaly.G1a, op, []history.TxnID{t, aborted[0].Txn}, ref, aborted[0])
+			c.add(anomaly.AbortedRead, anomaly.G1a, o, []history.TxnID{t, aborted[0].Txn}, ref, aborted[0])
 		}
 	case len(finalEffective) == 0:
 		if c.l.Proscribes.Has(anomaly.G1b) {
 			w := effective[0]
 			last := lastWriteOf(c.h, w)
-			c.add(anomaly.IntermediateRead, anomaly.G1b, op, []history.TxnID{t, w.Txn}, ref, w, last)
+			c.add(anomaly.IntermediateRead, anomaly.G1b, o, []history.TxnID{t, w.Txn}, ref, w, last)
 		}
 	}
 }
@@ -199,8 +175,8 @@ func lastWriteOf(h *history.History, w history.OpRef) history.OpRef {
 	return last
 }
 
-func (c *checker) add(k anomaly.Kind, p anomaly.Phenomenon, op history.Op, txns []history.TxnID, refs ...history.OpRef) {
+func (c *checker) add(k anomaly.Kind, p anomaly.Phenomenon, o history.Observation, txns []history.TxnID, refs ...history.OpRef) {
 	c.found = append(c.found, anomaly.Anomaly{
-		Kind: k, Phenomenon: p, Txns: txns, Key: op.Key, Value: op.Value, Ops: refs,
+		Kind: k, Phenomenon: p, Txns: txns, Key: o.Key, Value: o.Value, Ops: refs,
 	})
 }

@@ -50,6 +50,44 @@ func (c *checker) checkRange(r *history.Range) error {
 	return nil
 }
 
+// observeRange records what a scan or iterator of t observed: for every
+// key of its range up to what it claims (an iterator: its last returned
+// key), the value returned, a tombstone ([k, null]) or absence. A key t
+// wrote before is checked against t's own last write (intOK); the others
+// are external observations, exact ones (absence is not a tombstone).
+// own maps a key to its index in t.final.
+func (c *checker) observeRange(t *txn, op history.Op, own map[history.KeyID]int) {
+	r := op.Range
+	if op.Kind == history.Iter && len(r.Pairs) == 0 {
+		return // an iterator never advanced claims nothing
+	}
+	got := map[history.KeyID]history.Value{}
+	for _, p := range r.Pairs {
+		got[p.Key] = p.Value
+		if p.Value.IsNull() {
+			got[p.Key] = tombstone
+		}
+	}
+	for _, k := range c.keysInOrder() {
+		key := c.h.Keys[k]
+		if history.Compare(key, r.Lo) < 0 || (!r.HiOpen && history.Compare(key, r.Hi) >= 0) {
+			continue
+		}
+		if op.Kind == history.Iter && history.Compare(key, c.h.Keys[r.Pairs[len(r.Pairs)-1].Key]) > 0 {
+			break
+		}
+		want, returned := got[k]
+		if f, ok := own[k]; ok {
+			state := t.final[f].value
+			if returned && state != want || !returned && present(state) {
+				t.intOK = false
+			}
+			continue
+		}
+		t.ext = append(t.ext, kv{key: k, value: want, exact: true}) // absence: the zero Value
+	}
+}
+
 // keysInOrder returns every key of the history in key order.
 func (c *checker) keysInOrder() []history.KeyID {
 	if c.sorted == nil {

@@ -17,11 +17,14 @@ const MaxTxns = 9
 // too large to enumerate (more than MaxTxns effective-candidate
 // transactions: committed or of unknown status) or uses operations it does
 // not model. Supported levels are ReadUncommitted, ReadCommitted,
-// SnapshotIsolation, Serializable and StrictSerializable; supported
-// operations are reads and writes at every one of them, and deletes (physical
-// or tombstones), scans and iterators at the last three, where every
-// transaction's operations are run against the state its position gives it
-// (ops.go). Strict serializability needs the real-time instants of every
+// RepeatableRead, SnapshotIsolation, Serializable and StrictSerializable;
+// supported operations are reads, writes and deletes (physical or
+// tombstones) at every one of them, and scans and iterators at all but
+// RepeatableRead (without predicate reads G2 is G2-item, so PL-2.99 is a
+// serial order without session order). At SI, SER and SSER with deletes,
+// scans or iterators every transaction's operations are run against the
+// state its position gives it (ops.go); at RU and RC their observations
+// are explained one by one. Strict serializability needs the real-time instants of every
 // transaction that is not aborted.
 //
 // Aborted transactions never take effect; committed ones do; h satisfies
@@ -30,7 +33,7 @@ const MaxTxns = 9
 // effect are constrained.
 func Check(h *history.History, id level.ID) (bool, error) {
 	switch id {
-	case level.ReadUncommitted, level.ReadCommitted, level.SnapshotIsolation,
+	case level.ReadUncommitted, level.ReadCommitted, level.RepeatableRead, level.SnapshotIsolation,
 		level.Serializable, level.StrictSerializable:
 	default:
 		return false, fmt.Errorf("reference: level %v is not supported (only read-uncommitted, read-committed, snapshot-isolation, serializable, strict-serializable)", id)
@@ -45,8 +48,8 @@ func Check(h *history.History, id level.ID) (bool, error) {
 // check is Check on a built checker.
 func (c *checker) check(id level.ID) (bool, error) {
 	h := c.h
-	if c.general && (id == level.ReadUncommitted || id == level.ReadCommitted) {
-		return false, fmt.Errorf("reference: deletes, scans and iterators are modelled only at snapshot isolation, serializability and strict serializability")
+	if id == level.RepeatableRead && c.ranges {
+		return false, fmt.Errorf("reference: repeatable read is modelled only on histories without scans and iterators (where G2 is G2-item)")
 	}
 	var committed, unknown []int
 	for i := range h.Txns {
@@ -95,10 +98,22 @@ func (c *checker) check(id level.ID) (bool, error) {
 	return false, nil
 }
 
-// kv is one key and value: a read's result or a write's value.
+// kv is one key and value: a read's result or a write's value. exact
+// marks what a scan or iterator observed, which tells absence from a
+// tombstone; a read's null agrees with both.
 type kv struct {
 	key   history.KeyID
 	value history.Value
+	exact bool
+}
+
+// matches reports whether state (a value, absence or a tombstone) is what
+// observation r saw.
+func (r kv) matches(state history.Value) bool {
+	if r.exact {
+		return state == r.value
+	}
+	return sameRead(state, r.value)
 }
 
 // txn is what the oracle needs of one transaction, derived from its ops.
@@ -137,6 +152,8 @@ type checker struct {
 	// general says some transaction deletes, scans or iterates: the
 	// orders are then checked by running every operation (ops.go).
 	general bool
+	// ranges says some transaction scans or iterates.
+	ranges bool
 	// sorted lists the keys in key order, for range operations.
 	sorted []history.KeyID
 }
@@ -165,6 +182,8 @@ func newChecker(h *history.History) (*checker, error) {
 					if err := c.checkRange(op.Range); err != nil {
 						return nil, fmt.Errorf("reference: transaction %s, operation %d: %v", h.TxnName(history.TxnID(i)), j+1, err)
 					}
+					c.ranges = true
+					c.observeRange(t, op, own)
 					continue
 				}
 			default:
@@ -173,7 +192,7 @@ func newChecker(h *history.History) (*checker, error) {
 			if op.Key < 0 || int(op.Key) >= len(h.Keys) {
 				return nil, fmt.Errorf("reference: transaction %s, operation %d: key id %d out of range", h.TxnName(history.TxnID(i)), j+1, op.Key)
 			}
-			x := kv{op.Key, op.Value}
+			x := kv{key: op.Key, value: op.Value}
 			if op.Kind == history.Delete {
 				x.value = c.deleted()
 			}
@@ -214,10 +233,14 @@ func (c *checker) satisfies(id level.ID, eff []int) bool {
 		return c.readCommitted(eff)
 	case level.SnapshotIsolation:
 		return c.snapshotIsolation(eff)
+	case level.RepeatableRead:
+		// Without predicate reads G2 is G2-item: PL-2.99 is PL-3, with no
+		// session order.
+		return c.serializable(eff, false, false)
 	case level.Serializable:
-		return c.serializable(eff, false)
+		return c.serializable(eff, true, false)
 	case level.StrictSerializable:
-		return c.serializable(eff, true)
+		return c.serializable(eff, true, true)
 	}
 	return false
 }
@@ -241,7 +264,7 @@ func (c *checker) readUncommitted(eff []int) bool {
 // someoneWrote reports whether r's value is the initial value of its key or
 // was written to it by some write op of a transaction other than reader.
 func (c *checker) someoneWrote(reader int, r kv) bool {
-	if c.init[r.key] == r.value {
+	if r.matches(c.init[r.key]) {
 		return true
 	}
 	for j := range c.txns {
@@ -249,7 +272,7 @@ func (c *checker) someoneWrote(reader int, r kv) bool {
 			continue
 		}
 		for _, w := range c.txns[j].writes {
-			if w == r {
+			if w.key == r.key && r.matches(w.value) {
 				return true
 			}
 		}
@@ -278,14 +301,14 @@ func (c *checker) someoneWrote(reader int, r kv) bool {
 func (c *checker) readCommitted(eff []int) bool {
 	placed := make([]bool, len(eff))
 	explained := func(r kv) bool {
-		if c.init[r.key] == r.value {
+		if r.matches(c.init[r.key]) {
 			return true
 		}
 		for q, j := range eff {
 			if !placed[q] {
 				continue
 			}
-			if v, ok := c.txns[j].finalValue(r.key); ok && v == r.value {
+			if v, ok := c.txns[j].finalValue(r.key); ok && r.matches(v) {
 				return true
 			}
 		}
@@ -364,7 +387,7 @@ func apply(t *txn, state []history.Value) {
 // mustPrecede returns, for each position q of eff, the positions of eff that
 // must come before it: its session predecessors, and with realTime every
 // transaction that ended before it began.
-func (c *checker) mustPrecede(eff []int, realTime bool) [][]int {
+func (c *checker) mustPrecede(eff []int, session, realTime bool) [][]int {
 	pre := make([][]int, len(eff))
 	for q, i := range eff {
 		for p, j := range eff {
@@ -372,7 +395,7 @@ func (c *checker) mustPrecede(eff []int, realTime bool) [][]int {
 				continue
 			}
 			ti, tj := &c.txns[i], &c.txns[j]
-			if (tj.session == ti.session && j < i) || (realTime && tj.end < ti.begin) {
+			if (session && tj.session == ti.session && j < i) || (realTime && tj.end < ti.begin) {
 				pre[q] = append(pre[q], p)
 			}
 		}
@@ -381,18 +404,19 @@ func (c *checker) mustPrecede(eff []int, realTime bool) [][]int {
 }
 
 // serializable searches for a serial order of the effective transactions,
-// consistent with session order (and real time when realTime is set), in
+// consistent with session order when session is set (and real time when
+// realTime is), in
 // which every external read returns the value its key holds when the
 // transaction runs. It builds the order one transaction at a time,
 // rejecting a prefix as soon as a read fails. A failed search state (the set
 // of placed transactions and the current value of every key, which are all
 // that the rest of the search depends on) is remembered so that it is not
 // explored twice.
-func (c *checker) serializable(eff []int, realTime bool) bool {
+func (c *checker) serializable(eff []int, session, realTime bool) bool {
 	if !c.explainable(eff) {
 		return false
 	}
-	pre := c.mustPrecede(eff, realTime)
+	pre := c.mustPrecede(eff, session, realTime)
 	state := append([]history.Value(nil), c.init...)
 	placed := make([]bool, len(eff))
 	failed := map[string]bool{}
@@ -485,7 +509,7 @@ func (c *checker) snapshotIsolation(eff []int) bool {
 	if !c.explainable(eff) {
 		return false
 	}
-	pre := c.mustPrecede(eff, false)
+	pre := c.mustPrecede(eff, true, false)
 	// conflict[q][p]: the transactions at positions q and p of eff write a
 	// common key.
 	conflict := make([][]bool, len(eff))
