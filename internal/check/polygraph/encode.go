@@ -23,11 +23,11 @@ var (
 type Encoding struct {
 	p *Polygraph
 	// G is the IR.
-	G       *ir.Graph
-	split   int32 // offset of the second nodes (snapshot isolation), 0 if none
+	G     *ir.Graph
+	split int32 // offset of the second nodes (snapshot isolation), 0 if none
 	// bc selects Viper's begin/commit-node graph for snapshot isolation:
 	// the second node of a transaction is its begin, the first its commit.
-	bc bool
+	bc      bool
 	nodes   int32 // transaction nodes (both copies with split); auxiliary ones follow
 	total   int32
 	pairs   []cond
