@@ -40,6 +40,8 @@ type runCommand struct {
 	ReadRatio  float64
 	Ops        int
 	Duplicates float64
+	Span       int
+	Values     int
 	Seed       uint64
 	Retries    int
 	Out        string
@@ -87,14 +89,16 @@ so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 	f.StringVar(&c.DB, "db", "", "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE; default sqlite::memory:")
 	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite: serializable only)")
 	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated)")
-	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes)")
+	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
 	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each")
 	f.IntVar(&c.Txns, "txns", 10000, "transactions to run in all (retries of aborted ones come on top)")
 	f.IntVar(&c.Keys, "keys", 100, "keys")
 	f.StringVar(&c.Dist, "dist", "zipfian", "key distribution: uniform, zipfian, hotspot, exponential")
-	f.Float64Var(&c.ReadRatio, "read-ratio", -1, "share of reads (-1: the workload's default: read-only transactions 0.2 for mt and general, reads 0.2 for lwt, read operations 0.5 for list-append and range)")
-	f.IntVar(&c.Ops, "ops", 0, "operations per transaction for general (default 8), at most for list-append and range (default 4)")
+	f.Float64Var(&c.ReadRatio, "read-ratio", -1, "share of reads (-1: the workload's default: read-only transactions 0.2 for mt and general, 0.5 for blindw, reads 0.2 for lwt, read operations 0.5 for list-append and range; randombench, randomrange and randomrmwrange have fixed mixes)")
+	f.IntVar(&c.Ops, "ops", 0, "operations per transaction for general and randombench, randomrange, randomrmwrange, blindw (default 8), at most for list-append and range (default 4)")
 	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose written values come from a small zipfian domain (not unique)")
+	f.IntVar(&c.Span, "span", 0, "randombench, randomrange, randomrmwrange: the widest range a scan or iterator covers, in keys (0: 100)")
+	f.IntVar(&c.Values, "values", 0, "randombench, randomrange, blindw: written values come from 1..N, so they repeat (0: 8 for randombench and randomrange, fresh values for blindw)")
 	f.Uint64Var(&c.Seed, "seed", 0, "random seed of the plan (0: from the clock; the history's source records it)")
 	f.IntVar(&c.Retries, "retries", runner.DefaultMaxRetries, "how often to retry a transaction the database aborted (each retry is a new transaction)")
 	f.StringVarP(&c.Out, "out", "o", "", "history file (default isoscope-run-YYYYMMDD-HHMMSS.jsonl in the current directory)")
@@ -216,7 +220,7 @@ func (c *runCommand) plan() (*workload.Plan, error) {
 	}
 	return workload.NewPlan(workload.PlanConfig{
 		Workload: w, Sessions: c.Sessions, Txns: c.Txns, Keys: c.Keys, Dist: dist,
-		ReadRatio: c.ReadRatio, Ops: c.Ops, Duplicates: c.Duplicates,
+		ReadRatio: c.ReadRatio, Ops: c.Ops, Duplicates: c.Duplicates, Span: c.Span, Values: c.Values,
 	}, rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)))
 }
 

@@ -37,24 +37,31 @@ func (c *sqlConn) Begin(ctx context.Context, iso Isolation) error {
 	return c.exec(ctx, c.d.begin(iso))
 }
 
-func (c *sqlConn) Read(ctx context.Context, k int64) (int64, bool, error) {
-	var v sql.NullInt64
-	err := c.c.QueryRowContext(ctx, c.d.read, k).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
+func (c *sqlConn) Read(ctx context.Context, k int64) ([]int64, error) {
+	rows, err := c.c.QueryContext(ctx, c.d.read, k)
 	if err != nil {
-		return 0, false, err
+		return nil, err
 	}
-	return v.Int64, v.Valid, nil
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var v sql.NullInt64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		if v.Valid { // a row that only holds a list has no value
+			out = append(out, v.Int64)
+		}
+	}
+	return out, rows.Err()
 }
 
 func (c *sqlConn) Write(ctx context.Context, k, v int64) error {
 	return c.exec(ctx, c.d.write, k, v)
 }
 
-func (c *sqlConn) Delete(ctx context.Context, k int64) error {
-	return c.exec(ctx, c.d.del, k)
+func (c *sqlConn) Delete(ctx context.Context, k int64) (bool, error) {
+	return c.changed(c.c.ExecContext(ctx, c.d.del, k))
 }
 
 func (c *sqlConn) Scan(ctx context.Context, lo, hi int64, limit int) ([]KV, error) {

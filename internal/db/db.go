@@ -99,12 +99,18 @@ type KV struct {
 type Conn interface {
 	// Begin starts a transaction at level iso.
 	Begin(ctx context.Context, iso Isolation) error
-	// Read returns the value at k; ok is false when k is absent.
-	Read(ctx context.Context, k int64) (v int64, ok bool, err error)
+	// Read returns the values of k's rows in the order the database
+	// returned them: none when k is absent, one otherwise — or more, where
+	// the database shows a transaction several rows of one primary key
+	// (PostgreSQL's REPEATABLE READ does after a concurrent transaction
+	// deleted the key and this one inserted it again).
+	Read(ctx context.Context, k int64) ([]int64, error)
 	// Write puts v at k, inserting or updating.
 	Write(ctx context.Context, k, v int64) error
-	// Delete deletes k (a no-op when it is absent).
-	Delete(ctx context.Context, k int64) error
+	// Delete deletes k, and says whether it did: found is false when k
+	// was absent (the statement deleted no row), which the database found
+	// as a locking read of k would have.
+	Delete(ctx context.Context, k int64) (found bool, err error)
 	// Scan returns the pairs of [lo, hi) in key order: all of them when
 	// limit is 0, else the first limit.
 	Scan(ctx context.Context, lo, hi int64, limit int) ([]KV, error)

@@ -26,5 +26,9 @@
 // drops and creates: k BIGINT PRIMARY KEY, v BIGINT for a key's value, and
 // l TEXT for a list, its elements comma-separated (append is the dialect's
 // upsert that concatenates). Writes are upserts; a key is absent when it
-// has no row.
+// has no row. Delete says whether it deleted a row, and Read returns every
+// row of its key, so that a caller can record what the database did when it
+// differs from a key-value store's semantics (a DELETE of a missing row
+// writes nothing; PostgreSQL's REPEATABLE READ may show two rows of one
+// key).
 package db

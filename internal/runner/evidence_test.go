@@ -35,7 +35,9 @@ import (
 // With -examples DIR the evidence experiment also writes, for each
 // experiment and level, the first history that violates the level to
 // DIR/DB-ISOLATION-WORKLOAD-LEVEL.jsonl (for `isoscope check` to print
-// its counterexamples).
+// its counterexamples); -evidence-only picks experiments by name
+// (DB-ISOLATION-WORKLOAD, e.g. -evidence-only 'random|blindw' for
+// Boomslang's workloads alone).
 // With -plots DIR the throughput experiment also draws the run plots of
 // each configuration's median traced run (transactions per second,
 // latency percentiles, abort reasons; SVG and PNG) into
@@ -52,6 +54,7 @@ var (
 	outFile        = flag.String("out", "", "write the experiments' tables to this file")
 	plotDir        = flag.String("plots", "", "write the throughput experiments' run plots under this directory")
 	examplesDir    = flag.String("examples", "", "write each experiment's first violating history per level under this directory")
+	evidenceOnly   = flag.String("evidence-only", "", "run only the evidence experiments DB-ISOLATION-WORKLOAD whose names match this regular expression")
 	throughputTxns = flag.Int("throughput-txns", 0, "transactions per throughput run (0: 6000 for mt, 1500 for general)")
 	throughputFor  = flag.String("throughput-txns-for", "", "per-configuration transactions, overriding -throughput-txns: ISOLATION-WORKLOAD-SESSIONS=N,… (e.g. repeatable-read-general-64=500)")
 	throughputRuns = flag.Int("throughput-runs", 3, "traced and untraced runs per throughput configuration (the medians are reported)")
@@ -78,10 +81,39 @@ func (e experiment) addr(t *testing.T) string {
 
 func params(pc workload.PlanConfig) string {
 	s := fmt.Sprintf("%d sessions, %d txns, %d keys %s", pc.Sessions, pc.Txns, pc.Keys, pc.Dist)
-	if pc.Workload == workload.General {
+	switch {
+	case pc.Workload == workload.General:
 		s += ", 8 ops"
+	case pc.Workload.Paper():
+		pc = pc.WithDefaults()
+		s += fmt.Sprintf(", %d ops", pc.Ops)
+		if pc.Workload != workload.BlindW {
+			s += fmt.Sprintf(", ranges ≤ %d keys", pc.Span)
+		}
+		if pc.Values > 0 {
+			s += fmt.Sprintf(", values 1–%d", pc.Values)
+		}
 	}
 	return s
+}
+
+// paperExperiments are the rows of Boomslang's workloads: each database
+// at its serializable level and at REPEATABLE READ.
+func paperExperiments() []experiment {
+	bench := workload.PlanConfig{Workload: workload.RandomBench, Sessions: 8, Txns: 300, Keys: 200, Dist: workload.Uniform}
+	rng := workload.PlanConfig{Workload: workload.RandomRange, Sessions: 8, Txns: 300, Keys: 200, Dist: workload.Uniform}
+	rmw := workload.PlanConfig{Workload: workload.RandomRMWRange, Sessions: 8, Txns: 300, Keys: 200, Dist: workload.Uniform}
+	blind := workload.PlanConfig{Workload: workload.BlindW, Sessions: 8, Txns: 1000, Keys: 1000, Dist: workload.Uniform}
+	var out []experiment
+	for _, pc := range []workload.PlanConfig{bench, rng, rmw, blind} {
+		out = append(out,
+			experiment{"postgres", db.Serializable, pc, []string{"ser", "sser"}},
+			experiment{"postgres", db.RepeatableRead, pc, []string{"si", "ser"}},
+			experiment{"mariadb", db.Serializable, pc, []string{"ser", "sser"}},
+			experiment{"mariadb", db.RepeatableRead, pc, []string{"si", "rc", "ser"}},
+			experiment{"sqlite", db.Serializable, pc, []string{"ser", "sser"}})
+	}
+	return out
 }
 
 func experiments() []experiment {
@@ -90,7 +122,7 @@ func experiments() []experiment {
 	appends := workload.PlanConfig{Workload: workload.ListAppend, Sessions: 8, Txns: 1000, Keys: 10, Dist: workload.Zipfian}
 	lwt := workload.PlanConfig{Workload: workload.LWT, Sessions: 16, Txns: 2000, Keys: 10, Dist: workload.Zipfian}
 	rc := workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 16, Txns: 1000, Keys: 10, Dist: workload.Zipfian}
-	return []experiment{
+	return append([]experiment{
 		{"postgres", db.Serializable, mt, []string{"ser", "sser"}},
 		{"postgres", db.Serializable, general, []string{"ser"}},
 		{"postgres", db.Serializable, appends, []string{"ser"}},
@@ -104,7 +136,7 @@ func experiments() []experiment {
 		{"mariadb", db.RepeatableRead, appends, []string{"si", "rc"}},
 		{"mariadb", db.ReadCommitted, rc, []string{"rc", "si"}},
 		{"sqlite", db.Serializable, mt, []string{"ser", "sser"}},
-	}
+	}, paperExperiments()...)
 }
 
 // tally is one experiment's findings at one level.
@@ -121,8 +153,15 @@ func TestEvidence(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| database | isolation | workload | parameters | runs | committed/run | aborted | level: violation rate (anomalies found) | example counterexample |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	only, err := regexp.Compile(*evidenceOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
 	versions := map[string]string{}
 	for _, e := range experiments() {
+		if !only.MatchString(fmt.Sprintf("%s-%s-%s", e.db, e.iso, e.pc.Workload)) {
+			continue
+		}
 		addr := e.addr(t)
 		tallies := make([]tally, len(e.levels))
 		committed, aborted, total, incomplete := 0, 0, 0, 0
@@ -142,6 +181,15 @@ func TestEvidence(t *testing.T) {
 			if s := res.Summary; s.Interrupted || len(s.Errors) > 0 || s.Done != s.Planned {
 				t.Errorf("%s %s %s run %d ended early: %+v", e.db, e.iso, e.pc.Workload, run, s)
 				incomplete++
+			}
+			// The checks below run on the history in memory; the rows
+			// must stand for histories a reader accepts too.
+			var buf bytes.Buffer
+			if err := native.Write(&buf, res.History); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := native.Read(&buf, "run"); err != nil {
+				t.Errorf("%s %s %s run %d: the history does not read back: %v", e.db, e.iso, e.pc.Workload, run, err)
 			}
 			committed += res.Summary.Committed
 			aborted += res.Summary.Aborted

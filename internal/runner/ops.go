@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 
+	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/workload"
 )
@@ -24,28 +25,26 @@ func (r *record) add(op history.Op) {
 	}
 }
 
-func intValue(v int64, ok bool) history.Value {
-	if !ok {
-		return history.NullValue
-	}
-	return history.IntValue(v)
-}
-
 // do performs one planned operation and traces it. A write is traced
 // before it is sent: if it fails, the aborted transaction still shows
 // what it tried to write (a reader of that value then reads an aborted
 // write, not a value from thin air). Reads are traced with their results.
+// A delete is traced as a delete when it deleted a row (or failed), and
+// as a locking read of null when the key was absent: SQL's DELETE of a
+// missing row writes nothing, so it cannot conflict with a concurrent
+// insert the way a delete in a key-value store does, and a history that
+// showed it as a write would claim a write conflict the database never
+// had to resolve.
 func (s *session) do(ctx context.Context, op *workload.Op, rec *record) error {
 	c := s.conn
 	k := history.KeyID(op.Key)
 	switch op.Kind {
 	case workload.ReadOp:
-		v, ok, err := c.Read(ctx, op.Key)
+		vs, err := c.Read(ctx, op.Key)
 		if err != nil {
 			return err
 		}
-		rec.add(history.Op{Kind: history.Read, Key: k, Value: intValue(v, ok)})
-		s.know(op.Key, intValue(v, ok))
+		s.know(op.Key, s.traceRead(rec, k, vs))
 	case workload.WriteOp:
 		v := op.Value
 		if !op.Fixed {
@@ -54,8 +53,15 @@ func (s *session) do(ctx context.Context, op *workload.Op, rec *record) error {
 		rec.add(history.Op{Kind: history.Write, Key: k, Value: history.IntValue(v)})
 		return c.Write(ctx, op.Key, v)
 	case workload.DeleteOp:
-		rec.add(history.Op{Kind: history.Delete, Key: k})
-		return c.Delete(ctx, op.Key)
+		found, err := c.Delete(ctx, op.Key)
+		if err != nil || found {
+			rec.add(history.Op{Kind: history.Delete, Key: k})
+			return err
+		}
+		// The statement deleted no row: it wrote nothing, and it found k
+		// absent where a locking read would have looked (the snapshot on
+		// PostgreSQL, the latest committed state on InnoDB).
+		rec.add(history.Op{Kind: history.Read, Key: k, Value: history.NullValue, Lock: true})
 	case workload.ScanOp, workload.IterOp:
 		limit, kind := 0, history.Scan
 		if op.Kind == workload.IterOp {
@@ -66,11 +72,7 @@ func (s *session) do(ctx context.Context, op *workload.Op, rec *record) error {
 			return err
 		}
 		if rec != nil {
-			rg := &history.Range{Lo: history.IntValue(op.Key), Hi: history.IntValue(op.Hi), Pairs: make([]history.KV, len(kvs))}
-			for i, kv := range kvs {
-				rg.Pairs[i] = history.KV{Key: history.KeyID(kv.Key), Value: history.IntValue(kv.Value)}
-			}
-			rec.add(history.Op{Kind: kind, Key: history.NoKey, Range: rg})
+			traceRange(rec, kind, op.Key, op.Hi, kvs)
 		}
 	case workload.AppendOp:
 		e := s.fresh()
@@ -97,6 +99,28 @@ func (s *session) do(ctx context.Context, op *workload.Op, rec *record) error {
 	return nil
 }
 
+// traceRange traces a scan or iterator of [lo, hi) that returned kvs, in
+// key order. A key the database returned in more than one row (PostgreSQL's
+// REPEATABLE READ, after a concurrent delete and a re-insert) cannot appear
+// twice in a range result, whose keys strictly ascend: the range keeps the
+// key's first row, and each further row follows it as a read of the key,
+// so that the history still shows every row the client saw.
+func traceRange(rec *record, kind history.OpKind, lo, hi int64, kvs []db.KV) {
+	rg := &history.Range{Lo: history.IntValue(lo), Hi: history.IntValue(hi), Pairs: make([]history.KV, 0, len(kvs))}
+	var again []db.KV
+	for _, kv := range kvs {
+		if n := len(rg.Pairs); n > 0 && kv.Key <= int64(rg.Pairs[n-1].Key) {
+			again = append(again, kv)
+			continue
+		}
+		rg.Pairs = append(rg.Pairs, history.KV{Key: history.KeyID(kv.Key), Value: history.IntValue(kv.Value)})
+	}
+	rec.add(history.Op{Kind: kind, Key: history.NoKey, Range: rg})
+	for _, kv := range again {
+		rec.add(history.Op{Kind: history.Read, Key: history.KeyID(kv.Key), Value: history.IntValue(kv.Value)})
+	}
+}
+
 // cas is a lightweight transaction on key k: compare-and-set from the
 // value the session last saw to a fresh one, or insert-if-not-exists when
 // it saw none. A success is traced [r k old, w k new]; a failure reads the
@@ -121,13 +145,27 @@ func (s *session) cas(ctx context.Context, key int64, rec *record) error {
 		s.know(key, history.IntValue(v))
 		return nil
 	}
-	actual, present, err := s.conn.Read(ctx, key)
+	vs, err := s.conn.Read(ctx, key)
 	if err != nil {
 		return err
 	}
-	rec.add(history.Op{Kind: history.Read, Key: k, Value: intValue(actual, present)})
-	s.know(key, intValue(actual, present))
+	s.know(key, s.traceRead(rec, k, vs))
 	return nil
+}
+
+// traceRead traces a point read that returned the values vs of k's rows:
+// a read of null when there were none, and one read per row otherwise, in
+// the order the database returned them (a key with several rows is what
+// the client saw, and stays in the history). It returns the last value.
+func (s *session) traceRead(rec *record, k history.KeyID, vs []int64) history.Value {
+	if len(vs) == 0 {
+		rec.add(history.Op{Kind: history.Read, Key: k, Value: history.NullValue})
+		return history.NullValue
+	}
+	for _, v := range vs {
+		rec.add(history.Op{Kind: history.Read, Key: k, Value: history.IntValue(v)})
+	}
+	return history.IntValue(vs[len(vs)-1])
 }
 
 // know remembers, for the lwt workload, the value the session saw at key.

@@ -44,27 +44,65 @@ func TestSQLiteWorkloads(t *testing.T) {
 	}
 }
 
-// TestRangeSerialReplay runs the range workload in one session, where the
-// order of transactions is known, and replays it: every point read, scan
-// and iterator must return what the writes before it left.
-func TestRangeSerialReplay(t *testing.T) {
-	p := newPlan(t, workload.PlanConfig{Workload: workload.Range, Sessions: 1, Txns: 400, Keys: 20, Dist: workload.Uniform}, 2)
-	_, h := runRecorded(t, context.Background(), Config{DB: sqlite(t), Isolation: db.Serializable, Plan: p})
+// TestSerialReplay runs the workloads with deletes, scans and iterators
+// (range and Boomslang's) in one session, where the order of transactions
+// is known, and replays them: every point read, scan and iterator must
+// return what the writes and deletes before it left, and a delete traced
+// as a locking read of null must have found its key absent.
+func TestSerialReplay(t *testing.T) {
+	for _, w := range []workload.Workload{workload.Range, workload.RandomBench, workload.RandomRange, workload.RandomRMWRange, workload.BlindW} {
+		t.Run(w.String(), func(t *testing.T) {
+			p := newPlan(t, workload.PlanConfig{Workload: w, Sessions: 1, Txns: 400, Keys: 20, Dist: workload.Uniform}, 2)
+			_, h := runRecorded(t, context.Background(), Config{DB: sqlite(t), Isolation: db.Serializable, Plan: p})
+			seen := replay(t, h)
+			switch w {
+			case workload.RandomBench, workload.Range:
+				if seen[history.Scan] == 0 || seen[history.Iter] == 0 || seen[history.Delete] == 0 || seen[numKinds] == 0 {
+					t.Errorf("%v scans, iterators, deletes and deletes of absent keys: the workload should have all four", seen)
+				}
+			case workload.RandomRange:
+				if seen[history.Scan] == 0 || seen[history.Iter] != 0 || seen[history.Delete] == 0 {
+					t.Errorf("%v scans, iterators and deletes: the workload should have scans and deletes, no iterators", seen)
+				}
+			case workload.RandomRMWRange:
+				if seen[history.Scan] == 0 || seen[history.Iter]+seen[history.Delete]+seen[numKinds] != 0 {
+					t.Errorf("%v scans, iterators and deletes: the workload should have scans only", seen)
+				}
+			}
+		})
+	}
+}
+
+// numKinds indexes, in replay's counts, deletes traced as locking reads.
+const numKinds = history.Iter + 1
+
+// replay replays a history of one session against a map and returns how
+// many operations of each kind it saw (deletes of absent keys at
+// numKinds).
+func replay(t *testing.T, h *history.History) map[history.OpKind]int {
+	t.Helper()
 	state := map[int64]int64{}
-	scans, iters, deletes := 0, 0, 0
+	seen := map[history.OpKind]int{}
 	for i := range h.Txns {
 		tx := &h.Txns[i]
 		if tx.Status != history.Committed {
 			t.Fatalf("transaction %s %s in a single session", tx.ID, tx.Status)
 		}
 		for _, op := range tx.Ops {
+			seen[op.Kind]++
 			switch op.Kind {
 			case history.Write:
 				state[h.Keys[op.Key].N] = op.Value.N
 			case history.Delete:
-				delete(state, h.Keys[op.Key].N)
-				deletes++
+				k := h.Keys[op.Key].N
+				if _, ok := state[k]; !ok {
+					t.Fatalf("transaction %s deleted %d, which was absent", tx.ID, k)
+				}
+				delete(state, k)
 			case history.Read:
+				if op.Lock {
+					seen[numKinds]++
+				}
 				v, ok := state[h.Keys[op.Key].N]
 				if got := op.Value; got.IsNull() == ok || (ok && got.N != v) {
 					t.Fatalf("transaction %s read %s=%s, state has %d (present %v)", tx.ID, h.KeyName(op.Key), got, v, ok)
@@ -78,10 +116,7 @@ func TestRangeSerialReplay(t *testing.T) {
 					}
 				}
 				if op.Kind == history.Iter {
-					iters++
 					want = want[:min(len(want), len(op.Range.Pairs))]
-				} else {
-					scans++
 				}
 				if len(want) != len(op.Range.Pairs) {
 					t.Fatalf("transaction %s: %s [%d, %d) returned %d pairs, want %d", tx.ID, op.Kind, lo, hi, len(op.Range.Pairs), len(want))
@@ -94,9 +129,7 @@ func TestRangeSerialReplay(t *testing.T) {
 			}
 		}
 	}
-	if scans == 0 || iters == 0 || deletes == 0 {
-		t.Errorf("%d scans, %d iterators, %d deletes: the workload should have all three", scans, iters, deletes)
-	}
+	return seen
 }
 
 // TestNoTrace runs without recording: the same work, no history.

@@ -156,7 +156,10 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 		}
 		if class != db.Disconnected && !committing {
 			if rbErr := s.rollback(ctx); rbErr != nil && class != db.Interrupted {
-				class = db.Disconnected
+				// The connection broke after the statement failed: the
+				// session reconnects, and says why with the rollback's
+				// error.
+				class, err = db.Disconnected, rbErr
 			}
 		}
 		s.reasons[why]++

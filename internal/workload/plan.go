@@ -29,13 +29,33 @@ const (
 	// Range mixes point reads, writes and deletes with range scans and
 	// iterators (scans with a limit).
 	Range
+	// RandomBench is Boomslang's RandomBench (Zhang, Mu and Tan, §8 and
+	// Appendix A.5): Ops operations per transaction, each a read (25%), a
+	// write (25%), a delete (5%), a range scan (10%), an iterator (10%) or
+	// a read-modify-write (25%: a read and then a write of one key), with
+	// values from a small domain (Values), so not unique.
+	RandomBench
+	// RandomRange is Boomslang's RandomRange: RandomBench without
+	// iterators, with 20% range scans.
+	RandomRange
+	// RandomRMWRange is Boomslang's RandomRMWRange, after Emme's
+	// experiments: Ops operations per transaction, each a read-modify-write
+	// of one key (90%) or a range scan preceded by a scan of every key
+	// (10%), with fresh values.
+	RandomRMWRange
+	// BlindW is the blind-write workload (Cobra's BlindW-RW, which
+	// Boomslang reimplements as BlindW): read-only transactions
+	// (ReadRatio) and blind-write-only ones, Ops operations each, over
+	// many keys. Values are fresh, unless Values asks for a small domain
+	// (Boomslang's BlindW writes repeated values as RandomBench does).
+	BlindW
 	numWorkloads
 )
 
-var workloadNames = [numWorkloads]string{"mt", "general", "list-append", "lwt", "range"}
+var workloadNames = [numWorkloads]string{"mt", "general", "list-append", "lwt", "range", "randombench", "randomrange", "randomrmwrange", "blindw"}
 
 // String is the workload's name ("mt", "general", "list-append", "lwt",
-// "range").
+// "range", "randombench", "randomrange", "randomrmwrange", "blindw").
 func (w Workload) String() string {
 	if w < numWorkloads {
 		return workloadNames[w]
@@ -53,7 +73,8 @@ func Workloads() []Workload {
 }
 
 // ParseWorkload returns the workload named s (case-insensitive; "append"
-// and "mini-transactions" are accepted too).
+// and "mini-transactions" are accepted too, and the paper workloads with
+// hyphens: "random-bench", "random-rmw-range", "blind-w", …).
 func ParseWorkload(s string) (Workload, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	switch name {
@@ -61,6 +82,9 @@ func ParseWorkload(s string) (Workload, error) {
 		return ListAppend, nil
 	case "mini-transactions", "mini-transaction":
 		return MiniTxn, nil
+	}
+	if strings.HasPrefix(name, "random-") || strings.HasPrefix(name, "blind-") {
+		name = strings.ReplaceAll(name, "-", "")
 	}
 	for i, n := range workloadNames {
 		if n == name {
@@ -163,19 +187,42 @@ type PlanConfig struct {
 	// Dist is the distribution of the key accesses.
 	Dist Distribution
 	// ReadRatio is the share of reads: of read-only transactions for mt
-	// and general (default 0.2), of plain reads for lwt (default 0.2), of
-	// read operations for list-append and range (default 0.5). Negative:
-	// the default.
+	// and general (default 0.2) and blindw (default 0.5), of plain reads
+	// for lwt (default 0.2), of read operations for list-append and range
+	// (default 0.5). randombench, randomrange and randomrmwrange have fixed
+	// mixes and ignore it. Negative: the default.
 	ReadRatio float64
-	// Ops is the number of operations per transaction for general
-	// (default 8) and the maximum for list-append and range (default 4);
-	// mt and lwt ignore it. 0: the default.
+	// Ops is the number of operations per transaction for general and the
+	// paper workloads (randombench, randomrange, randomrmwrange, blindw;
+	// default 8, a read-modify-write counting as one operation), and the
+	// maximum for list-append and range (default 4); mt and lwt ignore it.
+	// 0: the default.
 	Ops int
 	// Duplicates is, for general, the share of keys whose written values
 	// come from a small zipfian domain instead of being fresh.
 	Duplicates float64
 	// DuplicateDomain is the size of that domain (0: 8).
 	DuplicateDomain int
+	// Span is, for randombench, randomrange and randomrmwrange, the widest
+	// range a scan or iterator covers: [lo, lo+n) with n drawn uniformly
+	// from 1..Span (0: 100, as in Boomslang).
+	Span int
+	// Values is the size of the domain the written values of randombench
+	// and randomrange (0: 8) and blindw (0: fresh values instead) come
+	// from: 1..Values, uniformly, so values repeat.
+	Values int
+}
+
+// Paper reports whether w is one of Boomslang's workloads (randombench,
+// randomrange, randomrmwrange, blindw).
+func (w Workload) Paper() bool {
+	return w == RandomBench || w == RandomRange || w == RandomRMWRange || w == BlindW
+}
+
+// repeated reports whether c's written values come from the small domain
+// 1..Values instead of being fresh (general's duplicates aside).
+func (c *PlanConfig) repeated() bool {
+	return c.Workload == RandomBench || c.Workload == RandomRange || c.Workload == BlindW && c.Values > 0
 }
 
 // WithDefaults returns c with its unset parameters set to the workload's
@@ -183,22 +230,31 @@ type PlanConfig struct {
 func (c PlanConfig) WithDefaults() PlanConfig {
 	if c.ReadRatio < 0 {
 		switch c.Workload {
-		case ListAppend, Range:
+		case ListAppend, Range, BlindW:
 			c.ReadRatio = 0.5
 		default:
 			c.ReadRatio = 0.2
 		}
 	}
 	if c.Ops <= 0 {
-		switch c.Workload {
-		case General:
+		switch {
+		case c.Workload == General || c.Workload.Paper():
 			c.Ops = 8
-		case ListAppend, Range:
+		case c.Workload == ListAppend || c.Workload == Range:
 			c.Ops = 4
 		}
 	}
 	if c.DuplicateDomain <= 0 {
 		c.DuplicateDomain = 8
+	}
+	if c.Span <= 0 {
+		c.Span = DefaultSpan
+	}
+	switch {
+	case c.Values < 0:
+		c.Values = 0
+	case c.Values == 0 && (c.Workload == RandomBench || c.Workload == RandomRange):
+		c.Values = DefaultValues
 	}
 	return c
 }
@@ -221,18 +277,35 @@ func (c *PlanConfig) validate() error {
 		return fmt.Errorf("duplicates are a knob of the general workload, not of %s", c.Workload)
 	case c.Ops > 1<<12:
 		return fmt.Errorf("at most %d operations per transaction, got %d", 1<<12, c.Ops)
+	case c.Span > 1<<30:
+		return fmt.Errorf("span %d is more than 2^30 keys", c.Span)
+	case c.Values > 1<<30:
+		return fmt.Errorf("value domain %d is more than 2^30 values", c.Values)
 	}
 	return nil
 }
 
 // String describes the configuration in one line, for a history's source.
 func (c PlanConfig) String() string {
-	s := fmt.Sprintf("workload=%s sessions=%d txns=%d keys=%d dist=%s read-ratio=%g", c.Workload, c.Sessions, c.Txns, c.Keys, c.Dist, c.ReadRatio)
+	s := fmt.Sprintf("workload=%s sessions=%d txns=%d keys=%d dist=%s", c.Workload, c.Sessions, c.Txns, c.Keys, c.Dist)
+	if !c.Workload.Paper() || c.Workload == BlindW {
+		// The other paper workloads have fixed mixes.
+		s += fmt.Sprintf(" read-ratio=%g", c.ReadRatio)
+	}
 	switch c.Workload {
 	case General:
 		s += fmt.Sprintf(" ops=%d duplicates=%g", c.Ops, c.Duplicates)
 	case ListAppend, Range:
 		s += fmt.Sprintf(" max-ops=%d", c.Ops)
+	case RandomBench, RandomRange:
+		s += fmt.Sprintf(" ops=%d span=%d values=%d", c.Ops, c.Span, c.Values)
+	case RandomRMWRange:
+		s += fmt.Sprintf(" ops=%d span=%d", c.Ops, c.Span)
+	case BlindW:
+		s += fmt.Sprintf(" ops=%d", c.Ops)
+		if c.Values > 0 {
+			s += fmt.Sprintf(" values=%d", c.Values)
+		}
 	}
 	return s
 }
@@ -286,5 +359,6 @@ func NewPlan(c PlanConfig, r *rand.Rand) (*Plan, error) {
 	for _, d := range g.dup {
 		p.UniqueValues = p.UniqueValues && !d
 	}
+	p.UniqueValues = p.UniqueValues && !c.repeated()
 	return p, nil
 }

@@ -26,6 +26,14 @@ func (g *planner) next() Txn {
 		return g.lwt()
 	case Range:
 		return g.rangeTxn()
+	case RandomBench:
+		return g.randomMix(&randomBenchMix)
+	case RandomRange:
+		return g.randomMix(&randomRangeMix)
+	case RandomRMWRange:
+		return g.rmwRange()
+	case BlindW:
+		return g.blindW()
 	}
 	return g.miniTxn()
 }
