@@ -119,6 +119,13 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 	return res, nil
 }
 
+// undecided reports whether err says a checker gave up without a verdict
+// for lack of resources (an error with an Undecided method that says so).
+func undecided(err error) bool {
+	var u interface{ Undecided() bool }
+	return errors.As(err, &u) && u.Undecided()
+}
+
 func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string) (Result, error) {
 	c, err := Select(ix, l, name)
 	if err != nil {
@@ -140,6 +147,8 @@ func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name stri
 		res.Outcome = Violation
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
 		res.Outcome, res.Reason = Unknown, "timed out before a verdict"
+	case err != nil && undecided(err):
+		res.Outcome, res.Reason = Unknown, err.Error()
 	case err != nil:
 		return Result{}, err
 	default:

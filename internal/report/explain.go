@@ -41,8 +41,12 @@ func Explain(h *history.History, a *anomaly.Anomaly) string {
 	case anomaly.DuplicateElements:
 		return fmt.Sprintf("%s read %s with the element %s twice, though each element is appended once", t(0), keyName(h, a.Key), a.Value)
 	case anomaly.NonRepeatableRead:
+		second := a.Value.String()
+		if len(a.Ops) > 1 {
+			second = observed(h, a.Ops[1], a.Key)
+		}
 		return fmt.Sprintf("%s read %s twice without writing it in between and got %s, then %s",
-			t(0), keyName(h, a.Key), valueOf(h, a.Ops[0]), a.Value)
+			t(0), keyName(h, a.Key), observed(h, a.Ops[0], a.Key), second)
 	}
 	return a.Kind.String()
 }
@@ -56,8 +60,22 @@ func keyName(h *history.History, k history.KeyID) string {
 	return h.KeyName(k)
 }
 
-func valueOf(h *history.History, r history.OpRef) string {
-	return h.Txns[r.Txn].Ops[r.Op].Value.String()
+// observed says what operation r saw at key k: a read's value, or what a
+// scan or iterator returned for k (absence when it did not return k).
+func observed(h *history.History, r history.OpRef, k history.KeyID) string {
+	op := h.Txns[r.Txn].Ops[r.Op]
+	if !op.Kind.IsRange() || op.Range == nil {
+		return op.Value.String()
+	}
+	for _, p := range op.Range.Pairs {
+		if p.Key == k {
+			if p.Value.IsNull() {
+				return "a tombstone (a scan)"
+			}
+			return p.Value.String() + " (a scan)"
+		}
+	}
+	return "nothing (a scan that did not return it)"
 }
 
 func txn(h *history.History, t history.TxnID) string {

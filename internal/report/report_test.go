@@ -149,3 +149,20 @@ func TestPhantomExplained(t *testing.T) {
 		}
 	}
 }
+
+// TestNonRepeatableScanExplained: a non-repeatable read through a scan
+// says what the scan returned, not the scan operation's empty value.
+func TestNonRepeatableScanExplained(t *testing.T) {
+	c := checked(t, "w 1 a | scan 0 10 [1=a] r 1 _", level.Serializable)
+	for i := range c.Result.Anomalies {
+		a := &c.Result.Anomalies[i]
+		if a.Kind != anomaly.NonRepeatableRead {
+			continue
+		}
+		if e := Explain(c.History, a); !strings.Contains(e, "got a (a scan), then null") {
+			t.Errorf("explanation %q", e)
+		}
+		return
+	}
+	t.Fatalf("no non-repeatable read in %v", c.Result.Anomalies)
+}

@@ -53,7 +53,7 @@ func (s *Solver) search(limit int64) Status {
 				s.unsat = true
 				return Unsat
 			}
-			if conflicts%256 == 0 && s.Interrupt != nil && s.Interrupt() {
+			if conflicts%16 == 0 && s.Interrupt != nil && s.Interrupt() {
 				return Unknown
 			}
 			continue
@@ -77,6 +77,9 @@ func (s *Solver) search(limit int64) Status {
 			return Sat
 		}
 		s.stats.Decisions++
+		if s.stats.Decisions%4096 == 0 && s.Interrupt != nil && s.Interrupt() {
+			return Unknown
+		}
 		s.trailLim = append(s.trailLim, len(s.trail))
 		pos := s.phase[v]
 		if s.theory != nil {

@@ -1,6 +1,8 @@
 package polygraph
 
 import (
+	"context"
+
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/ir"
 	"github.com/isoscope/isoscope/internal/history"
@@ -59,7 +61,7 @@ func node(t history.TxnID) int32 { return int32(t) + 1 }
 // to the target's commit. A cycle there is a cycle of the dependency graph
 // with no two adjacent anti-dependencies, as on the split graph, with one
 // edge per dependency instead of two.
-func Encode(p *Polygraph, si bool, auxNodes int, twoWidth, bc bool) *Encoding {
+func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, bc bool) (*Encoding, error) {
 	n := int32(len(p.h.Txns) + 1)
 	e := &Encoding{p: p, bc: si && bc}
 	if twoWidth {
@@ -108,7 +110,10 @@ func Encode(p *Polygraph, si bool, auxNodes int, twoWidth, bc bool) *Encoding {
 		e.dep(pr.A, pr.B, anomaly.WW, pr.Key, e.pairs[i])
 		e.dep(pr.B, pr.A, anomaly.WW, pr.Key, e.pairs[i].Not())
 	}
-	for _, r := range p.Reads {
+	for i, r := range p.Reads {
+		if i%256 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		e.read(r)
 	}
 	for _, so := range p.OptionalSO {
@@ -117,12 +122,18 @@ func Encode(p *Polygraph, si bool, auxNodes int, twoWidth, bc bool) *Encoding {
 	if e.twoWidth != nil && p.chains != nil {
 		e.canonicalTwoWidth()
 	}
-	return e
+	return e, ctx.Err()
 }
 
 // twoWidthScan bounds how far along each session canonicalTwoWidth looks
 // for the second edge of a cycle.
 const twoWidthScan = 4
+
+// twoWidthBudget bounds the candidate pairs canonicalTwoWidth examines in
+// all: with thousands of open pairs per transaction (many writers of few
+// keys) the enumeration would take longer than solving. The clauses are
+// redundant, so stopping early loses only speed.
+const twoWidthBudget = 20_000_000
 
 // canonicalTwoWidth forbids canonical 2-width cycles between write orders
 // (VeriStrong §6.1.2, case I): when choosing S→T for one open pair and
@@ -155,8 +166,12 @@ func (e *Encoding) canonicalTwoWidth() {
 		}
 	}
 	seen := map[[2]sat.Lit]bool{}
+	budget := twoWidthBudget
 	try := func(i int32, from, to history.TxnID, l1 sat.Lit, t2 history.TxnID) {
 		for _, j := range open[t2] {
+			if budget--; budget < 0 {
+				return
+			}
 			if j == i {
 				continue
 			}
@@ -173,7 +188,7 @@ func (e *Encoding) canonicalTwoWidth() {
 		}
 	}
 	for i := range p.Pairs {
-		if e.pairs[i].Const != 0 {
+		if e.pairs[i].Const != 0 || budget < 0 {
 			continue
 		}
 		for _, dir := range [2]bool{true, false} {
