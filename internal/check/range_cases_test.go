@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/check/reference"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -206,5 +207,18 @@ func TestRepeatableReadCases(t *testing.T) {
 	}
 	if _, err := check.Run(context.Background(), history.MustParse(`w 1 a | scan 0 10 [1=a]`), level.Get(level.RepeatableRead), check.Options{}); err == nil {
 		t.Error("repeatable read with a scan was decided")
+	}
+}
+
+// TestTooLargeIsUndecided: an encoding past polygraph.MaxDerived gives no
+// verdict — outcome unknown, with the reason — rather than an error or a
+// guess.
+func TestTooLargeIsUndecided(t *testing.T) {
+	defer func(old int) { polygraph.MaxDerived = old }(polygraph.MaxDerived)
+	polygraph.MaxDerived = 1
+	h := history.MustParse(`s0: w x 1 | s1: w x 1 | s2: w x 2 | s3: r x 1 w x 3`)
+	res, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Checker: "sat"})
+	if err != nil || res.Outcome != check.Unknown || !strings.Contains(res.Reason, "more than the 1 it is allowed") {
+		t.Fatalf("%v %v %q", err, res.Outcome, res.Reason)
 	}
 }
