@@ -42,8 +42,11 @@ type Checker struct {
 	NoPrune, NoPhase, NoTwoWidth, NoChrono bool
 	// NoShrink skips the counterexample search after a refutation, and
 	// ShrinkBudget bounds it (DefaultShrinkBudget when zero).
-	NoShrink     bool
-	ShrinkBudget time.Duration
+	NoShrink bool
+	// NoUnsatSearch skips the unsat search (checking windows of the
+	// history on their own) when the whole encoding is too large.
+	NoUnsatSearch bool
+	ShrinkBudget  time.Duration
 	// BCGraph encodes snapshot isolation on Viper's begin/commit-node
 	// graph instead of the split graph (the checker named "sat-bc").
 	BCGraph bool
@@ -139,6 +142,11 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		return found, st, nil
 	}
 	if n := p.derivedEstimate(); n > MaxDerived {
+		if !c.NoUnsatSearch {
+			if a, ok := c.unsatSearch(ctx, ix, l); ok {
+				return []anomaly.Anomaly{a}, st, nil
+			}
+		}
 		return nil, st, &TooLargeError{Derived: n}
 	}
 	if err := ctx.Err(); err != nil {
@@ -221,7 +229,7 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("the solver encoding would need %d conjunctions for anti-dependencies through undecided write orders, more than the %d it is allowed (repeated values over many concurrent writers of few keys)", e.Derived, MaxDerived)
+	return fmt.Sprintf("the solver encoding would need %d conjunctions for anti-dependencies through undecided write orders, more than the %d it is allowed (repeated values over many concurrent writers of few keys); no window of the history violates the level on its own", e.Derived, MaxDerived)
 }
 
 // Undecided reports true: the history is neither accepted nor refuted.
