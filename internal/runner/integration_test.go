@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/workload"
@@ -53,9 +55,23 @@ func holds(t *testing.T, addr string, iso db.Isolation, pc workload.PlanConfig, 
 	t.Logf("%d committed, %.0f%% aborted", s.Committed, 100*s.AbortRate())
 	for _, l := range levels {
 		if r := verdict(t, h, l); r.Outcome != check.Satisfied {
-			t.Errorf("%s at %s: %s (checker %s):\n%s", l, iso, r.Outcome, r.Checker, describe(h, r))
+			t.Errorf("%s at %s: %s (checker %s):\n%s\nthe history: %s", l, iso, r.Outcome, r.Checker, describe(h, r), keep(t, h))
 		}
 	}
+}
+
+// keep writes a history whose verdict failed a test where it outlives the
+// test, for investigation, and returns its path.
+func keep(t *testing.T, h *history.History) string {
+	f, err := os.CreateTemp("", "isoscope-failed-*.jsonl")
+	if err != nil {
+		return "not kept: " + err.Error()
+	}
+	defer f.Close()
+	if err := native.Write(f, h); err != nil {
+		return "not kept: " + err.Error()
+	}
+	return f.Name()
 }
 
 // violatedWithin runs up to maxRuns times until level is violated, and
