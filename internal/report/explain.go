@@ -93,6 +93,17 @@ func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 	key := func(s anomaly.Step) string { return keyName(h, s.Key) }
 	switch a.Kind {
 	case anomaly.LostUpdate:
+		if len(c) == 2 && (c[0].Dep == anomaly.WW || c[1].Dep == anomaly.WW) {
+			rw, ww := c[0], c[1]
+			if rw.Dep == anomaly.WW {
+				rw, ww = ww, rw
+			}
+			if ww.From == rw.To && ww.To == rw.From {
+				// Only the reader read: the other wrote blind.
+				return fmt.Sprintf("%s read %s, %s then wrote it, and %s overwrote that write without having seen it: %s's write is lost",
+					txn(h, rw.From), key(rw), txn(h, rw.To), txn(h, rw.From), txn(h, rw.To))
+			}
+		}
 		src := ""
 		if len(a.Txns) == 3 {
 			src = " from " + txn(h, a.Txns[0])

@@ -166,3 +166,16 @@ func TestNonRepeatableScanExplained(t *testing.T) {
 	}
 	t.Fatalf("no non-repeatable read in %v", c.Result.Anomalies)
 }
+
+// TestBlindLostUpdateExplained: when only one side of a lost update read
+// the key, the explanation does not say both did.
+func TestBlindLostUpdateExplained(t *testing.T) {
+	h := history.MustParse("init: x=0 | r x 0 w x 1 | w x 2")
+	x, _ := h.LookupKey(history.StringValue("x"))
+	a := anomaly.Anomaly{Kind: anomaly.LostUpdate, Phenomenon: anomaly.GSingle, Txns: []history.TxnID{0, 1}, Key: x,
+		Cycle: []anomaly.Step{{From: 0, To: 1, Dep: anomaly.RW, Key: x}, {From: 1, To: 0, Dep: anomaly.WW, Key: x}}}
+	e := Explain(h, &a)
+	if strings.Contains(e, "both read") || !strings.Contains(e, "T1 read x, T2 then wrote it, and T1 overwrote that write without having seen it") {
+		t.Errorf("explanation %q", e)
+	}
+}
