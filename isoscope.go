@@ -15,7 +15,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
@@ -70,7 +72,45 @@ type Options struct {
 	Checker string
 	// WeakerLevels asks, on a violation, which weaker levels still hold.
 	WeakerLevels bool
+	// Modules run on the history before the search and add what the
+	// caller knows about its database (see Module). Only the solver
+	// checker runs modules, so with modules it decides.
+	Modules []Module
 }
+
+// Module is Boomslang's extension point: a pass over the history's
+// abstract semantic graph that adds edges every dependency graph of the
+// history has — a version order the database exposes, an order its clients
+// observed. Implement Name and Extend; Extend reads the ASG (the history,
+// its index, the writers of each key) and adds edges with ASG.Before.
+type Module = polygraph.Module
+
+// ASG is the abstract semantic graph a Module reads and extends.
+type ASG = polygraph.ASG
+
+// CommitOrder is the built-in module for databases whose version order is
+// their commit order: every key's writers ordered by commit_ts.
+type CommitOrder = polygraph.CommitOrder
+
+// TxnID identifies a transaction of a history: its position in file order.
+type TxnID = history.TxnID
+
+// KeyID identifies a key of a history; NoKey marks an edge on no key.
+type KeyID = history.KeyID
+
+// NoKey marks an edge that is not about one key.
+const NoKey = history.NoKey
+
+// Dep is a kind of dependency edge.
+type Dep = anomaly.Dep
+
+// The dependency kinds a Module may add.
+const (
+	WW = anomaly.WW // version order: the target overwrote the source's version
+	WR = anomaly.WR // the target read the source's version
+	SO = anomaly.SO // session order
+	RT = anomaly.RT // real time: the source ended before the target began
+)
 
 // Result is the outcome of a check, in the shape of the CLI's JSON result:
 // Outcome is "satisfied", "violation" or "unknown".
@@ -95,7 +135,7 @@ func Check(ctx context.Context, h *History, o Options) (*Result, error) {
 		return nil, err
 	}
 	start := time.Now()
-	res, err := check.Run(ctx, h.h, l, check.Options{Checker: o.Checker, Holds: o.WeakerLevels})
+	res, err := check.Run(ctx, h.h, l, check.Options{Checker: o.Checker, Holds: o.WeakerLevels, Modules: o.Modules})
 	if err != nil {
 		return nil, err
 	}

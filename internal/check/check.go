@@ -74,6 +74,40 @@ func decides(c Checker, ix *history.Index, l level.Level) error {
 	return c.Decides(ix, l)
 }
 
+// ModuleUser is implemented by checkers that run modules (polygraph.Module)
+// on the history before they search.
+type ModuleUser interface {
+	WithModules(ms []polygraph.Module) polygraph.Checker
+}
+
+// selectWith is Select for a check with modules: only checkers that run
+// them decide, and they get them.
+func selectWith(ix *history.Index, l level.Level, name string, modules []polygraph.Module) (Checker, error) {
+	if len(modules) == 0 {
+		return Select(ix, l, name)
+	}
+	var why []string
+	for _, c := range Checkers() {
+		if name != "" && name != "auto" && c.Name() != name {
+			continue
+		}
+		mu, ok := c.(ModuleUser)
+		if !ok {
+			why = append(why, c.Name()+": it does not run modules")
+			continue
+		}
+		if err := decides(c, ix, l); err != nil {
+			why = append(why, c.Name()+": "+err.Error())
+			continue
+		}
+		return mu.WithModules(modules), nil
+	}
+	if len(why) == 0 {
+		return nil, fmt.Errorf("unknown checker %q (known: auto, %v)", name, Names())
+	}
+	return nil, &UnsupportedError{Level: l, Why: why}
+}
+
 // Options tune Run.
 type Options struct {
 	// Checker is "auto" (or empty) or the name of one algorithm.
@@ -81,6 +115,10 @@ type Options struct {
 	// Holds asks, when the level is violated, which weaker levels the
 	// history still satisfies (checked only where a checker decides them).
 	Holds bool
+	// Modules extend the history's abstract semantic graph with what the
+	// caller knows of the database (polygraph.Module); only checkers that
+	// run modules then decide.
+	Modules []polygraph.Module
 }
 
 // Run checks h against level l: the shared checks, then the chosen
@@ -89,7 +127,7 @@ type Options struct {
 // found.
 func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Result, error) {
 	ix := history.NewIndex(h)
-	res, err := runIndexed(ctx, ix, l, o.Checker)
+	res, err := runIndexed(ctx, ix, l, o.Checker, o.Modules)
 	if err != nil || res.Outcome != Violation || !o.Holds {
 		return res, err
 	}
@@ -101,14 +139,14 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		if implied {
 			continue
 		}
-		c, err := Select(ix, w, "auto")
+		c, err := selectWith(ix, w, "auto", o.Modules)
 		if err != nil {
 			continue // no checker decides it: say nothing
 		}
 		if s, ok := c.(Searching); ok && s.Searches() {
 			continue // not cheap to know
 		}
-		sub, err := runIndexed(ctx, ix, w, c.Name())
+		sub, err := runIndexed(ctx, ix, w, c.Name(), o.Modules)
 		if err != nil {
 			continue
 		}
@@ -126,8 +164,8 @@ func undecided(err error) bool {
 	return errors.As(err, &u) && u.Undecided()
 }
 
-func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string) (Result, error) {
-	c, err := Select(ix, l, name)
+func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string, modules []polygraph.Module) (Result, error) {
+	c, err := selectWith(ix, l, name, modules)
 	if err != nil {
 		return Result{}, err
 	}

@@ -222,3 +222,31 @@ func TestTooLargeIsUndecided(t *testing.T) {
 		t.Fatalf("%v %v %q", err, res.Outcome, res.Reason)
 	}
 }
+
+// TestModules: a module's facts enter the check — with the commit-order
+// module a history whose reads follow the opposite version order is
+// refuted — only checkers that run modules decide, and a history that
+// contradicts what a module assumes is an error.
+func TestModules(t *testing.T) {
+	h := history.MustParse(`s0: w x 1 | s1: w x 2 | s2: r x 1 | s2: r x 2`)
+	for i, ts := range []uint64{20, 10, 30, 40} {
+		h.Txns[i].CommitTS, h.Txns[i].HasCommitTS = ts, true
+	}
+	ser := level.Get(level.Serializable)
+	res, err := check.Run(context.Background(), h, ser, check.Options{})
+	if err != nil || res.Outcome != check.Satisfied {
+		t.Fatalf("without the module: %v %v", res.Outcome, err)
+	}
+	mods := []polygraph.Module{polygraph.CommitOrder{}}
+	res, err = check.Run(context.Background(), h, ser, check.Options{Modules: mods})
+	if err != nil || res.Outcome != check.Violation || res.Checker != "sat" {
+		t.Fatalf("with commit order: %v %v (%s)", res.Outcome, err, res.Checker)
+	}
+	if _, err := check.Run(context.Background(), h, ser, check.Options{Modules: mods, Checker: "mt"}); err == nil {
+		t.Error("mt, which runs no modules, decided")
+	}
+	h.Txns[1].HasCommitTS = false
+	if _, err := check.Run(context.Background(), h, ser, check.Options{Modules: mods}); err == nil || !strings.Contains(err.Error(), "no commit_ts") {
+		t.Errorf("a writer without commit_ts: %v", err)
+	}
+}

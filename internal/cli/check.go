@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -28,6 +29,7 @@ type checkCommand struct {
 	NoHolds bool
 	Report  string
 	Dot     string
+	Modules []string
 }
 
 func newCheckCommand(std IO) *cobra.Command {
@@ -50,6 +52,7 @@ against an isolation level. Exit status: 0 every history satisfies the level,
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot) to this directory")
+	f.StringSliceVar(&c.Modules, "module", nil, "run a built-in module on the history before the search (repeatable): commit-order (the database's version order is its commit_ts order)")
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
@@ -60,6 +63,14 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 	lvl, err := level.Lookup(c.Level)
 	if err != nil {
 		return badInput(err)
+	}
+	var modules []polygraph.Module
+	for _, name := range c.Modules {
+		m, ok := polygraph.Modules()[name]
+		if !ok {
+			return badInput(fmt.Errorf("unknown module %q (known: commit-order)", name))
+		}
+		modules = append(modules, m)
 	}
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -75,7 +86,7 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 			return badInput(err)
 		}
 		start := time.Now()
-		res, err := check.Run(ctx, h, lvl, check.Options{Checker: c.Checker, Holds: !c.NoHolds})
+		res, err := check.Run(ctx, h, lvl, check.Options{Checker: c.Checker, Holds: !c.NoHolds, Modules: modules})
 		if err != nil {
 			return badInput(fmt.Errorf("%s: %w", name, err))
 		}

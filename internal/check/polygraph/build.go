@@ -1,6 +1,7 @@
 package polygraph
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
@@ -161,7 +162,7 @@ func specOf(l level.Level) (graphSpec, bool) {
 // them unambiguously) but whose write some read could have observed
 // (values repeat): they are optional, present exactly when a variable
 // says so, and every constraint they bring is conditioned on it.
-func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
+func Build(ix *history.Index, l level.Level, dense bool, modules ...Module) (*Polygraph, error) {
 	spec, _ := specOf(l)
 	sessionOrder := spec.session
 	h := ix.History()
@@ -222,7 +223,12 @@ func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
 	if sessionOrder {
 		p.sessionOrder()
 	}
-	p.versionOrderHints()
+	a := &ASG{p}
+	for _, m := range append([]Module{HeaderVersionOrder{}}, modules...) {
+		if err := m.Extend(a); err != nil {
+			return nil, fmt.Errorf("module %s: %w", m.Name(), err)
+		}
+	}
 	switch {
 	case !spec.anti:
 		// Without anti-dependencies the version order is free: any
@@ -241,16 +247,11 @@ func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
 			}
 		}
 	}
-	// A white-box version order decides the pairs it names.
-	for k, order := range h.Header.VersionOrder {
-		prev := history.TxnID(-1)
-		for _, t := range order {
-			if t >= 0 && int(t) < len(h.Txns) && p.certain(t) {
-				if prev >= 0 {
-					p.fix(prev, t, k)
-				}
-				prev = t
-			}
+	// Known ww edges (a white-box version order, modules) decide the pairs
+	// they name.
+	for _, k := range p.Known {
+		if k.Dep == anomaly.WW {
+			p.fix(k.From, k.To, k.Key)
 		}
 	}
 	// Read-modify-write: a known source precedes the reader's own write.
@@ -259,7 +260,7 @@ func Build(ix *history.Index, l level.Level, dense bool) *Polygraph {
 			p.fix(r.Cands[0], r.R, r.Key)
 		}
 	}
-	return p
+	return p, nil
 }
 
 // addPair makes a and b (a < b) a pair on k.
@@ -406,26 +407,6 @@ func (p *Polygraph) readsOf(t history.TxnID) []Read {
 		}
 	}
 	return kept
-}
-
-// versionOrderHints adds the ww edges of a white-box version order (the
-// header's version_order): consecutive writers that took effect, in the
-// given order. They enter the known graph, so the sparse construction
-// makes no pair of writers they order.
-func (p *Polygraph) versionOrderHints() {
-	h := p.h
-	for k, order := range h.Header.VersionOrder {
-		prev := history.TxnID(-1)
-		for _, t := range order {
-			if t < 0 || int(t) >= len(h.Txns) || !p.certain(t) {
-				continue
-			}
-			if prev >= 0 {
-				p.Known = append(p.Known, Edge{prev, t, anomaly.WW, k})
-			}
-			prev = t
-		}
-	}
 }
 
 // sessionOrder adds so edges: known ones between consecutive transactions

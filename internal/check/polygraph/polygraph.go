@@ -21,6 +21,7 @@ package polygraph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
@@ -47,6 +48,9 @@ type Checker struct {
 	// history on their own) when the whole encoding is too large.
 	NoUnsatSearch bool
 	ShrinkBudget  time.Duration
+	// Modules extend the ASG before the search (see Module); the header's
+	// version order is always applied.
+	Modules []Module
 	// BCGraph encodes snapshot isolation on Viper's begin/commit-node
 	// graph instead of the split graph (the checker named "sat-bc").
 	BCGraph bool
@@ -62,6 +66,12 @@ func (c Checker) Name() string {
 		return "sat-bc"
 	}
 	return "sat"
+}
+
+// WithModules returns c running modules ms.
+func (c Checker) WithModules(ms []Module) Checker {
+	c.Modules = append(slices.Clone(c.Modules), ms...)
+	return c
 }
 
 // UsesVersionOrder reports true: a white-box version order fixes the
@@ -122,7 +132,10 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	h := ix.History()
 	si := l.ID == level.SnapshotIsolation
 	start := time.Now()
-	p := Build(ix, l, c.Dense)
+	p, err := Build(ix, l, c.Dense, c.Modules...)
+	if err != nil {
+		return nil, Stats{}, err
+	}
 	st := Stats{Txns: len(h.Txns), Reads: len(p.Reads), Pairs: len(p.Pairs)}
 	st.Build = time.Since(start)
 	start = time.Now()

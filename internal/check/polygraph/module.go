@@ -1,0 +1,143 @@
+package polygraph
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// Module is Boomslang's extension point: a pass over the abstract semantic
+// graph that adds what a program embedding isoscope knows about its
+// database — edges every dependency graph of the history has, such as a
+// version order the database exposes, or an order its clients observed.
+// Modules run after the history's own facts (session order, read
+// dependencies with a single writer) and before the writer pairs are
+// made, so what they order is never searched.
+type Module interface {
+	// Name names the module in messages.
+	Name() string
+	// Extend reads the ASG and adds known edges with Before. An error
+	// says the history contradicts what the module assumes.
+	Extend(a *ASG) error
+}
+
+// ASG is the abstract semantic graph a Module reads and extends: the
+// history, its index (every observation with its candidate writers), the
+// writers of each key, and the known graph.
+type ASG struct{ p *Polygraph }
+
+// History returns the history being checked.
+func (a *ASG) History() *history.History { return a.p.h }
+
+// Index returns the history's index: observations, their candidate
+// writers, which transactions took effect.
+func (a *ASG) Index() *history.Index { return a.p.ix }
+
+// TakesPart reports whether t certainly took effect (committed, or
+// observed): the transactions a known edge may join.
+func (a *ASG) TakesPart(t history.TxnID) bool { return t != history.Init && a.p.certain(t) }
+
+// Writers returns, in file order, the transactions taking part whose last
+// write or delete of k is final: the key's version order is an order of
+// them.
+func (a *ASG) Writers(k history.KeyID) []history.TxnID {
+	var out []history.TxnID
+	for _, w := range a.p.writers[k] {
+		if a.p.certain(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Before adds a known edge from → to of kind d (on key k, or
+// history.NoKey): every dependency graph of the history has it. A ww edge
+// between two writers of k fixes their order in k's version order. Both
+// transactions must take part.
+func (a *ASG) Before(from, to history.TxnID, d anomaly.Dep, k history.KeyID) error {
+	if !a.TakesPart(from) || !a.TakesPart(to) || from == to {
+		return fmt.Errorf("an edge %s → %s between transactions that do not both take part", a.p.h.TxnName(from), a.p.h.TxnName(to))
+	}
+	a.p.Known = append(a.p.Known, Edge{from, to, d, k})
+	return nil
+}
+
+// HeaderVersionOrder is the built-in module of a white-box history: the
+// header's version_order, as ww edges between consecutive writers that
+// took effect.
+type HeaderVersionOrder struct{}
+
+// Name returns "version-order".
+func (HeaderVersionOrder) Name() string { return "version-order" }
+
+// Extend adds the header's version order.
+func (HeaderVersionOrder) Extend(a *ASG) error {
+	h := a.History()
+	keys := make([]history.KeyID, 0, len(h.Header.VersionOrder))
+	for k := range h.Header.VersionOrder {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		prev := history.TxnID(-1)
+		for _, t := range h.Header.VersionOrder[k] {
+			if t < 0 || int(t) >= len(h.Txns) || !a.TakesPart(t) {
+				continue
+			}
+			if prev >= 0 {
+				if err := a.Before(prev, t, anomaly.WW, k); err != nil {
+					return err
+				}
+			}
+			prev = t
+		}
+	}
+	return nil
+}
+
+// CommitOrder is a built-in module for databases whose version order is
+// their commit order (a white-box fact about the database, so it is opt
+// in): the writers of each key are ordered by commit_ts. A writer without
+// commit_ts, or two with the same one, is an error.
+type CommitOrder struct{}
+
+// Name returns "commit-order".
+func (CommitOrder) Name() string { return "commit-order" }
+
+// Extend orders every key's writers by commit timestamp.
+func (CommitOrder) Extend(a *ASG) error {
+	h := a.History()
+	for _, k := range a.p.keys {
+		ws := a.Writers(k)
+		for _, w := range ws {
+			if !h.Txns[w].HasCommitTS {
+				return fmt.Errorf("commit-order: transaction %s (line %d) writes %s but has no commit_ts", h.TxnName(w), h.Txns[w].Line, h.KeyName(k))
+			}
+		}
+		slices.SortStableFunc(ws, func(x, y history.TxnID) int {
+			switch cx, cy := h.Txns[x].CommitTS, h.Txns[y].CommitTS; {
+			case cx < cy:
+				return -1
+			case cx > cy:
+				return 1
+			}
+			return 0
+		})
+		for i := 1; i < len(ws); i++ {
+			if h.Txns[ws[i]].CommitTS == h.Txns[ws[i-1]].CommitTS {
+				return fmt.Errorf("commit-order: transactions %s and %s both write %s with commit_ts %d", h.TxnName(ws[i-1]), h.TxnName(ws[i]), h.KeyName(k), h.Txns[ws[i]].CommitTS)
+			}
+			if err := a.Before(ws[i-1], ws[i], anomaly.WW, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Modules returns the built-in modules by name, for the command line.
+func Modules() map[string]Module {
+	return map[string]Module{"commit-order": CommitOrder{}}
+}
