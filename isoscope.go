@@ -72,6 +72,11 @@ type Options struct {
 	Checker string
 	// WeakerLevels asks, on a violation, which weaker levels still hold.
 	WeakerLevels bool
+	// OwnReads is what a read of a key its transaction wrote before may
+	// return: "own" (its last write; the default), "external" (only other
+	// transactions' writes: stores that buffer writes until commit) or
+	// "either". Only the solver checker follows the other policies.
+	OwnReads string
 	// Modules run on the history before the search and add what the
 	// caller knows about its database (see Module). Only the solver
 	// checker runs modules, so with modules it decides.
@@ -134,8 +139,15 @@ func Check(ctx context.Context, h *History, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	own := history.MustReadOwn
+	if o.OwnReads != "" {
+		var ok bool
+		if own, ok = history.ParseOwnReads(o.OwnReads); !ok {
+			return nil, fmt.Errorf("unknown OwnReads %q (known: own, external, either)", o.OwnReads)
+		}
+	}
 	start := time.Now()
-	res, err := check.Run(ctx, h.h, l, check.Options{Checker: o.Checker, Holds: o.WeakerLevels, Modules: o.Modules})
+	res, err := check.Run(ctx, h.h, l, check.Options{Checker: o.Checker, Holds: o.WeakerLevels, Modules: o.Modules, OwnReads: own})
 	if err != nil {
 		return nil, err
 	}

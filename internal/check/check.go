@@ -64,8 +64,21 @@ type VersionOrderUser interface {
 	UsesVersionOrder() bool
 }
 
-// decides is c.Decides, declining a white-box version order c ignores.
+// OwnReadsUser is implemented by checkers that follow the index's
+// read-your-own-writes policy (history.OwnReads); the others assume
+// reads see their transaction's own writes and decline other policies.
+type OwnReadsUser interface {
+	FollowsOwnReads() bool
+}
+
+// decides is c.Decides, declining a white-box version order or a
+// read-your-own-writes policy c ignores.
 func decides(c Checker, ix *history.Index, l level.Level) error {
+	if ix.OwnReads() != history.MustReadOwn {
+		if u, ok := c.(OwnReadsUser); !ok || !u.FollowsOwnReads() {
+			return fmt.Errorf("it assumes reads see their transaction's own writes, not the %q policy", ix.OwnReads())
+		}
+	}
 	if ix.History().Header.VersionOrder != nil {
 		if u, ok := c.(VersionOrderUser); !ok || !u.UsesVersionOrder() {
 			return fmt.Errorf("it does not use the history's white-box version order")
@@ -115,6 +128,9 @@ type Options struct {
 	// Holds asks, when the level is violated, which weaker levels the
 	// history still satisfies (checked only where a checker decides them).
 	Holds bool
+	// OwnReads is the read-your-own-writes policy (history.MustReadOwn
+	// when zero).
+	OwnReads history.OwnReads
 	// Modules extend the history's abstract semantic graph with what the
 	// caller knows of the database (polygraph.Module); only checkers that
 	// run modules then decide.
@@ -126,7 +142,7 @@ type Options struct {
 // a context that ends gives outcome Unknown unless a violation was already
 // found.
 func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Result, error) {
-	ix := history.NewIndex(h)
+	ix := history.NewIndexWith(h, o.OwnReads)
 	res, err := runIndexed(ctx, ix, l, o.Checker, o.Modules)
 	if err != nil || res.Outcome != Violation || !o.Holds {
 		return res, err

@@ -19,17 +19,18 @@ import (
 
 // checkCommand is `isoscope check [flags] FILE…`.
 type checkCommand struct {
-	io      IO
-	Level   string
-	Checker string
-	Format  string
-	JSON    bool
-	Timeout time.Duration
-	PerKind int
-	NoHolds bool
-	Report  string
-	Dot     string
-	Modules []string
+	io       IO
+	Level    string
+	Checker  string
+	Format   string
+	JSON     bool
+	Timeout  time.Duration
+	PerKind  int
+	NoHolds  bool
+	Report   string
+	Dot      string
+	Modules  []string
+	OwnReads string
 }
 
 func newCheckCommand(std IO) *cobra.Command {
@@ -52,6 +53,7 @@ against an isolation level. Exit status: 0 every history satisfies the level,
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot) to this directory")
+	f.StringVar(&c.OwnReads, "own-reads", "own", "what a read of a key its transaction wrote before returns: own (its last write), external (other transactions' writes only: stores that buffer writes), either")
 	f.StringSliceVar(&c.Modules, "module", nil, "run a built-in module on the history before the search (repeatable): commit-order (the database's version order is its commit_ts order)")
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
@@ -63,6 +65,10 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 	lvl, err := level.Lookup(c.Level)
 	if err != nil {
 		return badInput(err)
+	}
+	own, ok := history.ParseOwnReads(c.OwnReads)
+	if !ok {
+		return badInput(fmt.Errorf("unknown --own-reads %q (known: own, external, either)", c.OwnReads))
 	}
 	var modules []polygraph.Module
 	for _, name := range c.Modules {
@@ -86,7 +92,7 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 			return badInput(err)
 		}
 		start := time.Now()
-		res, err := check.Run(ctx, h, lvl, check.Options{Checker: c.Checker, Holds: !c.NoHolds, Modules: modules})
+		res, err := check.Run(ctx, h, lvl, check.Options{Checker: c.Checker, Holds: !c.NoHolds, Modules: modules, OwnReads: own})
 		if err != nil {
 			return badInput(fmt.Errorf("%s: %w", name, err))
 		}

@@ -59,6 +59,8 @@ type Index struct {
 	unique    bool
 	dup       writeKey
 	dupRefs   [2]OpRef
+	// own is the read-your-own-writes policy of Observations.
+	own OwnReads
 	// rangeKeys are, in key order, the keys a scan or iterator may find
 	// present (written, deleted or initially present); nil when the
 	// history has no range operation.
@@ -69,7 +71,10 @@ type Index struct {
 // unknown transactions took effect (an unknown transaction took effect
 // exactly when a transaction that took effect read one of its writes,
 // unambiguously).
-func NewIndex(h *History) *Index {
+func NewIndex(h *History) *Index { return NewIndexWith(h, MustReadOwn) }
+
+// NewIndexWith is NewIndex under a read-your-own-writes policy.
+func NewIndexWith(h *History, own OwnReads) *Index {
 	nw, nops := 0, 0
 	for i := range h.Txns {
 		nops += len(h.Txns[i].Ops)
@@ -89,6 +94,7 @@ func NewIndex(h *History) *Index {
 		readFrom:  make([]int32, nops),
 		effective: make([]bool, len(h.Txns)),
 		unique:    true,
+		own:       own,
 	}
 	ix.indexWrites()
 	ix.resolveReads()

@@ -39,6 +39,46 @@ const (
 	SawNull
 )
 
+// OwnReads is a read-your-own-writes policy: what a read of a key its
+// transaction wrote before may return (Boomslang's Case 5).
+type OwnReads uint8
+
+// The policies.
+const (
+	// MustReadOwn: the transaction's own last write (most databases).
+	MustReadOwn OwnReads = iota
+	// ReadsExternal: reads never see the transaction's own writes, only
+	// other transactions' (stores that buffer writes until commit).
+	ReadsExternal
+	// ReadsEither: the own last write, or else what another transaction
+	// wrote.
+	ReadsEither
+)
+
+// String is the policy's name on the command line.
+func (o OwnReads) String() string {
+	switch o {
+	case ReadsExternal:
+		return "external"
+	case ReadsEither:
+		return "either"
+	}
+	return "own"
+}
+
+// ParseOwnReads parses a policy name: own, external or either.
+func ParseOwnReads(s string) (OwnReads, bool) {
+	for _, o := range []OwnReads{MustReadOwn, ReadsExternal, ReadsEither} {
+		if o.String() == s {
+			return o, true
+		}
+	}
+	return MustReadOwn, false
+}
+
+// OwnReads returns the index's read-your-own-writes policy.
+func (ix *Index) OwnReads() OwnReads { return ix.own }
+
 // Observation is one key a read, scan or iterator observed.
 type Observation struct {
 	// Op is the operation's index in its transaction.
@@ -125,6 +165,20 @@ func (ix *Index) Observations(t TxnID, f func(o Observation)) {
 		return -1
 	}
 	tomb := h.Header.Deletes == TombstoneDeletes
+	// apply applies the read-your-own-writes policy: an observation after
+	// an own write is internal under MustReadOwn, external under
+	// ReadsExternal, and under ReadsEither internal when it agrees with
+	// the own write.
+	apply := func(o Observation) Observation {
+		switch {
+		case o.Own < 0 || ix.own == MustReadOwn:
+		case ix.own == ReadsExternal:
+			o.Own = -1
+		case !o.Agrees(h.Installed(ops[o.Own])):
+			o.Own = -1
+		}
+		return o
+	}
 	for j, op := range ops {
 		switch op.Kind {
 		case Write, Delete, Append:
@@ -140,7 +194,7 @@ func (ix *Index) Observations(t TxnID, f func(o Observation)) {
 					o.Seen = SawNull
 				}
 			}
-			f(o)
+			f(apply(o))
 		case Scan, Iter:
 			r := op.Range
 			if r == nil {
@@ -159,7 +213,7 @@ func (ix *Index) Observations(t TxnID, f func(o Observation)) {
 					}
 					pairs = pairs[1:]
 				}
-				f(o)
+				f(apply(o))
 			}
 			keys := ix.rangeKeys
 			lo, _ := slices.BinarySearchFunc(keys, r.Lo, func(k KeyID, v Value) int { return Compare(h.Keys[k], v) })

@@ -74,6 +74,10 @@ func (c Checker) WithModules(ms []Module) Checker {
 	return c
 }
 
+// FollowsOwnReads reports true: the observations it checks follow the
+// index's read-your-own-writes policy.
+func (Checker) FollowsOwnReads() bool { return true }
+
 // UsesVersionOrder reports true: a white-box version order fixes the
 // order of the writers it names.
 func (Checker) UsesVersionOrder() bool { return true }
