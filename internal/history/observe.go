@@ -94,6 +94,9 @@ type Observation struct {
 	// before the operation, or -1 when the observation is external: it
 	// observes other transactions or the initial state.
 	Own int32
+	// txn is the observing transaction (for the index's precomputed
+	// resolution of plain reads).
+	txn TxnID
 }
 
 // Agrees reports whether state v (a value, NullValue for absence, or
@@ -187,7 +190,7 @@ func (ix *Index) Observations(t TxnID, f func(o Observation)) {
 				at int32
 			}{op.Key, int32(j)})
 		case Read:
-			o := Observation{Op: int32(j), Key: op.Key, Seen: SawValue, Value: op.Value, Own: ownOf(op.Key)}
+			o := Observation{Op: int32(j), Key: op.Key, Seen: SawValue, Value: op.Value, Own: ownOf(op.Key), txn: t}
 			if op.Value.IsNull() {
 				o.Seen, o.Value = SawAbsent, NullValue
 				if tomb {
@@ -205,7 +208,7 @@ func (ix *Index) Observations(t TxnID, f func(o Observation)) {
 				continue // an iterator never advanced claims nothing
 			}
 			emit := func(k KeyID) {
-				o := Observation{Op: int32(j), Key: k, Seen: SawAbsent, Pred: true, Own: ownOf(k)}
+				o := Observation{Op: int32(j), Key: k, Seen: SawAbsent, Pred: true, Own: ownOf(k), txn: t}
 				if len(pairs) > 0 && pairs[0].Key == k {
 					o.Seen, o.Value = SawValue, pairs[0].Value
 					if o.Value.IsNull() {
@@ -254,8 +257,17 @@ func (ix *Index) InitiallySeen(o Observation) bool {
 // are not final in their transaction and the observer's own writes are,
 // for the caller to judge.
 func (ix *Index) Sources(o Observation, f func(id int32) bool) {
+	first := func(v Value) (int32, bool) {
+		if !o.Pred && o.Seen != SawNull && o.txn >= 0 && int(o.txn) < len(ix.h.Txns) {
+			// A plain read: resolved once already, in resolveReads.
+			if p := ix.readFrom[ix.opStart[o.txn]+o.Op]; p != NotExternal {
+				return p, p >= 0
+			}
+		}
+		return ix.lookup(o.Key, v)
+	}
 	chain := func(v Value) bool {
-		p, ok := ix.lookup(o.Key, v)
+		p, ok := first(v)
 		for ; ok && p >= 0; p = ix.next[p] {
 			if !f(p) {
 				return false

@@ -120,44 +120,53 @@ func (c *checker) externalRead(t history.TxnID, ref history.OpRef, o history.Obs
 	if c.ix.InitiallySeen(o) {
 		return
 	}
-	var own, aborted, effective, finalEffective []history.OpRef
+	// Counts and the first of each class: no allocation per read.
+	var own, aborted, effective, finalEffective int
+	var firstAborted, firstEffective history.OpRef
 	c.ix.Sources(o, func(p int32) bool {
 		w, final := c.ix.WriteRef(p), c.ix.WriteIsFinal(p)
 		switch {
 		case w.Txn == t:
-			own = append(own, w)
-		case c.ix.Effective(w.Txn):
-			effective = append(effective, w)
-			if final {
-				finalEffective = append(finalEffective, w)
-			}
-		case c.h.Txns[w.Txn].Status == history.Aborted:
-			aborted = append(aborted, w)
-		default:
-			// An unknown transaction that did not take effect: it may
+			own++
+		case c.ix.Effective(w.Txn) || c.h.Txns[w.Txn].Status == history.Unknown:
+			// Took effect, or of unknown outcome and not observed: it may
 			// have committed, so a read of its final write is explicable
 			// (of an earlier one, it is an intermediate or aborted read).
-			effective = append(effective, w)
-			if final {
-				finalEffective = append(finalEffective, w)
+			if effective == 0 {
+				firstEffective = w
 			}
+			effective++
+			if final {
+				finalEffective++
+			}
+		case c.h.Txns[w.Txn].Status == history.Aborted:
+			if aborted == 0 {
+				firstAborted = w
+			}
+			aborted++
 		}
 		return true
 	})
 	switch {
-	case len(effective) == 0 && len(aborted) == 0 && len(own) > 0:
-		c.add(anomaly.FutureRead, anomaly.None, o, []history.TxnID{t}, append([]history.OpRef{ref}, own...)...)
-	case len(effective) == 0 && len(aborted) == 0:
+	case effective == 0 && aborted == 0 && own > 0:
+		refs := []history.OpRef{ref}
+		c.ix.Sources(o, func(p int32) bool {
+			if w := c.ix.WriteRef(p); w.Txn == t {
+				refs = append(refs, w)
+			}
+			return true
+		})
+		c.add(anomaly.FutureRead, anomaly.None, o, []history.TxnID{t}, refs...)
+	case effective == 0 && aborted == 0:
 		c.add(anomaly.ThinAirRead, anomaly.None, o, []history.TxnID{t}, ref)
-	case len(effective) == 0:
+	case effective == 0:
 		if c.l.Proscribes.Has(anomaly.G1a) {
-			c.add(anomaly.AbortedRead, anomaly.G1a, o, []history.TxnID{t, aborted[0].Txn}, ref, aborted[0])
+			c.add(anomaly.AbortedRead, anomaly.G1a, o, []history.TxnID{t, firstAborted.Txn}, ref, firstAborted)
 		}
-	case len(finalEffective) == 0:
+	case finalEffective == 0:
 		if c.l.Proscribes.Has(anomaly.G1b) {
-			w := effective[0]
-			last := lastWriteOf(c.h, w)
-			c.add(anomaly.IntermediateRead, anomaly.G1b, o, []history.TxnID{t, w.Txn}, ref, w, last)
+			last := lastWriteOf(c.h, firstEffective)
+			c.add(anomaly.IntermediateRead, anomaly.G1b, o, []history.TxnID{t, firstEffective.Txn}, ref, firstEffective, last)
 		}
 	}
 }
