@@ -182,11 +182,17 @@ func TestRunDatabaseGoesAway(t *testing.T) {
 	proxy, via := dbtest.NewProxy(t, addr)
 	table := dbtest.Table()
 	dropAfter(t, addr, table)
+	file := filepath.Join(t.TempDir(), "cut.jsonl")
 	go func() {
-		time.Sleep(1500 * time.Millisecond)
+		// Cut once transactions are being traced — every session
+		// connected — however long setting up took on a loaded machine.
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if fi, err := os.Stat(file); err == nil && fi.Size() > 64<<10 {
+				break
+			}
+		}
 		proxy.Cut()
 	}()
-	file := filepath.Join(t.TempDir(), "cut.jsonl")
 	start := time.Now()
 	code, out, errs := runRun(t, context.Background(), "--db", via, "--table", table, "--sessions", "8", "--keys", "200",
 		"--txns", "1000000", "-o", file)
