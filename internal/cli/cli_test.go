@@ -27,6 +27,24 @@ const serial = `{"id":1,"session":0,"begin":1,"end":2,"ops":[["r","x",null],["w"
 {"id":2,"session":1,"begin":3,"end":4,"ops":[["r","x",1],["w","x",2]]}
 `
 
+// commitOrdered holds unless the version order is the commit_ts order: x=1
+// (commit_ts 20) then x=2 (commit_ts 10) read in that order by one session.
+const commitOrdered = `{"id":1,"session":0,"commit_ts":20,"ops":[["w","x",1]]}
+{"id":2,"session":1,"commit_ts":10,"ops":[["w","x",2]]}
+{"id":3,"session":2,"commit_ts":30,"ops":[["r","x",1]]}
+{"id":4,"session":2,"commit_ts":40,"ops":[["r","x",2]]}
+`
+
+// ownBeforeRead reads the state before its own write.
+const ownBeforeRead = `{"format":"isoscope-history","version":1,"initial":{"x":0}}
+{"id":1,"session":0,"ops":[["w","x",1],["r","x",0]]}
+`
+
+// phantom scans after two inserts and sees one.
+const phantom = `{"id":1,"session":0,"ops":[["w",1,"a"],["w",2,"b"]]}
+{"id":2,"session":1,"ops":[["scan",0,10,[[1,"a"]]]]}
+`
+
 func TestCheckExitStatuses(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -48,6 +66,14 @@ func TestCheckExitStatuses(t *testing.T) {
 		{"undecidable", `{"id":1,"session":0,"ops":[["w","x",1]]}` + "\n", []string{"check", "--checker", "mt", "-"}, ExitBadInput, "", "read-modify-write"},
 		{"empty", "", []string{"check", "-"}, ExitBadInput, "", "empty"},
 		{"sser needs instants", lostUpdate, []string{"check", "--level", "sser", "--checker", "auto", "-"}, ExitBadInput, "", "instants"},
+		{"commit order", commitOrdered, []string{"check", "-"}, ExitHolds, "serializable holds", ""},
+		{"commit order module", commitOrdered, []string{"check", "--module", "commit-order", "-"}, ExitViolation, "checker sat", ""},
+		{"unknown module", commitOrdered, []string{"check", "--module", "nope", "-"}, ExitBadInput, "", "unknown module"},
+		{"module without commit_ts", lostUpdate, []string{"check", "--module", "commit-order", "-"}, ExitBadInput, "", "no commit_ts"},
+		{"own reads", ownBeforeRead, []string{"check", "-"}, ExitViolation, "not-my-own-write", ""},
+		{"external reads", ownBeforeRead, []string{"check", "--own-reads", "external", "-"}, ExitHolds, "serializable holds", ""},
+		{"unknown own-reads", ownBeforeRead, []string{"check", "--own-reads", "maybe", "-"}, ExitBadInput, "", "unknown --own-reads"},
+		{"scan phantom", phantom, []string{"check", "-"}, ExitViolation, "a phantom", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
