@@ -35,24 +35,32 @@ func Names() []string {
 // of Checkers that decides ix's history at level l. It returns an
 // *UnsupportedError when the named checker, or every checker, declines.
 func Select(ix *history.Index, l level.Level, name string) (Checker, error) {
-	if name != "" && name != "auto" {
-		for _, c := range Checkers() {
-			if c.Name() == name {
-				if err := decides(c, ix, l); err != nil {
-					return nil, &UnsupportedError{Checker: name, Level: l, Why: []string{err.Error()}}
-				}
-				return c, nil
-			}
-		}
-		return nil, fmt.Errorf("unknown checker %q (known: auto, %v)", name, Names())
-	}
+	return selectWith(ix, l, name, nil)
+}
+
+// selectWith is Select for a check with modules: a checker decides only if
+// it runs them, and it is returned running them.
+func selectWith(ix *history.Index, l level.Level, name string, modules []polygraph.Module) (Checker, error) {
+	named := name != "" && name != "auto"
 	var why []string
 	for _, c := range Checkers() {
-		err := decides(c, ix, l)
-		if err == nil {
-			return c, nil
+		if named && c.Name() != name {
+			continue
 		}
-		why = append(why, c.Name()+": "+err.Error())
+		if err := decides(c, ix, l, modules); err != nil {
+			if named {
+				return nil, &UnsupportedError{Checker: name, Level: l, Why: []string{err.Error()}}
+			}
+			why = append(why, c.Name()+": "+err.Error())
+			continue
+		}
+		if len(modules) > 0 {
+			return c.(ModuleUser).WithModules(modules), nil
+		}
+		return c, nil
+	}
+	if named {
+		return nil, fmt.Errorf("unknown checker %q (known: auto, %v)", name, Names())
 	}
 	return nil, &UnsupportedError{Level: l, Why: why}
 }
@@ -71,9 +79,12 @@ type OwnReadsUser interface {
 	FollowsOwnReads() bool
 }
 
-// decides is c.Decides, declining a white-box version order or a
-// read-your-own-writes policy c ignores.
-func decides(c Checker, ix *history.Index, l level.Level) error {
+// decides is c.Decides, declining a white-box version order, a
+// read-your-own-writes policy or modules c ignores.
+func decides(c Checker, ix *history.Index, l level.Level, modules []polygraph.Module) error {
+	if _, ok := c.(ModuleUser); len(modules) > 0 && !ok {
+		return fmt.Errorf("it does not run modules")
+	}
 	if ix.OwnReads() != history.MustReadOwn {
 		if u, ok := c.(OwnReadsUser); !ok || !u.FollowsOwnReads() {
 			return fmt.Errorf("it assumes reads see their transaction's own writes, not the %q policy", ix.OwnReads())
@@ -91,34 +102,6 @@ func decides(c Checker, ix *history.Index, l level.Level) error {
 // on the history before they search.
 type ModuleUser interface {
 	WithModules(ms []polygraph.Module) polygraph.Checker
-}
-
-// selectWith is Select for a check with modules: only checkers that run
-// them decide, and they get them.
-func selectWith(ix *history.Index, l level.Level, name string, modules []polygraph.Module) (Checker, error) {
-	if len(modules) == 0 {
-		return Select(ix, l, name)
-	}
-	var why []string
-	for _, c := range Checkers() {
-		if name != "" && name != "auto" && c.Name() != name {
-			continue
-		}
-		mu, ok := c.(ModuleUser)
-		if !ok {
-			why = append(why, c.Name()+": it does not run modules")
-			continue
-		}
-		if err := decides(c, ix, l); err != nil {
-			why = append(why, c.Name()+": "+err.Error())
-			continue
-		}
-		return mu.WithModules(modules), nil
-	}
-	if len(why) == 0 {
-		return nil, fmt.Errorf("unknown checker %q (known: auto, %v)", name, Names())
-	}
-	return nil, &UnsupportedError{Level: l, Why: why}
 }
 
 // Options tune Run.

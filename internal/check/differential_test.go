@@ -256,20 +256,8 @@ func TestDifferentialWeakSAT(t *testing.T) {
 			h.Txns[r.IntN(len(h.Txns))].Status = history.Unknown
 		}
 		for _, id := range []level.ID{level.ReadUncommitted, level.ReadCommitted, level.RepeatableRead} {
-			want, err := reference.Check(h, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "sat"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := res.Outcome == check.Satisfied
-			if got != want {
-				t.Fatalf("seed %d %s: sat says satisfied=%v, oracle %v; %s\n%s", seed, id, got, want, kinds(res), history.Notation(h))
-			}
 			total++
-			if got {
+			if satAgrees(t, h, seed, id) {
 				held++
 			}
 		}
@@ -300,25 +288,7 @@ func TestDifferentialSAT(t *testing.T) {
 			h = randomMT(r, 2+r.IntN(6), 1+r.IntN(3), 1+r.IntN(3))
 		}
 		for _, id := range levels {
-			want, err := reference.Check(h, id)
-			if err != nil {
-				t.Fatalf("seed %d: oracle: %v", seed, err)
-			}
-			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "sat"})
-			if err != nil {
-				t.Fatalf("seed %d %s: %v", seed, id, err)
-			}
-			if got := res.Outcome == check.Satisfied; got != want {
-				t.Fatalf("seed %d %s: sat says satisfied=%v, oracle %v; %s\n%s", seed, id, got, want, kinds(res), history.Notation(h))
-			}
-			cyclesConnect(t, res)
-			if id == level.SnapshotIsolation {
-				bc, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "sat-bc"})
-				if err != nil || (bc.Outcome == check.Satisfied) != want {
-					t.Fatalf("seed %d: the BC-graph encoding says %v (%v), oracle %v", seed, bc.Outcome, err, want)
-				}
-				cyclesConnect(t, bc)
-			}
+			satAgrees(t, h, seed, id)
 		}
 	}
 }

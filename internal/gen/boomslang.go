@@ -212,17 +212,13 @@ func (c RangeConfig) withDefaults() RangeConfig {
 }
 
 func (c *RangeConfig) validate() error {
-	switch {
-	case c.Workload >= numRangeWorkloads:
+	if c.Workload >= numRangeWorkloads {
 		return fmt.Errorf("gen: unknown workload %s", c.Workload)
-	case c.Mode != Serial && c.Mode != SnapshotIsolation:
-		return fmt.Errorf("gen: unknown mode %s", c.Mode)
-	case c.Txns < 0:
-		return fmt.Errorf("gen: negative transaction count %d", c.Txns)
-	case c.Sessions < 1 || c.Sessions > maxKeysOrSessions:
-		return fmt.Errorf("gen: sessions must be in [1, %d], got %d", maxKeysOrSessions, c.Sessions)
-	case c.Keys < 1 || c.Keys > maxKeysOrSessions:
-		return fmt.Errorf("gen: keys must be in [1, %d], got %d", maxKeysOrSessions, c.Keys)
+	}
+	if err := validateShape(c.Txns, c.Sessions, c.Keys, c.Mode); err != nil {
+		return err
+	}
+	switch {
 	case c.Ops < 1 || c.Ops > 1<<16:
 		return fmt.Errorf("gen: operations per transaction must be in [1, %d], got %d", 1<<16, c.Ops)
 	case c.MinWidth < 1 || c.MaxWidth < c.MinWidth || c.MaxWidth > maxKeysOrSessions:
@@ -502,7 +498,7 @@ func (s *rsim) exec() []history.Op {
 	if s.c.Fault > 0 && s.fr.Float64() < s.c.Fault {
 		s.corrupt()
 	}
-	ops := s.takeOps(len(s.cur))
+	ops := carve(&s.opSlab, len(s.cur))
 	copy(ops, s.cur)
 	return ops
 }
@@ -568,7 +564,7 @@ func (s *rsim) rangeOp(kind history.OpKind, lo, hi, limit int) {
 	}
 	s.pairBuf = buf
 	if len(buf) > 0 {
-		rg.Pairs = s.takePairs(len(buf))
+		rg.Pairs = carve(&s.pairSlab, len(buf))
 		copy(rg.Pairs, buf)
 		s.cand = append(s.cand, len(s.cur))
 	}
@@ -634,24 +630,15 @@ func (s *rsim) clearOwn() {
 	s.own = s.own[:0]
 }
 
-// takeOps returns n operations carved from the current slab.
-func (s *rsim) takeOps(n int) []history.Op {
-	if cap(s.opSlab)-len(s.opSlab) < n {
-		s.opSlab = make([]history.Op, 0, max(slabOps, n))
+// carve returns n elements carved from *slab, starting a new slab of
+// max(slabOps, n) when the current one is full.
+func carve[T any](slab *[]T, n int) []T {
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]T, 0, max(slabOps, n))
 	}
-	i := len(s.opSlab)
-	s.opSlab = s.opSlab[:i+n]
-	return s.opSlab[i : i+n : i+n]
-}
-
-// takePairs returns n pairs carved from the current pair slab.
-func (s *rsim) takePairs(n int) []history.KV {
-	if cap(s.pairSlab)-len(s.pairSlab) < n {
-		s.pairSlab = make([]history.KV, 0, max(slabOps, n))
-	}
-	i := len(s.pairSlab)
-	s.pairSlab = s.pairSlab[:i+n]
-	return s.pairSlab[i : i+n : i+n]
+	i := len(*slab)
+	*slab = (*slab)[:i+n]
+	return (*slab)[i : i+n : i+n]
 }
 
 // newRange returns a zeroed range carved from the range slab.

@@ -126,16 +126,27 @@ func Generate(c Config) (*history.History, []Planted, error) {
 	return h, planted, nil
 }
 
-func (c *Config) validate() error {
+// validateShape checks what every simulation needs: a transaction count,
+// sessions and keys in range, and a known mode.
+func validateShape(txns, sessions, keys int, mode Mode) error {
 	switch {
-	case c.Txns < 0:
-		return fmt.Errorf("gen: negative transaction count %d", c.Txns)
-	case c.Sessions < 1 || c.Sessions > maxKeysOrSessions:
-		return fmt.Errorf("gen: sessions must be in [1, %d], got %d", maxKeysOrSessions, c.Sessions)
-	case c.Keys < 1 || c.Keys > maxKeysOrSessions:
-		return fmt.Errorf("gen: keys must be in [1, %d], got %d", maxKeysOrSessions, c.Keys)
-	case c.Mode != Serial && c.Mode != SnapshotIsolation:
-		return fmt.Errorf("gen: unknown mode %s", c.Mode)
+	case txns < 0:
+		return fmt.Errorf("gen: negative transaction count %d", txns)
+	case sessions < 1 || sessions > maxKeysOrSessions:
+		return fmt.Errorf("gen: sessions must be in [1, %d], got %d", maxKeysOrSessions, sessions)
+	case keys < 1 || keys > maxKeysOrSessions:
+		return fmt.Errorf("gen: keys must be in [1, %d], got %d", maxKeysOrSessions, keys)
+	case mode != Serial && mode != SnapshotIsolation:
+		return fmt.Errorf("gen: unknown mode %s", mode)
+	}
+	return nil
+}
+
+func (c *Config) validate() error {
+	if err := validateShape(c.Txns, c.Sessions, c.Keys, c.Mode); err != nil {
+		return err
+	}
+	switch {
 	case !(c.ReadOnlyRatio >= 0 && c.ReadOnlyRatio <= 1):
 		return fmt.Errorf("gen: read-only ratio %v is not in [0, 1]", c.ReadOnlyRatio)
 	case !(c.AbortRatio >= 0 && c.AbortRatio <= 1):

@@ -1,6 +1,8 @@
 package polygraph
 
 import (
+	"slices"
+
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -32,7 +34,7 @@ func (p *Polygraph) place() []anomaly.Anomaly {
 	readsOf := make([][]int32, n)
 	for i, r := range p.Reads {
 		readsOf[r.R] = append(readsOf[r.R], int32(i))
-		if hasInit(r.Cands) {
+		if slices.Contains(r.Cands, history.Init) {
 			explained[i] = true
 			continue
 		}
@@ -134,15 +136,6 @@ func (p *Polygraph) waitsFor(t history.TxnID, placed, explained []bool, readsOf 
 		}
 	}
 	return anomaly.Step{}, false
-}
-
-func hasInit(cands []history.TxnID) bool {
-	for _, c := range cands {
-		if c == history.Init {
-			return true
-		}
-	}
-	return false
 }
 
 func txnsOf(cycle []anomaly.Step) []history.TxnID {
