@@ -74,14 +74,48 @@ type Options struct {
 	WeakerLevels bool
 	// OwnReads is what a read of a key its transaction wrote before may
 	// return: "own" (its last write; the default), "external" (only other
-	// transactions' writes: stores that buffer writes until commit) or
-	// "either". Only the solver checker follows the other policies.
+	// transactions' writes: stores that buffer writes until commit),
+	// "either", or "infer": the policy the history shows (own when every
+	// such read saw its own write, external when none did, either when
+	// some did), which Result.OwnReads then reports. Inference is opt in:
+	// every level's internal consistency includes reading your own
+	// writes, and a database that never does would be judged by the
+	// external policy instead of refuted. Only the solver checker follows
+	// policies other than own.
 	OwnReads string
 	// Modules run on the history before the search and add what the
 	// caller knows about its database (see Module). Only the solver
 	// checker runs modules, so with modules it decides.
 	Modules []Module
+	// InnoDBRepeatableRead checks the history against MariaDB/InnoDB's
+	// REPEATABLE READ instead of the textbook level: snapshot reads come
+	// from the transaction's first read view, locking reads
+	// (Op attribute lock) and writes see the latest committed state. Each
+	// transaction is split into a view piece and a commit piece, which are
+	// checked at serializability; InnoDB's documented behaviour (lost
+	// updates through a snapshot read and an UPDATE) is accepted, and
+	// what it does not allow (fractured snapshots, G1, a read that misses
+	// the transaction's own write) is not. Level must be repeatable read
+	// ("rr"). The model is deliberately not tight: see package
+	// internal/check/innodb.
+	InnoDBRepeatableRead bool
+	// Tuning switches the solver checker's optimisations off, for
+	// measurement; with any switch set only the solver checkers decide.
+	Tuning Tuning
 }
+
+// Tuning switches off the solver checker's optimisations one by one
+// (NoPrune, NoPhase, NoTwoWidth, NoChrono, NoUnsatSearch, Dense), for
+// measurement. A verdict never flips, but a check may become undecided
+// (outcome "unknown"): without pruning or with dense pairs the encoding
+// can pass its bound, and without the unsat search nothing decides a
+// history past it.
+type Tuning = polygraph.Tuning
+
+// StartOrder is the built-in module for databases that take a
+// transaction's snapshot at its start_ts: T1 precedes T2 whenever
+// commit_ts(T1) < start_ts(T2) (Adya's start-dependency).
+type StartOrder = polygraph.StartOrder
 
 // Module is Boomslang's extension point: a pass over the history's
 // abstract semantic graph that adds edges every dependency graph of the
@@ -139,15 +173,19 @@ func Check(ctx context.Context, h *History, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	own := history.MustReadOwn
-	if o.OwnReads != "" {
+	co := check.Options{Checker: o.Checker, Holds: o.WeakerLevels, Modules: o.Modules, InnoDB: o.InnoDBRepeatableRead, Tuning: o.Tuning}
+	switch o.OwnReads {
+	case "":
+	case "infer":
+		co.InferOwnReads = true
+	default:
 		var ok bool
-		if own, ok = history.ParseOwnReads(o.OwnReads); !ok {
-			return nil, fmt.Errorf("unknown OwnReads %q (known: own, external, either)", o.OwnReads)
+		if co.OwnReads, ok = history.ParseOwnReads(o.OwnReads); !ok {
+			return nil, fmt.Errorf("unknown OwnReads %q (known: own, external, either, infer)", o.OwnReads)
 		}
 	}
 	start := time.Now()
-	res, err := check.Run(ctx, h.h, l, check.Options{Checker: o.Checker, Holds: o.WeakerLevels, Modules: o.Modules, OwnReads: own})
+	res, err := check.Run(ctx, h.h, l, co)
 	if err != nil {
 		return nil, err
 	}

@@ -4,15 +4,16 @@ import "github.com/isoscope/isoscope/internal/history"
 
 // PhenomenonOf names the Adya phenomenon of a cycle by the kinds of its
 // edges: only ww is G0; no anti-dependency is G1c; exactly one is
-// G-single; more is G2-item, or G2 when a predicate edge takes part.
+// G-single; more is G2-item when one of them is an item anti-dependency
+// (rw), else G2 (predicate anti-dependencies only).
 func PhenomenonOf(cycle []Step) Phenomenon {
-	anti, pred, onlyWW := 0, false, true
+	anti, pred, onlyWW := 0, true, true
 	for _, s := range cycle {
 		if s.Dep.IsAnti() {
 			anti++
 		}
-		if s.Dep == PWR || s.Dep == PRW {
-			pred = true
+		if s.Dep == RW {
+			pred = false
 		}
 		if s.Dep != WW {
 			onlyWW = false

@@ -30,6 +30,23 @@ const (
 	IncompatibleOrder
 	// DuplicateElements: a list read holds the same element twice.
 	DuplicateElements
+	// StaleRead: by the database's timestamps, a read returned a version
+	// older than the one its snapshot (SI: at its start timestamp; SER: at
+	// its commit timestamp) holds: a later commit before that point is
+	// missing (Chronos's Ext axiom; Adya's G-SIb under SI).
+	StaleRead
+	// ReadBeyondSnapshot: by the database's timestamps, a read returned a
+	// version that committed only after its snapshot was taken (Chronos's
+	// Ext axiom; Adya's G-SIa under SI).
+	ReadBeyondSnapshot
+	// ConcurrentWrite: two transactions whose timestamp intervals overlap
+	// both wrote a key, neither having read it first (Chronos's NoConflict
+	// axiom; G-SIa). When the later committer read the key first, the
+	// finding is a LostUpdate instead.
+	ConcurrentWrite
+	// CommitBeforeStart: a transaction's commit timestamp is below its
+	// start timestamp.
+	CommitBeforeStart
 	numKinds
 )
 
@@ -39,6 +56,7 @@ var kindNames = [numKinds]string{
 	"session-guarantee-violation", "non-monotonic-read", "fractured-read",
 	"causality-violation", "long-fork", "lost-update", "write-skew",
 	"real-time-violation", "incompatible-order", "duplicate-elements",
+	"stale-read", "read-beyond-snapshot", "concurrent-write", "commit-before-start",
 }
 
 // String is the kind's name in the JSON result ("lost-update", …).

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/chronos"
 	"github.com/isoscope/isoscope/internal/check/dsg"
+	"github.com/isoscope/isoscope/internal/check/innodb"
 	"github.com/isoscope/isoscope/internal/check/listappend"
 	"github.com/isoscope/isoscope/internal/check/lwt"
 	"github.com/isoscope/isoscope/internal/check/mt"
@@ -17,9 +20,10 @@ import (
 )
 
 // Checkers returns every algorithm, fastest first: the order in which Auto
-// tries them.
+// tries them. Chronos comes first: when every transaction carries the
+// database's timestamps, it decides SI and SER by replaying them.
 func Checkers() []Checker {
-	return []Checker{lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
+	return []Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
 }
 
 // Names returns the names of every algorithm, for usage messages.
@@ -35,27 +39,34 @@ func Names() []string {
 // of Checkers that decides ix's history at level l. It returns an
 // *UnsupportedError when the named checker, or every checker, declines.
 func Select(ix *history.Index, l level.Level, name string) (Checker, error) {
-	return selectWith(ix, l, name, nil)
+	return selectWith(ix, l, name, solverOptions{})
 }
 
-// selectWith is Select for a check with modules: a checker decides only if
-// it runs them, and it is returned running them.
-func selectWith(ix *history.Index, l level.Level, name string, modules []polygraph.Module) (Checker, error) {
+// solverOptions are what only the solver checkers take: modules and the
+// switches of their optimisations.
+type solverOptions struct {
+	modules []polygraph.Module
+	tuning  polygraph.Tuning
+}
+
+// selectWith is Select for a check with modules or solver switches: a
+// checker decides only if it takes them, and it is returned with them.
+func selectWith(ix *history.Index, l level.Level, name string, so solverOptions) (Checker, error) {
 	named := name != "" && name != "auto"
 	var why []string
 	for _, c := range Checkers() {
 		if named && c.Name() != name {
 			continue
 		}
-		if err := decides(c, ix, l, modules); err != nil {
+		if err := decides(c, ix, l, so); err != nil {
 			if named {
 				return nil, &UnsupportedError{Checker: name, Level: l, Why: []string{err.Error()}}
 			}
 			why = append(why, c.Name()+": "+err.Error())
 			continue
 		}
-		if len(modules) > 0 {
-			return c.(ModuleUser).WithModules(modules), nil
+		if len(so.modules) > 0 || so.tuning.Any() {
+			return c.(ModuleUser).WithModules(so.modules).WithTuning(so.tuning), nil
 		}
 		return c, nil
 	}
@@ -80,10 +91,13 @@ type OwnReadsUser interface {
 }
 
 // decides is c.Decides, declining a white-box version order, a
-// read-your-own-writes policy or modules c ignores.
-func decides(c Checker, ix *history.Index, l level.Level, modules []polygraph.Module) error {
-	if _, ok := c.(ModuleUser); len(modules) > 0 && !ok {
+// read-your-own-writes policy, modules or solver switches c ignores.
+func decides(c Checker, ix *history.Index, l level.Level, so solverOptions) error {
+	if _, ok := c.(ModuleUser); len(so.modules) > 0 && !ok {
 		return fmt.Errorf("it does not run modules")
+	}
+	if _, ok := c.(ModuleUser); so.tuning.Any() && !ok {
+		return fmt.Errorf("it has none of the solver's optimisations to switch off")
 	}
 	if ix.OwnReads() != history.MustReadOwn {
 		if u, ok := c.(OwnReadsUser); !ok || !u.FollowsOwnReads() {
@@ -114,21 +128,70 @@ type Options struct {
 	// OwnReads is the read-your-own-writes policy (history.MustReadOwn
 	// when zero).
 	OwnReads history.OwnReads
+	// InferOwnReads replaces OwnReads by the policy the history shows
+	// (history.InferOwnReads): own when every read after its
+	// transaction's write of the key saw that write, external when none
+	// did, either when some did. Opt in: every level's internal
+	// consistency includes reading your own writes, so a database that
+	// never does is judged by the external policy instead of being
+	// refuted.
+	InferOwnReads bool
 	// Modules extend the history's abstract semantic graph with what the
 	// caller knows of the database (polygraph.Module); only checkers that
 	// run modules then decide.
 	Modules []polygraph.Module
+	// Tuning switches the solver checker's optimisations off, for
+	// measurement; only the solver checkers then decide.
+	Tuning polygraph.Tuning
+	// InnoDB checks the history against MariaDB/InnoDB's REPEATABLE READ
+	// (package innodb): each transaction is split into a view piece and a
+	// commit piece and the pieces are checked at serializability. The
+	// level must be repeatable read.
+	InnoDB bool
 }
+
+// innodbCaveat is what a check against InnoDB's repeatable read may miss.
+const innodbCaveat = "checked against InnoDB's repeatable read as view and commit pieces, a deliberately loose model: it misses a violation that shows only in where a view really was taken or in what an UPDATE's own search saw"
+
+// InnoDBModule is the name of the InnoDB repeatable-read model among the
+// modules a Result lists.
+const InnoDBModule = "innodb-rr"
 
 // Run checks h against level l: the shared checks, then the chosen
 // algorithm. An error means bad usage (no checker decides this history);
 // a context that ends gives outcome Unknown unless a violation was already
 // found.
 func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Result, error) {
-	ix := history.NewIndexWith(h, o.OwnReads)
-	res, err := runIndexed(ctx, ix, l, o.Checker, o.Modules)
-	if err != nil || res.Outcome != Violation || !o.Holds {
+	own := o.OwnReads
+	var evidence *history.OwnReadsEvidence
+	ix := history.NewIndexWith(h, own)
+	if o.InferOwnReads {
+		e := history.InferOwnReads(ix)
+		evidence, own = &e, e.Policy()
+		if own != o.OwnReads {
+			ix = history.NewIndexWith(h, own)
+		}
+	}
+	so := solverOptions{modules: o.Modules, tuning: o.Tuning}
+	var res Result
+	var err error
+	if o.InnoDB {
+		res, err = runInnoDB(ctx, h, l, own, o.Checker, so)
+	} else {
+		res, err = runIndexed(ctx, ix, l, o.Checker, so)
+	}
+	if err != nil {
 		return res, err
+	}
+	res.OwnReads, res.OwnReadsEvidence = own, evidence
+	for _, m := range o.Modules {
+		res.Modules = append(res.Modules, m.Name())
+	}
+	if o.InnoDB {
+		res.Modules = append(res.Modules, InnoDBModule)
+	}
+	if res.Outcome != Violation || !o.Holds {
+		return res, nil
 	}
 	for _, w := range l.WeakerLevels() {
 		implied := false
@@ -138,14 +201,14 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		if implied {
 			continue
 		}
-		c, err := selectWith(ix, w, "auto", o.Modules)
+		c, err := selectWith(ix, w, "auto", so)
 		if err != nil {
 			continue // no checker decides it: say nothing
 		}
 		if s, ok := c.(Searching); ok && s.Searches() {
 			continue // not cheap to know
 		}
-		sub, err := runIndexed(ctx, ix, w, c.Name(), o.Modules)
+		sub, err := runIndexed(ctx, ix, w, c.Name(), so)
 		if err != nil {
 			continue
 		}
@@ -163,8 +226,31 @@ func undecided(err error) bool {
 	return errors.As(err, &u) && u.Undecided()
 }
 
-func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string, modules []polygraph.Module) (Result, error) {
-	c, err := selectWith(ix, l, name, modules)
+// runInnoDB checks h against InnoDB's repeatable read: its pieces
+// (innodb.Split) at serializability, with the findings mapped back to h's
+// transactions.
+func runInnoDB(ctx context.Context, h *history.History, l level.Level, own history.OwnReads, name string, so solverOptions) (Result, error) {
+	if l.ID != level.RepeatableRead {
+		return Result{}, fmt.Errorf("%s is InnoDB's repeatable read: check it at repeatable-read, not %s", InnoDBModule, l.Name)
+	}
+	if own != history.MustReadOwn {
+		return Result{}, fmt.Errorf("%s: InnoDB reads its own writes; the %q read-your-own-writes policy does not apply", InnoDBModule, own)
+	}
+	p := innodb.Split(h)
+	res, err := runIndexed(ctx, history.NewIndex(p.H), level.Get(level.Serializable), name, so)
+	if err != nil {
+		return res, err
+	}
+	res.Level, res.Stats = l, h.Stats()
+	res.Caveat = strings.TrimPrefix(res.Caveat+"; "+innodbCaveat, "; ")
+	for i, a := range res.Anomalies {
+		res.Anomalies[i] = p.MapBack(a)
+	}
+	return res, nil
+}
+
+func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string, so solverOptions) (Result, error) {
+	c, err := selectWith(ix, l, name, so)
 	if err != nil {
 		return Result{}, err
 	}

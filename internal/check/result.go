@@ -55,6 +55,14 @@ type Result struct {
 	// Caveat says, when the checker could not be complete for this
 	// history, what it may have missed.
 	Caveat string
+	// OwnReads is the read-your-own-writes policy the check followed, and
+	// OwnReadsEvidence, when the policy was inferred from the history,
+	// what the history showed.
+	OwnReads         history.OwnReads
+	OwnReadsEvidence *history.OwnReadsEvidence
+	// Modules names the modules the check ran, in order (InnoDBModule for
+	// the InnoDB repeatable-read model).
+	Modules []string
 }
 
 // Caveated is implemented by checkers that are sound on every history they

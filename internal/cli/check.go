@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/isoscope/isoscope/internal/check"
-	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -19,18 +18,17 @@ import (
 
 // checkCommand is `isoscope check [flags] FILE…`.
 type checkCommand struct {
-	io       IO
-	Level    string
-	Checker  string
-	Format   string
-	JSON     bool
-	Timeout  time.Duration
-	PerKind  int
-	NoHolds  bool
-	Report   string
-	Dot      string
-	Modules  []string
-	OwnReads string
+	io      IO
+	Level   string
+	Checker string
+	Format  string
+	JSON    bool
+	Timeout time.Duration
+	PerKind int
+	NoHolds bool
+	Report  string
+	Dot     string
+	modelFlags
 }
 
 func newCheckCommand(std IO) *cobra.Command {
@@ -53,8 +51,7 @@ against an isolation level. Exit status: 0 every history satisfies the level,
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot) to this directory")
-	f.StringVar(&c.OwnReads, "own-reads", "own", "what a read of a key its transaction wrote before returns: own (its last write), external (other transactions' writes only: stores that buffer writes), either")
-	f.StringSliceVar(&c.Modules, "module", nil, "run a built-in module on the history before the search (repeatable): commit-order (the database's version order is its commit_ts order)")
+	c.modelFlags.register(f)
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
@@ -66,17 +63,9 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 	if err != nil {
 		return badInput(err)
 	}
-	own, ok := history.ParseOwnReads(c.OwnReads)
-	if !ok {
-		return badInput(fmt.Errorf("unknown --own-reads %q (known: own, external, either)", c.OwnReads))
-	}
-	var modules []polygraph.Module
-	for _, name := range c.Modules {
-		m, ok := polygraph.Modules()[name]
-		if !ok {
-			return badInput(fmt.Errorf("unknown module %q (known: commit-order)", name))
-		}
-		modules = append(modules, m)
+	opts := check.Options{Checker: c.Checker, Holds: !c.NoHolds}
+	if err := c.modelFlags.options(&opts); err != nil {
+		return badInput(err)
 	}
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -92,7 +81,7 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 			return badInput(err)
 		}
 		start := time.Now()
-		res, err := check.Run(ctx, h, lvl, check.Options{Checker: c.Checker, Holds: !c.NoHolds, Modules: modules, OwnReads: own})
+		res, err := check.Run(ctx, h, lvl, opts)
 		if err != nil {
 			return badInput(fmt.Errorf("%s: %w", name, err))
 		}

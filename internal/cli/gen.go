@@ -46,6 +46,10 @@ type genCommand struct {
 	MaxIter     int
 	GlobalScans bool
 	BlindWMixed bool
+	// Database timestamps and the faults planted in them.
+	Timestamps bool
+	TSFault    string
+	TSFaults   int
 	// distSet says --dist was given: the Boomslang workloads default to
 	// uniform keys, as in the paper.
 	distSet bool
@@ -75,7 +79,15 @@ overrides). --tombstones makes deletes leave tombstones, --populate starts with 
 share of the keys present, and --fault corrupts one observation in that share of
 the transactions (a stale or never-written value, or a scan that omits a key), so
 that the history likely violates the level the mode gives. In si mode,
-first-committer-wins losers are recorded as aborted.`,
+first-committer-wins losers are recorded as aborted.
+
+--timestamps gives every transaction the simulated database's start_ts and
+commit_ts (a logical clock ticking at each start and commit), for the chronos
+checker. --ts-fault early-commit or skew (with --ts-faults N, default 1) then
+corrupts them: early-commit lowers a writer's commit_ts below the start_ts of a
+transaction that read the version it overwrote (the reader should have seen the
+write), skew lowers a reader's start_ts below the commit_ts of the write it read
+(a lagging clock). Where they went is printed on standard error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.distSet = cmd.Flags().Changed("dist")
@@ -106,6 +118,9 @@ first-committer-wins losers are recorded as aborted.`,
 	f.IntVar(&c.MaxWidth, "max-width", gen.DefaultMaxWidth, "Boomslang workloads: largest range width in keys")
 	f.IntVar(&c.MaxIter, "max-iter", gen.DefaultMaxIter, "randombench: an iterator asks for 1 to N pairs")
 	f.BoolVar(&c.GlobalScans, "global-scans", false, "randomrmwrange: precede every range scan with a scan of every key, as the paper does (histories grow by O(keys) per scan)")
+	f.BoolVar(&c.Timestamps, "timestamps", false, "give transactions the database's start_ts and commit_ts")
+	f.StringVar(&c.TSFault, "ts-fault", "", "plant timestamp faults (implies --timestamps): early-commit (a commit_ts below a reader's start_ts that did not see it) or skew (a start_ts below the commit_ts of a write it read)")
+	f.IntVar(&c.TSFaults, "ts-faults", 1, "how many --ts-fault faults to plant")
 	f.BoolVar(&c.BlindWMixed, "blindw-mixed", false, "blindw: Boomslang's variant (each operation a read or a blind write) instead of Cobra's (read-only or write-only transactions)")
 	return cmd
 }
@@ -116,9 +131,16 @@ func (c *genCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(err)
 	}
+	var fault gen.TSFault
+	if c.TSFault != "" {
+		if fault, err = gen.ParseTSFault(c.TSFault); err != nil {
+			return badInput(err)
+		}
+		c.Timestamps = true
+	}
 	cfg := gen.Config{
 		Txns: c.Txns, Sessions: c.Sessions, Keys: c.Keys, Dist: dist,
-		ReadOnlyRatio: c.ReadOnly, AbortRatio: c.AbortRatio, Seed: c.Seed,
+		ReadOnlyRatio: c.ReadOnly, AbortRatio: c.AbortRatio, Seed: c.Seed, Timestamps: c.Timestamps,
 	}
 	switch strings.ToLower(c.Mode) {
 	case "serial", "ser", "sser":
@@ -146,7 +168,7 @@ func (c *genCommand) Run(ctx context.Context) error {
 		}
 		h, err = gen.GenerateGeneral(gen.GeneralConfig{
 			Txns: c.Txns, Sessions: c.Sessions, Keys: c.Keys, Dist: dist, Ops: c.Ops,
-			ReadRatio: c.ReadRatio, DuplicateKeys: c.Duplicates, Seed: c.Seed,
+			ReadRatio: c.ReadRatio, DuplicateKeys: c.Duplicates, Seed: c.Seed, Timestamps: c.Timestamps,
 		})
 	default:
 		w, werr := gen.ParseRangeWorkload(c.Workload)
@@ -163,7 +185,7 @@ func (c *genCommand) Run(ctx context.Context) error {
 			Workload: w, Mode: cfg.Mode, Txns: c.Txns, Sessions: c.Sessions, Keys: c.Keys, Dist: dist,
 			Ops: c.Ops, MinWidth: c.MinWidth, MaxWidth: c.MaxWidth, MaxIter: c.MaxIter, ValueDomain: c.ValueDomain,
 			Tombstones: c.Tombstones, Populate: c.Populate, GlobalScans: c.GlobalScans, BlindWMixed: c.BlindWMixed,
-			Fault: c.Fault, Seed: c.Seed,
+			Fault: c.Fault, Seed: c.Seed, Timestamps: c.Timestamps,
 		}
 		switch strings.ToLower(c.Values) {
 		case "default", "":
@@ -178,6 +200,12 @@ func (c *genCommand) Run(ctx context.Context) error {
 	}
 	if err != nil {
 		return badInput(err)
+	}
+	var faults []gen.Planted
+	if c.TSFault != "" {
+		if faults, err = gen.InjectTimestampFaults(h, fault, c.TSFaults, c.Seed); err != nil {
+			return badInput(err)
+		}
 	}
 	var w io.Writer = c.io.Stdout
 	var closeFile func() error
@@ -217,6 +245,10 @@ func (c *genCommand) Run(ctx context.Context) error {
 			ids[i] = h.TxnName(t)
 		}
 		fmt.Fprintf(c.io.Stderr, "planted %s: transactions %s\n", p.Kind, strings.Join(ids, ", "))
+	}
+	for _, p := range faults {
+		fmt.Fprintf(c.io.Stderr, "planted %s timestamp fault (%s expected): writer %s, reader %s\n",
+			fault, p.Kind, h.TxnName(p.Txns[0]), h.TxnName(p.Txns[1]))
 	}
 	return nil
 }

@@ -42,6 +42,7 @@ type runCommand struct {
 	Duplicates float64
 	Span       int
 	Values     int
+	LockRMW    bool
 	Seed       uint64
 	Retries    int
 	Out        string
@@ -54,6 +55,7 @@ type runCommand struct {
 	PerKind    int
 	NoHolds    bool
 	Report     string
+	modelFlags
 	// described says what ran (for --report); label is the plots'
 	// second title line.
 	described, label string
@@ -69,7 +71,10 @@ sessions with envelope tracing, streams the history to --out as transactions
 finish, and checks it at --level: by default the level the database promises
 for --isolation (serializable: ser; repeatable-read: si — PostgreSQL's is
 snapshot isolation, InnoDB's is weaker and the check says where; read-committed:
-rc). Without --db it runs on an in-memory SQLite database, which needs no server.
+rc). Without --db it runs on an in-memory SQLite database, which needs no server;
+--db badger::memory: (or badger://DIR) runs on the embedded key-value store
+Badger, whose start and commit timestamps isoscope chooses and records in the
+history (start_ts, commit_ts).
 --report DIR writes a self-contained HTML page of the run and the check: plots
 of transactions per second, latency percentiles and abort reasons over the run
 (also as SVG and PNG files in DIR), the verdict and the anomalies.
@@ -86,9 +91,9 @@ so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.DB, "db", "", "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE; default sqlite::memory:")
-	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite: serializable only)")
-	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated)")
+	f.StringVar(&c.DB, "db", "", "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR or badger::memory:; default sqlite::memory:")
+	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite and Badger: serializable only)")
+	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated); on Badger, the prefix of the keys")
 	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
 	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each")
 	f.IntVar(&c.Txns, "txns", 10000, "transactions to run in all (retries of aborted ones come on top)")
@@ -99,6 +104,7 @@ so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose written values come from a small zipfian domain (not unique)")
 	f.IntVar(&c.Span, "span", 0, "randombench, randomrange, randomrmwrange: the widest range a scan or iterator covers, in keys (0: 100)")
 	f.IntVar(&c.Values, "values", 0, "randombench, randomrange, blindw: written values come from 1..N, so they repeat (0: 8 for randombench and randomrange, fresh values for blindw)")
+	f.BoolVar(&c.LockRMW, "lock-rmw", false, "read-modify-writes lock what they read: every read of a key the transaction writes later is SELECT … FOR UPDATE, recorded with the lock attribute (PostgreSQL, MariaDB; on SQLite every read already holds the write lock)")
 	f.Uint64Var(&c.Seed, "seed", 0, "random seed of the plan (0: from the clock; the history's source records it)")
 	f.IntVar(&c.Retries, "retries", runner.DefaultMaxRetries, "how often to retry a transaction the database aborted (each retry is a new transaction)")
 	f.StringVarP(&c.Out, "out", "o", "", "history file (default isoscope-run-YYYYMMDD-HHMMSS.jsonl in the current directory)")
@@ -109,6 +115,7 @@ so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up checking after this long with outcome unknown (0: no limit)")
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
+	c.modelFlags.register(f)
 	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot)")
 	return cmd
 }
@@ -135,8 +142,15 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(err)
 	}
+	var model check.Options
+	if err := c.modelFlags.options(&model); err != nil {
+		return badInput(err)
+	}
 	if c.Level == "" {
 		c.Level = promisedLevel(iso)
+		if model.InnoDB {
+			c.Level = "rr" // the model is InnoDB's repeatable read
+		}
 	}
 	lvl, err := level.Lookup(c.Level)
 	if err != nil {
@@ -149,6 +163,9 @@ func (c *runCommand) Run(ctx context.Context) error {
 	target, err := db.ParseTarget(c.DB)
 	if err != nil {
 		return badInput(err)
+	}
+	if c.LockRMW && target.Kind == db.Badger {
+		return badInput(errors.New("--lock-rmw: badger has no locking reads (a Badger transaction locks nothing; its reads are checked at commit)"))
 	}
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	d, err := target.Open(openCtx, c.Table)
@@ -221,6 +238,7 @@ func (c *runCommand) plan() (*workload.Plan, error) {
 	return workload.NewPlan(workload.PlanConfig{
 		Workload: w, Sessions: c.Sessions, Txns: c.Txns, Keys: c.Keys, Dist: dist,
 		ReadRatio: c.ReadRatio, Ops: c.Ops, Duplicates: c.Duplicates, Span: c.Span, Values: c.Values,
+		LockRMW: c.LockRMW,
 	}, rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)))
 }
 
@@ -325,7 +343,11 @@ func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Le
 		defer cancel()
 	}
 	start := time.Now()
-	result, err := check.Run(ctx, res.History, lvl, check.Options{Checker: c.Checker, Holds: !c.NoHolds})
+	opts := check.Options{Checker: c.Checker, Holds: !c.NoHolds}
+	if err := c.modelFlags.options(&opts); err != nil {
+		return badInput(err)
+	}
+	result, err := check.Run(ctx, res.History, lvl, opts)
 	var unsupported *check.UnsupportedError
 	if errors.As(err, &unsupported) && !c.LevelSet {
 		if err := c.writeReport(res, nil); err != nil {

@@ -72,9 +72,14 @@ const (
 	// SQLite is the embedded default, through modernc.org/sqlite: no
 	// server, one writer at a time.
 	SQLite
+	// Badger is the embedded key-value store github.com/dgraph-io/badger
+	// (v4), in managed mode: isoscope's own timestamp oracle chooses every
+	// transaction's start and commit timestamps, and the history records
+	// them.
+	Badger
 )
 
-// String names the kind ("postgres", "mysql", "sqlite").
+// String names the kind ("postgres", "mysql", "sqlite", "badger").
 func (k Kind) String() string {
 	switch k {
 	case Postgres:
@@ -83,6 +88,8 @@ func (k Kind) String() string {
 		return "mysql"
 	case SQLite:
 		return "sqlite"
+	case Badger:
+		return "badger"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -107,9 +114,11 @@ type Conn interface {
 	Read(ctx context.Context, k int64) ([]int64, error)
 	// Write puts v at k, inserting or updating.
 	Write(ctx context.Context, k, v int64) error
-	// Delete deletes k, and says whether it did: found is false when k
-	// was absent (the statement deleted no row), which the database found
-	// as a locking read of k would have.
+	// Delete deletes k, and says whether it wrote anything: found is
+	// false when k was absent and the database wrote nothing (SQL's
+	// DELETE of a missing row), which it found as a locking read of k
+	// would have. A key-value store's delete writes a tombstone whether
+	// or not k was present, and always returns true.
 	Delete(ctx context.Context, k int64) (found bool, err error)
 	// Scan returns the pairs of [lo, hi) in key order: all of them when
 	// limit is 0, else the first limit.
@@ -132,6 +141,17 @@ type Conn interface {
 	// broken connection is not reused.
 	Close() error
 	Discard() error
+}
+
+// Timestamper is a Conn whose database tells the timestamps it gave a
+// transaction (Badger's, whose oracle isoscope runs): the history records
+// them as start_ts and commit_ts.
+type Timestamper interface {
+	// Timestamps returns the start (snapshot) timestamp and the commit
+	// timestamp of the connection's last transaction; ok is false unless
+	// it committed. The transaction saw exactly the transactions whose
+	// commit timestamp is below its start timestamp.
+	Timestamps() (start, commit uint64, ok bool)
 }
 
 // ErrorClass is what an error means for the transaction that got it.
@@ -172,7 +192,8 @@ func (c ErrorClass) String() string {
 type Database interface {
 	// Kind is the database's dialect.
 	Kind() Kind
-	// Table is the name of the table the workload uses.
+	// Table is the name of the table the workload uses (on Badger, the
+	// prefix of its keys).
 	Table() string
 	// Version asks the server for its product and version, e.g.
 	// "PostgreSQL 15.20" or "MariaDB 10.11.19".
@@ -181,7 +202,8 @@ type Database interface {
 	// otherwise says why not.
 	Supports(iso Isolation) error
 	// Reset drops and creates the table: k BIGINT PRIMARY KEY, v BIGINT
-	// (the value of a key), l TEXT (a list: comma-separated elements).
+	// (the value of a key), l TEXT (a list: comma-separated elements). On
+	// Badger it deletes every key under the table's prefix.
 	Reset(ctx context.Context) error
 	// Drop drops the table.
 	Drop(ctx context.Context) error

@@ -27,6 +27,10 @@ type dialect struct {
 	// setting the user may not be allowed to change).
 	setup                                   []string
 	upsertValue, upsertList, ignoreConflict string
+	// forUpdate turns a point read into a locking read (see
+	// LockingReader); empty where every read already locks (SQLite's
+	// BEGIN IMMEDIATE holds the database's write lock).
+	forUpdate string
 }
 
 // sqlFor fills in the dialect's statements for table t.
@@ -70,6 +74,7 @@ func postgresDialect() *dialect {
 		version:        "SELECT version()",
 		classify:       classifyPostgres,
 		placeholders:   dollars,
+		forUpdate:      " FOR UPDATE",
 		// PostgreSQL looks for deadlocks after a second of waiting; the
 		// workloads deadlock often enough that a second each matters.
 		// (A superuser's setting: others keep the server's.)
@@ -88,6 +93,7 @@ func mysqlDialect() *dialect {
 		version:         "SELECT VERSION()",
 		classify:        classifyMySQL,
 		placeholders:    questionMarks,
+		forUpdate:       " FOR UPDATE",
 		// InnoDB finds deadlocks at once, but waits 50 s for a lock held
 		// by a transaction that is merely slow.
 		setup: []string{"SET SESSION innodb_lock_wait_timeout = 10"},

@@ -22,6 +22,21 @@
 //     time: every transaction begins with BEGIN IMMEDIATE, so it offers
 //     serializable only.
 //
+// A fourth adapter is not SQL: Badger (github.com/dgraph-io/badger/v4),
+// an embedded key-value store (badger://DIR, or badger::memory:), opened
+// in managed mode. isoscope's timestamp oracle (oracle.go) gives every
+// transaction a fresh start timestamp once every commit below it has
+// been applied, and a fresh commit timestamp, handed to Badger in
+// timestamp order; the Conn tells them (Timestamper), and the runner
+// records them as start_ts and commit_ts. Badger offers one level, which
+// it calls serializable snapshot isolation: a snapshot per transaction,
+// and at commit ErrConflict (aborted) if a key it read — by a point read,
+// or returned by an iterator — was written by a transaction committed
+// since it started. Writes alone never conflict. The table is a key
+// prefix: TABLE/v and the key hold a value, TABLE/l and the key a list,
+// keys as big-endian integers with the sign bit flipped (byte order is
+// the integers' order); a delete writes a tombstone, present or not.
+//
 // The schema is one table (isoscope_kv unless told otherwise) that Reset
 // drops and creates: k BIGINT PRIMARY KEY, v BIGINT for a key's value, and
 // l TEXT for a list, its elements comma-separated (append is the dialect's

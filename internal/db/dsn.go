@@ -18,8 +18,8 @@ type Target struct {
 	driverDSN string
 	// mysql is the parsed MySQL configuration.
 	mysql *mysql.Config
-	// memory says the SQLite database lives in memory; path is the file
-	// otherwise.
+	// memory says the SQLite or Badger database lives in memory; path is
+	// the file (SQLite) or directory (Badger) otherwise.
 	memory bool
 	path   string
 }
@@ -35,6 +35,8 @@ const DefaultAddress = "sqlite::memory:"
 //	mysql://user:pass@host:port/db?options      (URL form; also mariadb://)
 //	sqlite://FILE, sqlite:FILE, sqlite:///ABSOLUTE/FILE
 //	sqlite::memory: (also sqlite://:memory:; "" is the default, in memory)
+//	badger://DIR, badger:DIR, badger:///ABSOLUTE/DIR
+//	badger::memory: (also badger://:memory:, badger://memory)
 func ParseTarget(addr string) (Target, error) {
 	addr = strings.TrimSpace(addr)
 	if addr == "" {
@@ -60,12 +62,14 @@ func ParseTarget(addr string) (Target, error) {
 		return parseMySQL(addr, strings.TrimPrefix(rest, "//"))
 	case "sqlite", "sqlite3":
 		return parseSQLite(addr, rest)
+	case "badger":
+		return parseBadger(addr, rest)
 	}
 	return Target{}, badAddress(addr)
 }
 
 func badAddress(addr string) error {
-	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE or sqlite::memory:)", addr)
+	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR or badger::memory:)", addr)
 }
 
 // parseMySQL accepts go-sql-driver's DSN form (user:pass@tcp(host:port)/db)
@@ -121,4 +125,21 @@ func parseSQLite(addr, rest string) (Target, error) {
 		return Target{}, fmt.Errorf("database address %q: a SQLite file name may not hold ? or #", addr)
 	}
 	return Target{Kind: SQLite, Display: "sqlite://" + path, path: path}, nil
+}
+
+// BadgerMemory is the address of an in-memory Badger database.
+const BadgerMemory = "badger::memory:"
+
+func parseBadger(addr, rest string) (Target, error) {
+	path := strings.TrimPrefix(rest, "//")
+	switch path {
+	case ":memory:", "memory":
+		return Target{Kind: Badger, Display: BadgerMemory, memory: true}, nil
+	case "":
+		return Target{}, fmt.Errorf("database address %q names no directory (badger://DIR or badger::memory:)", addr)
+	}
+	if strings.ContainsAny(path, "?#") {
+		return Target{}, fmt.Errorf("database address %q: a Badger directory name may not hold ? or #", addr)
+	}
+	return Target{Kind: Badger, Display: "badger://" + path, path: path}, nil
 }

@@ -18,6 +18,12 @@ func TestParseTarget(t *testing.T) {
 		{"sqlite://run.db", SQLite, "sqlite://run.db", ""},
 		{"sqlite:run.db", SQLite, "sqlite://run.db", ""},
 		{"sqlite:///tmp/run.db", SQLite, "sqlite:///tmp/run.db", ""},
+		{"badger::memory:", Badger, "badger::memory:", ""},
+		{"badger://:memory:", Badger, "badger::memory:", ""},
+		{"badger://memory", Badger, "badger::memory:", ""},
+		{"badger://data/b", Badger, "badger://data/b", ""},
+		{"badger:data/b", Badger, "badger://data/b", ""},
+		{"BADGER:///tmp/b", Badger, "badger:///tmp/b", ""},
 		{"postgres://postgres@127.0.0.1:5432/test", Postgres, "postgres://postgres@127.0.0.1:5432/test?application_name=isoscope", "application_name=isoscope"},
 		{"postgresql://u:secret@h/db?application_name=x", Postgres, "postgresql://u:xxxxx@h/db?application_name=x", "u:secret@h"},
 		{"mysql://root@tcp(127.0.0.1:3306)/test", MySQL, "mysql://root@tcp(127.0.0.1:3306)/test?interpolateParams=true", "root@tcp(127.0.0.1:3306)/test"},
@@ -34,7 +40,7 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("%q: got %s %q (driver %q), want %s %q (driver ∋ %q)", c.addr, got.Kind, got.Display, got.driverDSN, c.kind, c.display, c.driver)
 		}
 	}
-	for _, bad := range []string{"redis://x", "nothing", "sqlite:", "sqlite://a?b", "mysql://u@tcp(h/d"} {
+	for _, bad := range []string{"redis://x", "nothing", "sqlite:", "sqlite://a?b", "mysql://u@tcp(h/d", "badger:", "badger://", "badger://a?b"} {
 		if _, err := ParseTarget(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

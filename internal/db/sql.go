@@ -52,6 +52,9 @@ func (t Target) Open(ctx context.Context, table string) (Database, error) {
 	if !tableName.MatchString(table) {
 		return nil, fmt.Errorf("table name %q: want letters, digits and underscores, not starting with a digit", table)
 	}
+	if t.Kind == Badger {
+		return openBadger(t, table)
+	}
 	d := &sqlDB{kind: t.Kind, table: table, display: t.Display}
 	var err error
 	switch t.Kind {

@@ -189,6 +189,9 @@ type RangeConfig struct {
 	// Seed makes the history: the same configuration and seed give the
 	// same history.
 	Seed uint64
+	// Timestamps gives every transaction the database's start_ts and
+	// every committed one its commit_ts (see Config.Timestamps).
+	Timestamps bool
 }
 
 // withDefaults returns c with its zero optional fields set.
@@ -316,6 +319,7 @@ func GenerateRange(c RangeConfig) (*history.History, error) {
 		prev:   make([]int64, c.Keys),
 		ownIdx: make([]int32, c.Keys),
 		txns:   make([]history.Txn, 0, c.Txns),
+		clock:  tsClock{on: c.Timestamps},
 	}
 	if c.Tombstones {
 		s.deleted = tombstoneState
@@ -419,6 +423,9 @@ type rsim struct {
 	// initial lists the keys present in the initial state, ascending, and
 	// their values.
 	initial []ownKV
+	// clock hands out database timestamps when RangeConfig.Timestamps is
+	// set.
+	clock tsClock
 }
 
 // populate draws the initial state.
@@ -662,6 +669,7 @@ func (s *rsim) runSerial() {
 		s.install(s.own)
 		s.clearOwn()
 		s.txns = append(s.txns, history.Txn{Session: int32(sess), Begin: begin, End: end, HasTime: true, Ops: ops})
+		s.clock.stampSerial(&s.txns[len(s.txns)-1])
 		clock = end
 	}
 }
@@ -693,6 +701,7 @@ func (s *rsim) runSI() {
 		now := se.at
 		if !se.inflight {
 			se.begin, se.snap = now, seq
+			se.startTS = s.clock.tick()
 			se.ops = s.exec()
 			pend[i] = append(pend[i][:0], s.own...)
 			s.clearOwn()
@@ -716,6 +725,7 @@ func (s *rsim) runSI() {
 			s.install(pend[i])
 		}
 		s.txns = append(s.txns, history.Txn{Session: i, Status: status, Begin: se.begin, End: now, HasTime: true, Ops: se.ops})
+		s.clock.stampSI(&s.txns[len(s.txns)-1], se.startTS)
 		se.inflight, se.ops = false, nil
 		se.at = now + odd(siMinGap, siMaxGap)
 		q.push(i)

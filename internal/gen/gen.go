@@ -70,6 +70,12 @@ type Config struct {
 	// AbortRatio is the share of workload transactions the client aborts
 	// (status aborted; their writes are never read).
 	AbortRatio float64
+	// Timestamps gives every transaction the database's start_ts and
+	// every committed one its commit_ts, from a logical clock that ticks
+	// (by TimestampStep) at each start and commit in the simulated
+	// database's order. It cannot be combined with Plant (planted groups
+	// have no database behind them).
+	Timestamps bool
 }
 
 // Planted is one planted group: the anomaly it exhibits and its
@@ -114,6 +120,7 @@ func Generate(c Config) (*history.History, []Planted, error) {
 		state:   make([]int64, c.Keys),
 		counter: make([]int64, c.Keys),
 		txns:    make([]history.Txn, 0, c.Txns+extra),
+		clock:   tsClock{on: c.Timestamps},
 	}
 	switch c.Mode {
 	case Serial:
@@ -153,6 +160,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("gen: abort ratio %v is not in [0, 1]", c.AbortRatio)
 	case len(c.Plant) > maxKeysOrSessions/4:
 		return fmt.Errorf("gen: too many anomalies to plant (%d)", len(c.Plant))
+	case c.Timestamps && len(c.Plant) > 0:
+		return fmt.Errorf("gen: planted groups have no database timestamps; plant timestamp faults instead")
 	}
 	for _, k := range c.Plant {
 		if !CanPlant(k) {

@@ -24,6 +24,9 @@ type GeneralConfig struct {
 	// DuplicateDomain is the size of that domain (default 8).
 	DuplicateDomain int
 	Seed            uint64
+	// Timestamps gives every transaction the database's start_ts and
+	// commit_ts (see Config.Timestamps).
+	Timestamps bool
 }
 
 // GenerateGeneral simulates a serial database running a general workload:
@@ -70,6 +73,7 @@ func GenerateGeneral(c GeneralConfig) (*history.History, error) {
 	slab := make([]history.Op, 0, c.Txns*c.Ops)
 	h.Txns = make([]history.Txn, 0, c.Txns)
 	clock := StartInstant
+	ts := tsClock{on: c.Timestamps}
 	for i := range c.Txns {
 		clear(own)
 		ops := slab[len(slab) : len(slab)+c.Ops : len(slab)+c.Ops]
@@ -105,6 +109,7 @@ func GenerateGeneral(c GeneralConfig) (*history.History, error) {
 			ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(c.Sessions)),
 			Begin: begin, End: clock, HasTime: true, Ops: ops,
 		})
+		ts.stampSerial(&h.Txns[len(h.Txns)-1])
 	}
 	return h, nil
 }

@@ -55,8 +55,10 @@ var parsed = func() map[anomaly.Kind]*pattern {
 
 func patternOf(k anomaly.Kind) *pattern { return parsed[k] }
 
-// CanPlant reports whether Generate can plant anomaly k: every kind of
-// anomaly.Kinds except Cycle.
+// CanPlant reports whether Generate can plant anomaly k as a group of
+// transactions: every kind of anomaly.Kinds except Cycle, the list
+// anomalies, and the timestamp anomalies (InjectTimestampFaults plants
+// those).
 func CanPlant(k anomaly.Kind) bool {
 	_, ok := patterns[k]
 	return ok

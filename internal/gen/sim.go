@@ -22,6 +22,8 @@ type sim struct {
 	// plantKeys and plantSessions count the fresh keys and sessions the
 	// planted groups took.
 	plantKeys, plantSessions int
+	// clock hands out database timestamps when Config.Timestamps is set.
+	clock tsClock
 }
 
 func (s *sim) nextKey() int     { return s.c.Keys + s.plantKeys }
@@ -169,6 +171,7 @@ func (s *sim) runSerial() {
 			s.install(ops)
 		}
 		s.txns = append(s.txns, history.Txn{Session: int32(sess), Status: status, Begin: begin, End: end, HasTime: true, Ops: ops})
+		s.clock.stampSerial(&s.txns[len(s.txns)-1])
 		clock = end
 	}
 }
@@ -194,7 +197,8 @@ type session struct {
 	begin    int64
 	snap     uint64 // commits before the transaction began
 	ops      []history.Op
-	abort    bool // the client aborts the running transaction
+	abort    bool   // the client aborts the running transaction
+	startTS  uint64 // the database's start timestamp, with timestamps on
 }
 
 // runSI simulates the snapshot-isolation database: every session runs one
@@ -224,6 +228,7 @@ func (s *sim) runSI() {
 				se.sp = s.newSpec()
 			}
 			se.begin, se.snap = now, seq
+			se.startTS = s.clock.tick()
 			se.ops = s.run(se.sp)
 			se.abort = s.r.Float64() < s.c.AbortRatio
 			se.inflight = true
@@ -249,6 +254,7 @@ func (s *sim) runSI() {
 			}
 		}
 		s.txns = append(s.txns, history.Txn{Session: i, Status: status, Begin: se.begin, End: now, HasTime: true, Ops: se.ops})
+		s.clock.stampSI(&s.txns[len(s.txns)-1], se.startTS)
 		se.inflight, se.ops = false, nil
 		se.at = now + s.odd(siMinGap, siMaxGap)
 		q.push(i)

@@ -151,7 +151,10 @@ func (ix *Index) indexRangeKeys() {
 // the others as absent. An iterator observes the same up to its last
 // returned key; nothing after it is claimed. An observation that follows
 // t's own write or delete of the key is internal (Own ≥ 0).
-func (ix *Index) Observations(t TxnID, f func(o Observation)) {
+func (ix *Index) Observations(t TxnID, f func(o Observation)) { ix.observe(t, ix.own, f) }
+
+// observe is Observations under read-your-own-writes policy policy.
+func (ix *Index) observe(t TxnID, policy OwnReads, f func(o Observation)) {
 	h := ix.h
 	ops := h.Txns[t].Ops
 	var small [8]struct {
@@ -174,8 +177,8 @@ func (ix *Index) Observations(t TxnID, f func(o Observation)) {
 	// the own write.
 	apply := func(o Observation) Observation {
 		switch {
-		case o.Own < 0 || ix.own == MustReadOwn:
-		case ix.own == ReadsExternal:
+		case o.Own < 0 || policy == MustReadOwn:
+		case policy == ReadsExternal:
 			o.Own = -1
 		case !o.Agrees(h.Installed(ops[o.Own])):
 			o.Own = -1

@@ -59,15 +59,18 @@ var levels = [numLevels]Level{
 		Proscribes: with(), Weaker: []ID{ReadUncommitted}},
 	{ID: CursorStability, Name: "cursor-stability", Short: "cs", Adya: "PL-CS",
 		Proscribes: with(anomaly.GCursor), Weaker: []ID{ReadCommitted}},
+	// PL-2+ implies cursor stability (a G-cursor is a G-single) but not
+	// repeatable read, nor does repeatable read imply it: PL-2.99 allows a
+	// G-single through a predicate anti-dependency (a phantom).
 	{ID: PL2Plus, Name: "pl-2+", Short: "pl-2+", Adya: "PL-2+",
-		Proscribes: with(anomaly.GSingle), Weaker: []ID{ReadCommitted}},
+		Proscribes: with(anomaly.GCursor, anomaly.GSingle), Weaker: []ID{CursorStability}},
 	{ID: PLFCV, Name: "pl-fcv", Short: "pl-fcv", Adya: "PL-FCV",
-		Proscribes: with(anomaly.GSingle, anomaly.GSIb), Weaker: []ID{PL2Plus}},
+		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.GSIb), Weaker: []ID{PL2Plus}},
 	{ID: RepeatableRead, Name: "repeatable-read", Short: "rr", Adya: "PL-2.99",
 		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.G2Item), NoNonRepeatableReads: true,
-		Weaker: []ID{CursorStability, PL2Plus}},
+		Weaker: []ID{CursorStability}},
 	{ID: SnapshotIsolation, Name: "snapshot-isolation", Short: "si", Adya: "PL-SI",
-		Proscribes: with(anomaly.GSingle, anomaly.GSI, anomaly.GSIa, anomaly.GSIb), NoNonRepeatableReads: true,
+		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.GSI, anomaly.GSIa, anomaly.GSIb), NoNonRepeatableReads: true,
 		SessionOrder: true, Weaker: []ID{PLFCV}},
 	{ID: Serializable, Name: "serializable", Short: "ser", Adya: "PL-3",
 		Proscribes:           with(anomaly.GCursor, anomaly.GSingle, anomaly.G2Item, anomaly.G2, anomaly.GSI, anomaly.GSIa, anomaly.GSIb),

@@ -40,6 +40,11 @@ func Explain(h *history.History, a *anomaly.Anomaly) string {
 			t(0), t(1), keyName(h, a.Key))
 	case anomaly.DuplicateElements:
 		return fmt.Sprintf("%s read %s with the element %s twice, though each element is appended once", t(0), keyName(h, a.Key), a.Value)
+	case anomaly.StaleRead, anomaly.ReadBeyondSnapshot, anomaly.ConcurrentWrite, anomaly.LostUpdate,
+		anomaly.SessionGuaranteeViolation, anomaly.CommitBeforeStart:
+		if e := explainTimestamps(h, a); e != "" {
+			return e
+		}
 	case anomaly.NonRepeatableRead:
 		second := a.Value.String()
 		if len(a.Ops) > 1 {
@@ -64,6 +69,9 @@ func keyName(h *history.History, k history.KeyID) string {
 // scan or iterator returned for k (absence when it did not return k).
 func observed(h *history.History, r history.OpRef, k history.KeyID) string {
 	op := h.Txns[r.Txn].Ops[r.Op]
+	if op.Kind == history.ReadList {
+		return listString(op.List)
+	}
 	if !op.Kind.IsRange() || op.Range == nil {
 		return op.Value.String()
 	}

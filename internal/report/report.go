@@ -61,6 +61,14 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	if r.Caveat != "" {
 		fmt.Fprintf(&b, "note: %s\n", r.Caveat)
 	}
+	if len(r.Modules) > 0 {
+		fmt.Fprintf(&b, "modules: %s\n", strings.Join(r.Modules, ", "))
+	}
+	if e := r.OwnReadsEvidence; e != nil {
+		fmt.Fprintf(&b, "read-your-own-writes policy inferred from the history: %s (of the reads after their transaction's write of the key, %d saw that write, %d did not)\n", r.OwnReads, e.Own, e.External)
+	} else if r.OwnReads != history.MustReadOwn {
+		fmt.Fprintf(&b, "read-your-own-writes policy: %s\n", r.OwnReads)
+	}
 	for _, g := range Group(r.Anomalies) {
 		a0 := &r.Anomalies[g.Indices[0]]
 		ph := ""
@@ -172,6 +180,22 @@ type Document struct {
 	Caveat    string         `json:"caveat,omitempty"`
 	ElapsedMS float64        `json:"elapsed_ms"`
 	Counts    map[string]int `json:"counts,omitempty"`
+	// Modules names the modules the check ran (absent when none).
+	Modules []string `json:"modules,omitempty"`
+	// OwnReads is the read-your-own-writes policy the check followed,
+	// when it is not the default or was inferred.
+	OwnReads *OwnReads `json:"own_reads,omitempty"`
+}
+
+// OwnReads is a Document's read-your-own-writes policy: its name (own,
+// external, either) and, when it was inferred from the history, how many
+// reads after their transaction's write of the key saw that write (Own)
+// and how many did not (External).
+type OwnReads struct {
+	Policy   string `json:"policy"`
+	Inferred bool   `json:"inferred"`
+	Own      int    `json:"reads_own,omitempty"`
+	External int    `json:"reads_external,omitempty"`
 }
 
 // Finding is one anomaly of a Document. Transaction ids and keys are as
@@ -215,6 +239,12 @@ func NewDocument(c *Checked, withFile bool) *Document {
 	}
 	if withFile {
 		out.File = c.File
+	}
+	out.Modules = r.Modules
+	if e := r.OwnReadsEvidence; e != nil {
+		out.OwnReads = &OwnReads{Policy: r.OwnReads.String(), Inferred: true, Own: e.Own, External: e.External}
+	} else if r.OwnReads != history.MustReadOwn {
+		out.OwnReads = &OwnReads{Policy: r.OwnReads.String()}
 	}
 	for _, l := range r.Holds {
 		out.Holds = append(out.Holds, l.Name)

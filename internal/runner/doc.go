@@ -6,7 +6,9 @@
 // while its COMMIT was in flight) — and begin and end instants taken just
 // before the first request and just after the last response from one
 // monotonic clock (a wall-clock base plus the monotonic time elapsed, in
-// nanoseconds).
+// nanoseconds). Where the database tells the timestamps it gave a
+// transaction (db.Timestamper: Badger, whose oracle isoscope runs), a
+// committed transaction also carries its start_ts and commit_ts.
 //
 // Every session holds one connection and runs its plan's transactions in
 // order. A transaction the database aborts is retried, up to a limit, as

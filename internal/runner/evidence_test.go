@@ -63,7 +63,7 @@ var (
 )
 
 type experiment struct {
-	db     string // "postgres", "mariadb", "sqlite"
+	db     string // "postgres", "mariadb", "sqlite", "badger"
 	iso    db.Isolation
 	pc     workload.PlanConfig
 	levels []string
@@ -75,6 +75,8 @@ func (e experiment) addr(t *testing.T) string {
 		return dbtest.Postgres(t)
 	case "mariadb":
 		return dbtest.MySQL(t)
+	case "badger":
+		return db.BadgerMemory
 	}
 	return "sqlite::memory:"
 }
@@ -116,6 +118,23 @@ func paperExperiments() []experiment {
 	return out
 }
 
+// badgerExperiments are Badger's rows: its one level (serializable
+// snapshot isolation) on every kind of workload, each history checked at
+// SER and at SI twice: by the checker auto picks (the timestamp checker
+// where the history allows) and by the black-box sat checker, which
+// ignores the timestamps ("si@sat").
+func badgerExperiments() []experiment {
+	return []experiment{
+		{"badger", db.Serializable, workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 16, Txns: 2000, Keys: 20, Dist: workload.Zipfian}, []string{"ser", "sser", "si"}},
+		{"badger", db.Serializable, workload.PlanConfig{Workload: workload.General, Sessions: 8, Txns: 400, Keys: 200, Dist: workload.Uniform}, []string{"ser", "si", "si@sat"}},
+		{"badger", db.Serializable, workload.PlanConfig{Workload: workload.ListAppend, Sessions: 8, Txns: 1000, Keys: 10, Dist: workload.Zipfian}, []string{"ser", "si"}},
+		{"badger", db.Serializable, workload.PlanConfig{Workload: workload.LWT, Sessions: 16, Txns: 2000, Keys: 10, Dist: workload.Zipfian}, []string{"sser"}},
+		{"badger", db.Serializable, workload.PlanConfig{Workload: workload.RandomRange, Sessions: 8, Txns: 300, Keys: 200, Dist: workload.Uniform}, []string{"ser", "si"}},
+		{"badger", db.Serializable, workload.PlanConfig{Workload: workload.RandomRMWRange, Sessions: 8, Txns: 300, Keys: 200, Dist: workload.Uniform}, []string{"ser", "si"}},
+		{"badger", db.Serializable, workload.PlanConfig{Workload: workload.BlindW, Sessions: 8, Txns: 1000, Keys: 1000, Dist: workload.Uniform}, []string{"ser", "si", "si@sat"}},
+	}
+}
+
 func experiments() []experiment {
 	mt := workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 16, Txns: 2000, Keys: 20, Dist: workload.Zipfian}
 	general := workload.PlanConfig{Workload: workload.General, Sessions: 8, Txns: 400, Keys: 200, Dist: workload.Uniform}
@@ -136,7 +155,7 @@ func experiments() []experiment {
 		{"mariadb", db.RepeatableRead, appends, []string{"si", "rc"}},
 		{"mariadb", db.ReadCommitted, rc, []string{"rc", "si"}},
 		{"sqlite", db.Serializable, mt, []string{"ser", "sser"}},
-	}, paperExperiments()...)
+	}, append(paperExperiments(), badgerExperiments()...)...)
 }
 
 // tally is one experiment's findings at one level.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,16 +71,18 @@ func checkSessionOrder(t testing.TB, h *history.History) {
 	}
 }
 
-// verdict checks h at level name.
+// verdict checks h at level name, "LEVEL" (the checker auto picks) or
+// "LEVEL@CHECKER".
 func verdict(t testing.TB, h *history.History, name string) check.Result {
 	t.Helper()
+	name, checker, _ := strings.Cut(name, "@")
 	l, err := level.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := check.Run(ctx, h, l, check.Options{})
+	res, err := check.Run(ctx, h, l, check.Options{Checker: checker})
 	if err != nil {
 		t.Fatalf("checking %s: %v", name, err)
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
@@ -15,7 +16,11 @@ type record struct {
 	session    int64
 	status     history.Status
 	begin, end int64
-	ops        []history.Op
+	// startTS and commitTS are the database's timestamps of a committed
+	// transaction, valid when hasTS is set (db.Timestamper).
+	startTS, commitTS uint64
+	hasTS             bool
+	ops               []history.Op
 }
 
 // add appends op; a nil record (tracing off) records nothing.
@@ -40,6 +45,9 @@ func (s *session) do(ctx context.Context, op *workload.Op, rec *record) error {
 	k := history.KeyID(op.Key)
 	switch op.Kind {
 	case workload.ReadOp:
+		if op.Lock {
+			return s.lockedRead(ctx, op.Key, rec)
+		}
 		vs, err := c.Read(ctx, op.Key)
 		if err != nil {
 			return err
@@ -175,4 +183,26 @@ func (s *session) know(key int64, v history.Value) {
 	if s.r.c.Plan.Config.Workload == workload.LWT {
 		s.known[key] = v
 	}
+}
+
+// lockedRead performs a locking read of key (SELECT … FOR UPDATE, the
+// plan's LockRMW) and traces it with the lock attribute, one read per row
+// as traceRead does.
+func (s *session) lockedRead(ctx context.Context, key int64, rec *record) error {
+	lr, ok := s.conn.(db.LockingReader)
+	if !ok {
+		return fmt.Errorf("this database has no locking reads (SELECT … FOR UPDATE)")
+	}
+	vs, err := lr.ReadLocked(ctx, key)
+	if err != nil {
+		return err
+	}
+	k := history.KeyID(key)
+	if len(vs) == 0 {
+		rec.add(history.Op{Kind: history.Read, Key: k, Value: history.NullValue, Lock: true})
+	}
+	for _, v := range vs {
+		rec.add(history.Op{Kind: history.Read, Key: k, Value: history.IntValue(v), Lock: true})
+	}
+	return nil
 }

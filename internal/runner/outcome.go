@@ -32,7 +32,8 @@ const (
 	NotAborted AbortClass = iota
 	// SerializationFailure: the database could not serialize the
 	// transaction (PostgreSQL 40001; MariaDB 1020, a write conflict under
-	// its snapshot isolation).
+	// its snapshot isolation; Badger's ErrConflict, a key read was written
+	// by a transaction committed since).
 	SerializationFailure
 	// Deadlock: chosen as a deadlock victim (PostgreSQL 40P01, MySQL 1213).
 	Deadlock
@@ -88,7 +89,7 @@ func ClassifyAbort(class db.ErrorClass, reason string) AbortClass {
 		code = reason[i+1 : len(reason)-1]
 	}
 	switch code {
-	case "40001", "1020":
+	case "40001", "1020", "ErrConflict":
 		return SerializationFailure
 	case "40P01", "1213":
 		return Deadlock

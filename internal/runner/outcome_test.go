@@ -18,6 +18,7 @@ func TestClassifyAbort(t *testing.T) {
 		want   AbortClass
 	}{
 		{db.Aborted, "serialization failure (40001)", SerializationFailure},
+		{db.Aborted, "transaction conflict (ErrConflict)", SerializationFailure},
 		{db.Aborted, "record has changed since last read in table 't' (1020)", SerializationFailure},
 		{db.Aborted, "deadlock (40P01)", Deadlock},
 		{db.Aborted, "deadlock (1213)", Deadlock},

@@ -95,6 +95,7 @@ func (rc *recorder) add(r *record) {
 		Session: rc.session(r.session),
 		Status:  r.status,
 		Begin:   r.begin, End: r.end, HasTime: true,
+		StartTS: r.startTS, CommitTS: r.commitTS, HasStartTS: r.hasTS, HasCommitTS: r.hasTS,
 		Ops: r.ops,
 	})
 }

@@ -178,6 +178,9 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 	s.outcomes = append(s.outcomes, Outcome{Begin: begin, End: end, Status: status, Abort: abort})
 	if rec != nil {
 		rec.status, rec.begin, rec.end = status, begin, end
+		if ts, ok := c.(db.Timestamper); ok && status == history.Committed {
+			rec.startTS, rec.commitTS, rec.hasTS = ts.Timestamps()
+		}
 		s.out <- rec
 	}
 	return status, class, err

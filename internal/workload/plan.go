@@ -156,6 +156,9 @@ type Op struct {
 	// whole run and new at every retry.
 	Value int64
 	Fixed bool
+	// Lock makes a read a locking read (SELECT … FOR UPDATE): see
+	// PlanConfig.LockRMW.
+	Lock bool
 }
 
 // Txn is one planned transaction: its operations in program order.
@@ -211,6 +214,10 @@ type PlanConfig struct {
 	// and randomrange (0: 8) and blindw (0: fresh values instead) come
 	// from: 1..Values, uniformly, so values repeat.
 	Values int
+	// LockRMW makes every read of a key its transaction writes later a
+	// locking read (SELECT … FOR UPDATE): read-modify-writes that lock
+	// what they read, as applications do at InnoDB's REPEATABLE READ.
+	LockRMW bool
 }
 
 // Paper reports whether w is one of Boomslang's workloads (randombench,
@@ -307,6 +314,9 @@ func (c PlanConfig) String() string {
 			s += fmt.Sprintf(" values=%d", c.Values)
 		}
 	}
+	if c.LockRMW {
+		s += " lock-rmw"
+	}
 	return s
 }
 
@@ -356,9 +366,32 @@ func NewPlan(c PlanConfig, r *rand.Rand) (*Plan, error) {
 		s := i % c.Sessions
 		p.Sessions[s] = append(p.Sessions[s], g.next())
 	}
+	if c.LockRMW {
+		for _, txns := range p.Sessions {
+			for i := range txns {
+				lockRMW(txns[i].Ops)
+			}
+		}
+	}
 	for _, d := range g.dup {
 		p.UniqueValues = p.UniqueValues && !d
 	}
 	p.UniqueValues = p.UniqueValues && !c.repeated()
 	return p, nil
+}
+
+// lockRMW marks the reads of ops whose key a later operation writes as
+// locking reads.
+func lockRMW(ops []Op) {
+	for i := range ops {
+		if ops[i].Kind != ReadOp {
+			continue
+		}
+		for _, later := range ops[i+1:] {
+			if later.Kind == WriteOp && later.Key == ops[i].Key {
+				ops[i].Lock = true
+				break
+			}
+		}
+	}
 }

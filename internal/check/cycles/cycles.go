@@ -151,7 +151,12 @@ func membership(c []int32) func(int32) bool {
 
 // ToAnomaly maps a cycle of graph edges to transactions and classifies it.
 func ToAnomaly(h *history.History, g *graph.Graph, cyc []int32, nodes Nodes) anomaly.Anomaly {
-	steps := Steps(g, cyc, nodes)
+	return StepsAnomaly(h, Steps(g, cyc, nodes))
+}
+
+// StepsAnomaly classifies a cycle of dependency steps between
+// transactions.
+func StepsAnomaly(h *history.History, steps []anomaly.Step) anomaly.Anomaly {
 	k, p := anomaly.Classify(h, steps)
 	var txns []history.TxnID
 	for _, s := range steps {

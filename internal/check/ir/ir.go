@@ -162,10 +162,12 @@ func (g *Graph) Superpose(options []sat.Lit, unless Cond) {
 	g.Superpositions = append(g.Superpositions, Superposition{Options: options, Unless: unless})
 }
 
-// Lowered is an IR turned into a solver and its acyclicity theory.
+// Lowered is an IR turned into a solver and its acyclicity theory: T for
+// plain acyclicity, C when the options name a rule of classed cycles.
 type Lowered struct {
 	S *sat.Solver
 	T *acyclic.Theory
+	C *acyclic.Classed
 	// Clauses counts the clauses the solver was given.
 	Clauses int
 }
@@ -175,6 +177,21 @@ type Options struct {
 	// NoPhase switches off the theory's order-guided polarity
 	// (topological prioritisation).
 	NoPhase bool
+	// Rule, when set, forbids only the cycles it names (counting item and
+	// predicate anti-dependencies: rw and prw edges) instead of every
+	// cycle.
+	Rule acyclic.Rule
+}
+
+// ClassOf is the class of a dependency kind in a classed theory.
+func ClassOf(d anomaly.Dep) acyclic.Class {
+	switch d {
+	case anomaly.RW:
+		return acyclic.ItemAnti
+	case anomaly.PRW:
+		return acyclic.PredAnti
+	}
+	return acyclic.Dep
 }
 
 // Lower builds the solver and theory for g: a variable per IR variable,
@@ -187,20 +204,46 @@ func (g *Graph) Lower(o Options) *Lowered {
 	for range g.vars {
 		s.NewVar()
 	}
-	t := acyclic.New(int(g.Nodes))
-	t.NoPhase = o.NoPhase
-	s.SetTheory(t)
-	low := &Lowered{S: s, T: t}
-	add := func(lits ...sat.Lit) {
+	low := &Lowered{S: s}
+	var (
+		reserve func(fixed, cond int)
+		add     func(e Edge)
+	)
+	if o.Rule != 0 {
+		c := acyclic.NewClassed(int(g.Nodes), o.Rule)
+		c.SetNoPhase(o.NoPhase)
+		s.SetTheory(c)
+		low.C, reserve = c, c.Reserve
+		add = func(e Edge) {
+			if e.When.Const > 0 {
+				c.AddFixedEdge(e.From, e.To, ClassOf(e.Dep))
+			} else {
+				c.AddEdge(e.From, e.To, e.When.Lit, ClassOf(e.Dep))
+			}
+		}
+	} else {
+		t := acyclic.New(int(g.Nodes))
+		t.NoPhase = o.NoPhase
+		s.SetTheory(t)
+		low.T, reserve = t, t.Reserve
+		add = func(e Edge) {
+			if e.When.Const > 0 {
+				t.AddFixedEdge(e.From, e.To)
+			} else {
+				t.AddEdge(e.From, e.To, e.When.Lit)
+			}
+		}
+	}
+	clause := func(lits ...sat.Lit) {
 		low.Clauses++
 		s.AddClause(lits...)
 	}
 	for _, c := range g.Clauses {
-		add(c...)
+		clause(c...)
 	}
 	g.Clauses = nil
 	for _, sp := range g.Superpositions {
-		lowerSuperposition(s, sp, add)
+		lowerSuperposition(s, sp, clause)
 	}
 	g.Superpositions = nil
 	fixed := 0
@@ -209,13 +252,9 @@ func (g *Graph) Lower(o Options) *Lowered {
 			fixed++
 		}
 	}
-	t.Reserve(fixed, g.nedges-fixed)
+	reserve(fixed, g.nedges-fixed)
 	for e := range g.Edges() {
-		if e.When.Const > 0 {
-			t.AddFixedEdge(e.From, e.To)
-		} else {
-			t.AddEdge(e.From, e.To, e.When.Lit)
-		}
+		add(e)
 	}
 	return low
 }

@@ -153,3 +153,36 @@ func BenchmarkBoomslang(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWeakLevels checks RandomRange and RandomBench histories from
+// the snapshot-isolation simulator at the levels between read committed
+// and snapshot isolation: cursor stability (lost-update clauses on plain
+// acyclicity) and PL-2+ and repeatable read (the classed theory). The
+// simulator's histories may violate repeatable read (write skew): only
+// the time counts.
+func BenchmarkWeakLevels(b *testing.B) {
+	for _, w := range []gen.RangeWorkload{gen.RandomRange, gen.RandomBench} {
+		for _, n := range []int{1000, 4000} {
+			h, err := gen.GenerateRange(gen.RangeConfig{Workload: w, Mode: gen.SnapshotIsolation, Txns: n, Sessions: 24, Keys: n / 10, Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, id := range []level.ID{level.CursorStability, level.PL2Plus, level.RepeatableRead} {
+				b.Run(fmt.Sprintf("%s/%s/txns=%d", w, level.Get(id).Short, n), func(b *testing.B) {
+					for b.Loop() {
+						_, st, err := Checker{NoShrink: true}.Run(context.Background(), history.NewIndex(h), level.Get(id))
+						if err != nil {
+							b.Fatal(err)
+						}
+						b.ReportMetric(st.Build.Seconds(), "build-s")
+						b.ReportMetric(st.Prune.Seconds(), "prune-s")
+						b.ReportMetric(st.Encode.Seconds(), "encode-s")
+						b.ReportMetric(st.Solve.Seconds(), "solve-s")
+						b.ReportMetric(float64(st.Clauses), "clauses")
+						b.ReportMetric(float64(st.Solver.Conflicts), "conflicts")
+					}
+				})
+			}
+		}
+	}
+}

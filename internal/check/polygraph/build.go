@@ -8,6 +8,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check/precheck"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/sat/acyclic"
 )
 
 // Read is one external read and the transactions whose final write of its
@@ -68,6 +69,9 @@ type Polygraph struct {
 	pairs   map[pairKey]int32
 	writers map[history.KeyID][]history.TxnID
 	keys    []history.KeyID
+	// RelaxCursor records cursor stability's lost-update triples without
+	// forbidding them (to find which one a refuted history needs).
+	RelaxCursor bool
 	// Optional marks unknown transactions that may or may not have taken
 	// effect; OptionalSO are session-order edges involving them.
 	Optional   []bool
@@ -120,37 +124,66 @@ type graphSpec struct {
 	// reads: wr and pwr edges enter (every level above read uncommitted).
 	reads bool
 	// anti: rw and prw edges enter, derived from the reads and a version
-	// order the solver chooses (serializability, snapshot isolation).
+	// order the solver chooses.
 	anti bool
 	// split: snapshot isolation's split graph, where every cycle must
 	// hold two adjacent anti-dependencies.
 	split bool
+	// rule, when set, forbids only the cycles it names instead of every
+	// cycle (PL-2+ and PL-FCV: none with at most one anti-dependency;
+	// repeatable read with predicate reads: none through an item one).
+	rule acyclic.Rule
+	// cursor: no lost update on any key (cursor stability's G-cursor),
+	// as clauses over the version order; no anti-dependency enters.
+	cursor bool
 	// session and realTime: so and rt edges enter.
 	session, realTime bool
 }
 
-// specOf returns level l's graph definition, or false for a level the
-// solver does not decide.
-func specOf(l level.Level) (graphSpec, bool) {
+// specOf returns level l's graph definition for history h, or false for a
+// level the solver does not decide.
+func specOf(l level.Level, h *history.History) (graphSpec, bool) {
 	s := graphSpec{session: l.SessionOrder, realTime: l.RealTime}
 	switch l.ID {
 	case level.ReadUncommitted:
 	case level.ReadCommitted:
 		s.reads = true
+	case level.CursorStability:
+		s.reads, s.cursor = true, true
+	case level.PL2Plus, level.PLFCV:
+		// PL-FCV proscribes G-SIb on the start-ordered graph: a black-box
+		// history allows every transaction to start before any commits,
+		// which leaves no start-dependency, so it is PL-2+ unless a module
+		// (start-order) adds the database's start dependencies.
+		s.reads, s.anti, s.rule = true, true, acyclic.NoSingleAnti
 	case level.Serializable, level.StrictSerializable:
 		s.reads, s.anti = true, true
 	case level.RepeatableRead:
 		// PL-2.99 proscribes cycles with an item anti-dependency. Without
-		// predicate reads every anti-dependency is one, so this is
-		// serializability without session order; Decides refuses scans
-		// and iterators.
+		// predicate reads every anti-dependency is one, and that is plain
+		// acyclicity (serializability without session order).
 		s.reads, s.anti = true, true
+		if h != nil && hasRanges(h) {
+			s.rule = acyclic.NoItemAnti
+		}
 	case level.SnapshotIsolation:
 		s.reads, s.anti, s.split = true, true, true
 	default:
 		return s, false
 	}
 	return s, true
+}
+
+// hasRanges reports whether some transaction scans or iterates.
+func hasRanges(h *history.History) bool {
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind.IsRange() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Build constructs the polygraph of ix's history. With dense false, and
@@ -163,7 +196,7 @@ func specOf(l level.Level) (graphSpec, bool) {
 // (values repeat): they are optional, present exactly when a variable
 // says so, and every constraint they bring is conditioned on it.
 func Build(ix *history.Index, l level.Level, dense bool, modules ...Module) (*Polygraph, error) {
-	spec, _ := specOf(l)
+	spec, _ := specOf(l, ix.History())
 	sessionOrder := spec.session
 	h := ix.History()
 	p := &Polygraph{spec: spec, h: h, ix: ix, effective: ix.Effective, pairs: map[pairKey]int32{},
@@ -230,7 +263,7 @@ func Build(ix *history.Index, l level.Level, dense bool, modules ...Module) (*Po
 		}
 	}
 	switch {
-	case !spec.anti:
+	case !spec.anti && !spec.cursor:
 		// Without anti-dependencies the version order is free: any
 		// topological order of the graph gives one that closes no cycle,
 		// so writers need no pairs.

@@ -37,6 +37,8 @@ type Encoding struct {
 	// Clauses counts the clauses and TwoWidth those that forbid 2-width
 	// cycles.
 	Clauses, TwoWidth int
+	// LostUpdates are the G-cursor triples forbidden at cursor stability.
+	LostUpdates []LostUpdate
 	// twoWidth answers reachability in the known graph for the 2-width
 	// clauses; nil switches them off.
 	twoWidth reacher
@@ -272,6 +274,9 @@ func (e *Encoding) read(r Read) {
 			}
 		}
 	}
+	if p.spec.cursor && r.Writes && !r.Pred {
+		e.noLostUpdate(r, wr)
+	}
 	if !p.spec.anti {
 		return // no anti-dependencies, and the version order is free
 	}
@@ -296,12 +301,58 @@ func (e *Encoding) read(r Read) {
 	}
 }
 
+// LostUpdate is a G-cursor that Encode forbids at cursor stability: the
+// reader R read key Key from From, R also writes it, and Between's write
+// would come between the two in the version order (R →rw Between →ww R,
+// every edge on Key). Conds are when R read from From, From precedes
+// Between and Between precedes R.
+type LostUpdate struct {
+	R, From, Between history.TxnID
+	Key              history.KeyID
+	Conds            [3]cond
+}
+
+// noLostUpdate forbids, for a read of a key its transaction also writes,
+// that another writer's version falls between the one read and the
+// reader's own (Adya's G-cursor: a cycle of one item anti-dependency and
+// write dependencies, all on one key). With the polygraph's RelaxCursor
+// the triples are only recorded.
+func (e *Encoding) noLostUpdate(r Read, wr []cond) {
+	p := e.p
+	for i, c := range r.Cands {
+		for _, u := range p.writers[r.Key] {
+			if u == r.R || u == c {
+				continue
+			}
+			lu := LostUpdate{R: r.R, From: c, Between: u, Key: r.Key,
+				Conds: [3]cond{wr[i], e.and(e.ww(c, u, r.Key), e.presence(u)), e.ww(u, r.R, r.Key)}}
+			var lits []sat.Lit
+			possible := true
+			for _, x := range lu.Conds {
+				switch x.Const {
+				case -1:
+					possible = false
+				case 0:
+					lits = append(lits, x.Lit.Not())
+				}
+			}
+			if !possible {
+				continue
+			}
+			e.LostUpdates = append(e.LostUpdates, lu)
+			if !p.RelaxCursor {
+				e.clause(lits...)
+			}
+		}
+	}
+}
+
 // derivedAnti adds r.R →rw w, present when r read from a writer (wr) that
 // precedes w (ww). When w already reaches the reader in the known graph
 // and both conditions are open, the edge would close a 2-width cycle: a
 // clause forbids the pair instead (VeriStrong §6.1.2, case II).
 func (e *Encoding) derivedAnti(r Read, w history.TxnID, wr, ww cond) {
-	if e.twoWidth != nil && wr.Const == 0 && ww.Const == 0 && e.twoWidth.reaches(w, r.R) {
+	if e.twoWidth != nil && wr.Const == 0 && ww.Const == 0 && e.p.singleAnti(r) && e.twoWidth.reaches(w, r.R) {
 		e.TwoWidth++
 		e.clause(wr.Lit.Not(), ww.Lit.Not())
 		return

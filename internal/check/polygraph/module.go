@@ -139,5 +139,5 @@ func (CommitOrder) Extend(a *ASG) error {
 
 // Modules returns the built-in modules by name, for the command line.
 func Modules() map[string]Module {
-	return map[string]Module{"commit-order": CommitOrder{}}
+	return map[string]Module{"commit-order": CommitOrder{}, "start-order": StartOrder{}}
 }

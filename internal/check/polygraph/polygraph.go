@@ -32,6 +32,7 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/sat"
+	"github.com/isoscope/isoscope/internal/sat/acyclic"
 )
 
 // Checker is the solver-backed checker, named "sat".
@@ -85,13 +86,13 @@ func (Checker) UsesVersionOrder() bool { return true }
 // Searches reports true: the check is a SAT search.
 func (Checker) Searches() bool { return true }
 
-// Decides accepts read uncommitted, read committed, snapshot isolation,
-// serializability and strict serializability on histories of reads,
-// writes, deletes, scans and iterators, and repeatable read on those
-// without scans and iterators.
+// Decides accepts every level (read uncommitted, read committed, cursor
+// stability, PL-2+, PL-FCV, repeatable read, snapshot isolation,
+// serializability, strict serializability) on histories of reads, writes,
+// deletes, scans and iterators.
 func (Checker) Decides(ix *history.Index, l level.Level) error {
-	if _, ok := specOf(l); !ok {
-		return fmt.Errorf("it decides read-uncommitted, read-committed, repeatable-read (without scans), snapshot-isolation, serializable and strict-serializable, not %s", l.Name)
+	if _, ok := specOf(l, nil); !ok {
+		return fmt.Errorf("it does not decide %s", l.Name)
 	}
 	h := ix.History()
 	for i := range h.Txns {
@@ -102,9 +103,6 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 		for _, op := range h.Txns[i].Ops {
 			if op.Kind == history.Append || op.Kind == history.ReadList {
 				return fmt.Errorf("transaction %s has a %s operation; it handles reads, writes, deletes, scans and iterators", h.TxnName(t), op.Kind)
-			}
-			if l.ID == level.RepeatableRead && op.Kind.IsRange() {
-				return fmt.Errorf("transaction %s has a %s operation; at repeatable read it decides histories without predicate reads (a cycle through a predicate anti-dependency alone is allowed there, and that is not acyclicity)", h.TxnName(t), op.Kind)
 			}
 		}
 		if l.RealTime && !h.Txns[i].HasTime {
@@ -143,7 +141,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	st := Stats{Txns: len(h.Txns), Reads: len(p.Reads), Pairs: len(p.Pairs)}
 	st.Build = time.Since(start)
 	start = time.Now()
-	if !c.NoPrune && p.spec.anti {
+	if !c.NoPrune && (p.spec.anti || p.spec.cursor) {
 		st.PrunedPairs, _ = p.Prune(si, 0)
 	}
 	found, err := p.knownCycles(ctx, ix, l)
@@ -151,7 +149,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	if len(found) > 0 || err != nil {
 		return found, st, err
 	}
-	if !p.spec.anti {
+	if !p.spec.anti && !p.spec.cursor {
 		// Without anti-dependencies no search is needed (see place).
 		start = time.Now()
 		found = p.place()
@@ -181,7 +179,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	for _, ed := range chain {
 		enc.FixedEdge(enc.graphNode(ed[0]), enc.graphNode(ed[1]), anomaly.RT)
 	}
-	low := enc.G.Lower(ir.Options{NoPhase: c.NoPhase})
+	low := enc.G.Lower(ir.Options{NoPhase: c.NoPhase, Rule: p.spec.rule})
 	if c.NoChrono {
 		low.S.ChronoAfter = -1
 	}
@@ -195,7 +193,16 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	case sat.Sat:
 		return nil, st, nil
 	case sat.Unsat:
-		a, ok := enc.counterexample(low.S.LastConflict)
+		var a anomaly.Anomaly
+		var ok bool
+		switch {
+		case p.spec.cursor:
+			a, ok = cursorCounterexample(ctx, p)
+		case low.C != nil:
+			a, ok = enc.classedCounterexample(low.C, low.S.LastConflict)
+		default:
+			a, ok = enc.counterexample(low.S.LastConflict)
+		}
 		if !c.NoShrink {
 			if small, ok := c.shrink(ctx, ix, l, a); ok {
 				return []anomaly.Anomaly{small}, st, nil
@@ -294,7 +301,9 @@ func (e *Encoding) graphNode(v int32) int32 {
 // graph of the history, an exact counterexample.
 func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
 	si := l.ID == level.SnapshotIsolation
-	parts := p.knownEdges(!p.spec.anti)
+	// Under a rule some cycles through anti-dependencies are allowed: only
+	// dependency cycles (G1c) are certain violations here.
+	parts := p.knownEdges(!p.spec.anti || p.spec.rule != 0)
 	m := 0
 	for _, known := range parts {
 		m += len(known)
@@ -317,6 +326,64 @@ func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.
 	}
 	g := e.Finish()
 	return cycles.Find(ctx, p.h, g.G, g.Mask, g.Nodes)
+}
+
+// cursorCounterexample explains a refutation at cursor stability. Solved
+// again without the lost-update clauses, either the history has a
+// dependency cycle whatever the version order (G1c, from that solver's
+// conflict), or the model puts a writer between some read and its
+// reader's own write: that lost update, under the model's choices.
+func cursorCounterexample(ctx context.Context, p *Polygraph) (anomaly.Anomaly, bool) {
+	p.RelaxCursor = true
+	defer func() { p.RelaxCursor = false }()
+	enc, err := Encode(ctx, p, false, 0, false, false)
+	if err != nil {
+		return anomaly.Anomaly{}, false
+	}
+	low := enc.G.Lower(ir.Options{})
+	low.S.Interrupt = func() bool { return ctx.Err() != nil }
+	switch low.S.Solve() {
+	case sat.Unsat:
+		return enc.counterexample(low.S.LastConflict)
+	case sat.Sat:
+		holds := func(x cond) bool {
+			return x.Const > 0 || x.Const == 0 && low.S.Value(x.Lit.Var()) == x.Lit.IsPos()
+		}
+		for _, lu := range enc.LostUpdates {
+			if holds(lu.Conds[0]) && holds(lu.Conds[1]) && holds(lu.Conds[2]) {
+				return anomaly.Anomaly{Kind: anomaly.LostUpdate, Phenomenon: anomaly.GCursor,
+					Txns: []history.TxnID{lu.R, lu.Between}, Key: history.NoKey, BestFound: true,
+					Cycle: []anomaly.Step{{From: lu.R, To: lu.Between, Dep: anomaly.RW, Key: lu.Key},
+						{From: lu.Between, To: lu.R, Dep: anomaly.WW, Key: lu.Key}}}, true
+			}
+		}
+	}
+	return anomaly.Anomaly{}, false
+}
+
+// classedCounterexample rebuilds the forbidden cycle of a classed theory's
+// conflict (or of its fixed edges alone, when the conflict is empty): the
+// edges the conflict's literals negate, with every fixed edge, hold a
+// forbidden closed walk; a fresh theory over them finds one, and it is cut
+// down to a simple cycle.
+func (e *Encoding) classedCounterexample(th *acyclic.Classed, conflict []sat.Lit) (anomaly.Anomaly, bool) {
+	present := e.G.Present(conflict)
+	probe := acyclic.NewClassed(int(e.total), e.p.spec.rule)
+	for _, ed := range present {
+		probe.AddFixedEdge(ed.From, ed.To, ir.ClassOf(ed.Dep))
+	}
+	walk := probe.Violation()
+	if walk == nil {
+		return anomaly.Anomaly{}, false
+	}
+	var steps []anomaly.Step
+	for _, g := range probe.Simple(walk) {
+		ed := present[g]
+		steps = append(steps, anomaly.Step{From: history.TxnID(ed.From - 1), To: history.TxnID(ed.To - 1), Dep: ed.Dep, Key: ed.Key})
+	}
+	a := cycles.StepsAnomaly(e.p.h, steps)
+	a.BestFound = true
+	return a, true
 }
 
 // counterexample rebuilds the cycle of a theory conflict: the edges whose

@@ -4,6 +4,7 @@ import (
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/sat/acyclic"
 )
 
 // knownEdges returns the known graph's edges in parts, so that the large
@@ -97,21 +98,29 @@ const maxPruneNodes = 60000
 // holds (VeriStrong §6.1.1, pruning of 1-width cycles), repeated to a
 // fixpoint. It returns the number of pairs decided and false when the
 // known graph itself is cyclic (then the history violates the level).
+//
+// At levels that allow some cycles through anti-dependencies (snapshot
+// isolation, and those with a rule or cursor stability) only the
+// dependency edges count as known paths (a dependency cycle is forbidden
+// everywhere), and a choice is impossible through an anti-dependency only
+// when the level forbids a cycle with that one anti-dependency (see
+// singleAnti).
 func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 	n := len(p.h.Txns)
 	if p.chains == nil && n > maxPruneNodes {
 		return 0, true
 	}
+	depsOnly := si || p.spec.rule != 0 || p.spec.cursor
 	readersOf := map[pairKey][]history.TxnID{} // (writer, -, key) → readers with that known writer
 	for _, r := range p.Reads {
-		if len(r.Cands) == 1 && r.Cands[0] != history.Init {
+		if len(r.Cands) == 1 && r.Cands[0] != history.Init && p.singleAnti(r) {
 			k := pairKey{r.Cands[0], 0, r.Key}
 			readersOf[k] = append(readersOf[k], r.R)
 		}
 	}
 	decided := 0
 	for round := 0; rounds <= 0 || round < rounds; round++ {
-		g, order, ok := knownGraph(n, p.knownEdges(si)...)
+		g, order, ok := knownGraph(n, p.knownEdges(depsOnly)...)
 		if !ok {
 			return decided, false
 		}
@@ -163,6 +172,14 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 	return decided, true
 }
 
+// singleAnti reports whether the level forbids a cycle made of one
+// anti-dependency of read r and dependency edges: everywhere but at
+// cursor stability (which forbids only lost updates) and, for a predicate
+// read, at repeatable read (a phantom).
+func (p *Polygraph) singleAnti(r Read) bool {
+	return !p.spec.cursor && !(p.spec.rule == acyclic.NoItemAnti && r.Pred)
+}
+
 // pruneCandidates drops candidate writers that the known graph rules out
 // (VeriStrong §6.1.1 for uncertain wr): c cannot be the writer R read when
 // R reaches c (the wr edge closes a cycle), or when some writer w of the
@@ -203,6 +220,9 @@ func (p *Polygraph) pruneCandidates(r reacher) int {
 func (p *Polygraph) ruledOut(r reacher, rd *Read, c history.TxnID) bool {
 	if c != history.Init && r.reaches(rd.R, c) {
 		return true
+	}
+	if !p.singleAnti(*rd) {
+		return false
 	}
 	// A writer known to follow c (by a path, or a decided pair) that
 	// reaches the reader rules c out.

@@ -33,10 +33,10 @@ const MaxTxns = 9
 // effect are constrained.
 func Check(h *history.History, id level.ID) (bool, error) {
 	switch id {
-	case level.ReadUncommitted, level.ReadCommitted, level.RepeatableRead, level.SnapshotIsolation,
-		level.Serializable, level.StrictSerializable:
+	case level.ReadUncommitted, level.ReadCommitted, level.CursorStability, level.PL2Plus, level.PLFCV,
+		level.RepeatableRead, level.SnapshotIsolation, level.Serializable, level.StrictSerializable:
 	default:
-		return false, fmt.Errorf("reference: level %v is not supported (only read-uncommitted, read-committed, snapshot-isolation, serializable, strict-serializable)", id)
+		return false, fmt.Errorf("reference: level %v is not supported", id)
 	}
 	c, err := newChecker(h)
 	if err != nil {
@@ -48,9 +48,6 @@ func Check(h *history.History, id level.ID) (bool, error) {
 // check is Check on a built checker.
 func (c *checker) check(id level.ID) (bool, error) {
 	h := c.h
-	if id == level.RepeatableRead && c.ranges {
-		return false, fmt.Errorf("reference: repeatable read is modelled only on histories without scans and iterators (where G2 is G2-item)")
-	}
 	var committed, unknown []int
 	for i := range h.Txns {
 		switch h.Txns[i].Status {
@@ -90,6 +87,19 @@ func (c *checker) check(id level.ID) (bool, error) {
 			if isEff[i] {
 				eff = append(eff, i)
 			}
+		}
+		if c.adyaLevel(id) {
+			ok := true
+			for _, i := range eff {
+				ok = ok && c.txns[i].intOK
+			}
+			if !ok {
+				continue
+			}
+			if ok, err := c.adya(id, eff); ok || err != nil {
+				return ok, err
+			}
+			continue
 		}
 		if c.satisfies(id, eff) {
 			return true, nil

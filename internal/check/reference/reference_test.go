@@ -110,9 +110,8 @@ func TestErrors(t *testing.T) {
 		{"append", history.MustParse(`a x 1`), level.Serializable},
 		{"list read", history.MustParse(`r x [1]`), level.SnapshotIsolation},
 		{"unsupported operation in an aborted transaction", history.MustParse(`aborted: a x 1 | w x 1`), level.ReadCommitted},
-		{"repeatable read with a scan", history.MustParse(`w 1 a | scan 0 _ [1=a]`), level.RepeatableRead},
-		{"unsupported level", history.MustParse(`w x 1`), level.CursorStability},
-		{"unsupported level PL-2+", history.MustParse(`w x 1`), level.PL2Plus},
+		{"too many transactions for the Adya enumeration", history.MustParse(strings.Join(big[:MaxAdyaTxns+1], " | ")), level.PL2Plus},
+		{"unsupported level", history.MustParse(`w x 1`), level.ID(200)},
 		{"SSER without time", history.MustParse(`@0-1: w x 1 | r x 1`), level.StrictSerializable},
 		{"SSER with an unknown txn without time", history.MustParse(`@0-1: w x 1 | unknown: r x 1`), level.StrictSerializable},
 	}

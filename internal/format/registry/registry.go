@@ -22,6 +22,7 @@ import (
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/format/plume"
 	"github.com/isoscope/isoscope/internal/format/porcupine"
+	"github.com/isoscope/isoscope/internal/format/timekiller"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -56,6 +57,8 @@ func Formats() []Format {
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
 		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs)", Sniff: knossos.Sniff, Read: knossos.Read},
 		{Name: "porcupine", Describe: "porcupine key-value log (get/put/append EDN events)", Sniff: porcupine.Sniff, Read: porcupine.Read},
+		{Name: "timekiller", Describe: "TimeKiller (Chronos, Aion) JSON: transactions with hybrid-logical-clock start and commit timestamps",
+			Sniff: timekiller.Sniff, Read: timekiller.Read},
 		{Name: "jepsen", Describe: "Jepsen list-append or rw-register history, EDN or elle-cli JSON (Elle's input)",
 			Sniff: jepsen.Sniff, Read: jepsen.Read, Write: jepsen.Write},
 	}

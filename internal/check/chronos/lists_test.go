@@ -1,0 +1,196 @@
+package chronos_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// randomLists builds a small random list-append history with random
+// timestamps: appends of fresh elements and list reads over a few keys.
+// Each list read returns, with probability honest, what the timestamps say
+// (naiveList), and otherwise that list with its last element dropped or
+// another key's appended element added.
+func randomLists(r *rand.Rand, txns, keys, sessions int, honest float64, ser bool) *history.History {
+	h := history.New()
+	for s := range sessions {
+		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
+	}
+	key := make([]history.KeyID, keys)
+	for k := range keys {
+		key[k] = h.Key(history.IntValue(int64(k)))
+	}
+	next := int64(1)
+	for i := range txns {
+		t := history.Txn{ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(sessions)), HasStartTS: true, HasCommitTS: true}
+		t.StartTS = uint64(r.IntN(3 * txns))
+		t.CommitTS = t.StartTS + uint64(r.IntN(6))
+		if r.IntN(10) == 0 {
+			t.Status = history.Aborted
+		}
+		for range 1 + r.IntN(4) {
+			k := key[r.IntN(keys)]
+			if r.IntN(2) == 0 {
+				t.Ops = append(t.Ops, history.Op{Kind: history.ReadList, Key: k})
+				continue
+			}
+			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: k, Value: history.IntValue(next)})
+			next++
+		}
+		h.Txns = append(h.Txns, t)
+	}
+	for i := range h.Txns {
+		views := map[history.KeyID][]history.Value{}
+		for j := range h.Txns[i].Ops {
+			op := &h.Txns[i].Ops[j]
+			v, touched := views[op.Key]
+			if !touched {
+				v = naiveList(h, i, op.Key, ser)
+			}
+			if op.Kind == history.Append {
+				views[op.Key] = append(slices.Clip(v), op.Value)
+				continue
+			}
+			if r.Float64() >= honest {
+				if len(v) > 0 && r.IntN(2) == 0 {
+					v = v[:len(v)-1]
+				} else {
+					v = append(slices.Clip(v), history.IntValue(1+r.Int64N(next)))
+				}
+			}
+			op.List = slices.Clone(v)
+			views[op.Key] = op.List
+		}
+	}
+	return h
+}
+
+// naiveList is the list at k in transaction i's snapshot: the appends of
+// the committed transactions visible to it, in replay order of their
+// commits.
+func naiveList(h *history.History, i int, k history.KeyID, ser bool) []history.Value {
+	var ws []int
+	for w := range h.Txns {
+		if h.Txns[w].Status == history.Committed && visible(h, w, i, ser) {
+			ws = append(ws, w)
+		}
+	}
+	slices.SortFunc(ws, func(a, b int) int {
+		if less(commitOf(h, a, ser), commitOf(h, b, ser)) {
+			return -1
+		}
+		return 1
+	})
+	var out []history.Value
+	for _, w := range ws {
+		for _, op := range h.Txns[w].Ops {
+			if op.Kind == history.Append && op.Key == k {
+				out = append(out, op.Value)
+			}
+		}
+	}
+	return out
+}
+
+// naiveListsValid decides a list history by the axioms, pairwise: no commit
+// below a start (SI), session predecessors visible, each read the
+// snapshot's list (first access) or the transaction's view, no two
+// overlapping appenders of a key (SI) or equally timestamped ones (SER).
+func naiveListsValid(h *history.History, ser bool) bool {
+	var live []int
+	for i := range h.Txns {
+		if h.Txns[i].Status == history.Committed {
+			live = append(live, i)
+		}
+	}
+	last := map[int32]int{}
+	for _, i := range live {
+		t := &h.Txns[i]
+		if !ser && t.CommitTS < t.StartTS {
+			return false
+		}
+		if p, ok := last[t.Session]; ok && !visible(h, p, i, ser) {
+			return false
+		}
+		last[t.Session] = i
+		views := map[history.KeyID][]history.Value{}
+		for _, op := range t.Ops {
+			v, touched := views[op.Key]
+			if !touched {
+				v = naiveList(h, i, op.Key, ser)
+			}
+			if op.Kind == history.Append {
+				views[op.Key] = append(slices.Clip(v), op.Value)
+				continue
+			}
+			if !slices.Equal(v, op.List) {
+				return false
+			}
+			views[op.Key] = op.List
+		}
+	}
+	appends := func(i int, k history.KeyID) bool {
+		return slices.ContainsFunc(h.Txns[i].Ops, func(op history.Op) bool { return op.Kind == history.Append && op.Key == k })
+	}
+	for a, i := range live {
+		for _, j := range live[a+1:] {
+			for _, op := range h.Txns[i].Ops {
+				if op.Kind != history.Append || !appends(j, op.Key) {
+					continue
+				}
+				if ser && h.Txns[i].CommitTS == h.Txns[j].CommitTS || !ser && !visible(h, i, j, false) && !visible(h, j, i, false) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// TestDifferentialLists: on random small list-append histories with
+// timestamps, chronos agrees with the pairwise axioms, and where it
+// accepts, the black-box list-append checker accepts too.
+func TestDifferentialLists(t *testing.T) {
+	n := 2000
+	if testing.Short() {
+		n = 200
+	}
+	var violations, accepted int
+	for seed := range uint64(n) {
+		for _, id := range []level.ID{level.SnapshotIsolation, level.Serializable} {
+			ser := id == level.Serializable
+			r := rand.New(rand.NewPCG(seed, 31))
+			h := randomLists(r, 2+r.IntN(6), 1+r.IntN(3), 1+r.IntN(3), 0.85, ser)
+			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "chronos"})
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			got, want := res.Outcome == check.Satisfied, naiveListsValid(h, ser)
+			if got != want {
+				t.Fatalf("seed %d %s: chronos satisfied=%v, the axioms say %v; found %s\n%s",
+					seed, level.Get(id).Short, got, want, kinds(res.Anomalies), history.Notation(h))
+			}
+			if !got {
+				violations++
+				continue
+			}
+			accepted++
+			black, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "list-append"})
+			if err != nil {
+				continue // e.g. a history without appends
+			}
+			if black.Outcome != check.Satisfied {
+				t.Fatalf("seed %d %s: chronos accepts, list-append says %s (%s)\n%s", seed, level.Get(id).Short, black.Outcome, kinds(black.Anomalies), history.Notation(h))
+			}
+		}
+	}
+	t.Logf("%d violations, %d accepted", violations, accepted)
+	if violations < n/5 || accepted < n/5 {
+		t.Errorf("unbalanced generator: %d violations, %d accepted", violations, accepted)
+	}
+}
