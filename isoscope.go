@@ -121,11 +121,24 @@ type StartOrder = polygraph.StartOrder
 // abstract semantic graph that adds edges every dependency graph of the
 // history has — a version order the database exposes, an order its clients
 // observed. Implement Name and Extend; Extend reads the ASG (the history,
-// its index, the writers of each key) and adds edges with ASG.Before.
+// its index, the writers of each key) and adds edges with ASG.Before, or
+// superpositions of edge sets — exactly one holds — with ASG.Either.
 type Module = polygraph.Module
 
 // ASG is the abstract semantic graph a Module reads and extends.
 type ASG = polygraph.ASG
+
+// ModuleEdge is a dependency edge a Module names in a superposition
+// (ASG.Either): from, to, its kind and key (NoKey for none).
+type ModuleEdge = polygraph.Edge
+
+// SessionOrder is the built-in module that adds session order to a level
+// that does not ask for it.
+type SessionOrder = polygraph.SessionOrder
+
+// RealTime is the built-in module that adds real-time order (from the
+// begin and end instants) to a level that does not ask for it.
+type RealTime = polygraph.RealTime
 
 // CommitOrder is the built-in module for databases whose version order is
 // their commit order: every key's writers ordered by commit_ts.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/check/reference"
@@ -281,5 +282,78 @@ func TestOwnReadsPolicies(t *testing.T) {
 	h := history.MustParse(`init: x=0 | s0: r x 0 w x 1`)
 	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{OwnReads: history.ReadsEither, Checker: "mt"}); err == nil {
 		t.Error("mt decided under the either policy")
+	}
+}
+
+// eitherModule is a user module that adds one superposition.
+type eitherModule struct{ alts [][]polygraph.Edge }
+
+func (eitherModule) Name() string { return "either" }
+
+func (m eitherModule) Extend(a *polygraph.ASG) error { return a.Either(m.alts...) }
+
+// TestModuleSuperpositions: a module's superposition holds exactly one of
+// its alternatives, and the solver chooses: a history is refuted only when
+// every alternative closes a forbidden cycle.
+func TestModuleSuperpositions(t *testing.T) {
+	h := history.MustParse(`init: x=0 | s0: r x 0 w x 1 | s1: r x 1 w x 2`) // T0 →wr T1
+	back := func(d anomaly.Dep) []polygraph.Edge {
+		return []polygraph.Edge{{From: 1, To: 0, Dep: d, Key: history.NoKey}}
+	}
+	cases := []struct {
+		name  string
+		alts  [][]polygraph.Edge
+		holds bool
+	}{
+		{"one alternative closing a cycle", [][]polygraph.Edge{back(anomaly.RT)}, false},
+		{"or nothing", [][]polygraph.Edge{back(anomaly.RT), nil}, true},
+		{"two alternatives, both closing a cycle", [][]polygraph.Edge{back(anomaly.RT), back(anomaly.SO)}, false},
+		{"an alternative that agrees", [][]polygraph.Edge{back(anomaly.RT), {{From: 0, To: 1, Dep: anomaly.RT, Key: history.NoKey}}}, true},
+	}
+	for _, c := range cases {
+		for _, id := range []level.ID{level.ReadCommitted, level.PL2Plus, level.Serializable} {
+			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Modules: []polygraph.Module{eitherModule{c.alts}}})
+			if err != nil {
+				t.Fatalf("%s at %s: %v", c.name, id, err)
+			}
+			if got := res.Outcome == check.Satisfied; got != c.holds {
+				t.Errorf("%s at %s: holds=%v (%s), want %v", c.name, id, got, kinds(res), c.holds)
+			}
+		}
+	}
+	bad := eitherModule{[][]polygraph.Edge{{{From: 0, To: 0, Dep: anomaly.RT, Key: history.NoKey}}}}
+	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Modules: []polygraph.Module{bad}}); err == nil {
+		t.Error("an edge from a transaction to itself was accepted")
+	}
+}
+
+// TestOrderModules: session order and real time added to levels that do
+// not ask for them.
+func TestOrderModules(t *testing.T) {
+	cases := []struct {
+		name   string
+		h      string
+		id     level.ID
+		module polygraph.Module
+	}{
+		{"a stale read in the same session, at repeatable read", `s0: w x 1 | s0: r x _`, level.RepeatableRead, polygraph.SessionOrder{}},
+		{"a stale read in the same session, at PL-2+", `init: x=0 y=0 | s0: w x 1 | s0: r x 0 w y 1`, level.PL2Plus, polygraph.SessionOrder{}},
+		{"a stale read after the write ended, at serializability", `s0: @0-1: w x 1 | s1: @2-3: r x _`, level.Serializable, polygraph.RealTime{}},
+		{"a stale read after the write ended, at snapshot isolation", `s0: @0-1: w x 1 | s1: @2-3: r x _`, level.SnapshotIsolation, polygraph.RealTime{}},
+	}
+	for _, c := range cases {
+		h := history.MustParse(c.h)
+		res, err := check.Run(context.Background(), h, level.Get(c.id), check.Options{})
+		if err != nil || res.Outcome != check.Satisfied {
+			t.Fatalf("%s: without the module %v %v", c.name, res.Outcome, err)
+		}
+		res, err = check.Run(context.Background(), h, level.Get(c.id), check.Options{Modules: []polygraph.Module{c.module}})
+		if err != nil || res.Outcome != check.Violation {
+			t.Errorf("%s: with %s %v (%s) %v", c.name, c.module.Name(), res.Outcome, kinds(res), err)
+		}
+	}
+	if _, err := check.Run(context.Background(), history.MustParse(`w x 1 | r x 1`), level.Get(level.Serializable),
+		check.Options{Modules: []polygraph.Module{polygraph.RealTime{}}}); err == nil {
+		t.Error("real time without instants was accepted")
 	}
 }

@@ -162,7 +162,7 @@ func BenchmarkBoomslang(b *testing.B) {
 // the time counts.
 func BenchmarkWeakLevels(b *testing.B) {
 	for _, w := range []gen.RangeWorkload{gen.RandomRange, gen.RandomBench} {
-		for _, n := range []int{1000, 4000} {
+		for _, n := range []int{1000} {
 			h, err := gen.GenerateRange(gen.RangeConfig{Workload: w, Mode: gen.SnapshotIsolation, Txns: n, Sessions: 24, Keys: n / 10, Seed: 1})
 			if err != nil {
 				b.Fatal(err)

@@ -69,6 +69,9 @@ type Polygraph struct {
 	pairs   map[pairKey]int32
 	writers map[history.KeyID][]history.TxnID
 	keys    []history.KeyID
+	// Choices are the modules' superpositions: exactly one alternative's
+	// edges hold (ASG.Either).
+	Choices [][][]Edge
 	// RelaxCursor records cursor stability's lost-update triples without
 	// forbidding them (to find which one a refuted history needs).
 	RelaxCursor bool

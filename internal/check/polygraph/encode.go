@@ -121,6 +121,20 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 	for _, so := range p.OptionalSO {
 		e.dep(so.From, so.To, so.Dep, so.Key, yes)
 	}
+	for _, alts := range p.Choices {
+		lits := make([]sat.Lit, len(alts))
+		for i, alt := range alts {
+			lits[i] = sat.Pos(e.G.NewVar())
+			for _, ed := range alt {
+				if ed.Dep.IsAnti() {
+					e.anti(ed.From, ed.To, ed.Dep, ed.Key, ir.When(lits[i]))
+				} else {
+					e.dep(ed.From, ed.To, ed.Dep, ed.Key, ir.When(lits[i]))
+				}
+			}
+		}
+		e.G.Superpose(lits, no)
+	}
 	if e.twoWidth != nil && p.chains != nil {
 		e.canonicalTwoWidth()
 	}

@@ -18,8 +18,9 @@ import (
 type Module interface {
 	// Name names the module in messages.
 	Name() string
-	// Extend reads the ASG and adds known edges with Before. An error
-	// says the history contradicts what the module assumes.
+	// Extend reads the ASG and adds known edges with Before, or
+	// superpositions of edges with Either. An error says the history
+	// contradicts what the module assumes.
 	Extend(a *ASG) error
 }
 
@@ -37,7 +38,9 @@ func (a *ASG) Index() *history.Index { return a.p.ix }
 
 // TakesPart reports whether t certainly took effect (committed, or
 // observed): the transactions a known edge may join.
-func (a *ASG) TakesPart(t history.TxnID) bool { return t != history.Init && a.p.certain(t) }
+func (a *ASG) TakesPart(t history.TxnID) bool {
+	return t >= 0 && int(t) < len(a.p.h.Txns) && a.p.certain(t)
+}
 
 // Writers returns, in file order, the transactions taking part whose last
 // write or delete of k is final: the key's version order is an order of
@@ -61,6 +64,27 @@ func (a *ASG) Before(from, to history.TxnID, d anomaly.Dep, k history.KeyID) err
 		return fmt.Errorf("an edge %s → %s between transactions that do not both take part", a.p.h.TxnName(from), a.p.h.TxnName(to))
 	}
 	a.p.Known = append(a.p.Known, Edge{from, to, d, k})
+	return nil
+}
+
+// Either adds a superposition: exactly one of the alternatives holds, and
+// every edge of the one that holds is in the dependency graph (an
+// alternative may be empty: "or none of these"). It is how a module says
+// what it knows only in part — "T1's write came before T2's or after
+// T3's" — and the solver chooses, as it chooses a read's writer. Every
+// transaction named must take part.
+func (a *ASG) Either(alts ...[]Edge) error {
+	if len(alts) == 0 {
+		return fmt.Errorf("a superposition of no alternatives")
+	}
+	for _, alt := range alts {
+		for _, e := range alt {
+			if !a.TakesPart(e.From) || !a.TakesPart(e.To) || e.From == e.To {
+				return fmt.Errorf("an edge %s → %s between transactions that do not both take part", a.p.h.TxnName(e.From), a.p.h.TxnName(e.To))
+			}
+		}
+	}
+	a.p.Choices = append(a.p.Choices, slices.Clone(alts))
 	return nil
 }
 
@@ -139,5 +163,6 @@ func (CommitOrder) Extend(a *ASG) error {
 
 // Modules returns the built-in modules by name, for the command line.
 func Modules() map[string]Module {
-	return map[string]Module{"commit-order": CommitOrder{}, "start-order": StartOrder{}}
+	return map[string]Module{"commit-order": CommitOrder{}, "start-order": StartOrder{},
+		"real-time": RealTime{}, "session-order": SessionOrder{}}
 }

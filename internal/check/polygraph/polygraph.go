@@ -149,8 +149,9 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	if len(found) > 0 || err != nil {
 		return found, st, err
 	}
-	if !p.spec.anti && !p.spec.cursor {
-		// Without anti-dependencies no search is needed (see place).
+	if !p.spec.anti && !p.spec.cursor && len(p.Choices) == 0 {
+		// Without anti-dependencies (or a module's superpositions) no
+		// search is needed (see place).
 		start = time.Now()
 		found = p.place()
 		st.Solve = time.Since(start)

@@ -57,32 +57,91 @@ func (StartOrder) Extend(a *ASG) error {
 		}
 		txns = append(txns, t)
 	}
-	// byCommit sorts the transactions by commit_ts; maxStart[i] is the
-	// largest start_ts among byCommit[:i+1].
-	byCommit := slices.Clone(txns)
-	slices.SortStableFunc(byCommit, func(x, y history.TxnID) int { return cmp.Compare(h.Txns[x].CommitTS, h.Txns[y].CommitTS) })
-	maxStart := make([]uint64, len(byCommit))
-	for i, t := range byCommit {
-		maxStart[i] = h.Txns[t].StartTS
+	return intervalOrder(a, txns, func(t history.TxnID) uint64 { return h.Txns[t].StartTS },
+		func(t history.TxnID) uint64 { return h.Txns[t].CommitTS })
+}
+
+// intervalOrder adds an rt edge T1 → T2 for every two transactions of txns
+// whose intervals do not overlap, end(T1) < start(T2), reduced
+// transitively: only when no T3 has end(T1) < start(T3) and end(T3) <
+// start(T2) (then T1 → T3 → T2 already orders them). Without the reduction
+// the edges would be quadratic; with it they are as many as the
+// transactions times the concurrency.
+func intervalOrder[T cmp.Ordered](a *ASG, txns []history.TxnID, start, end func(history.TxnID) T) error {
+	// byEnd sorts the transactions by end; maxStart[i] is the largest
+	// start among byEnd[:i+1].
+	byEnd := slices.Clone(txns)
+	slices.SortStableFunc(byEnd, func(x, y history.TxnID) int { return cmp.Compare(end(x), end(y)) })
+	maxStart := make([]T, len(byEnd))
+	for i, t := range byEnd {
+		maxStart[i] = start(t)
 		if i > 0 {
 			maxStart[i] = max(maxStart[i], maxStart[i-1])
 		}
 	}
 	for _, t := range txns {
-		s := h.Txns[t].StartTS
-		// Those that committed before t started: byCommit[:n].
-		n, _ := slices.BinarySearchFunc(byCommit, s, func(u history.TxnID, s uint64) int { return cmp.Compare(h.Txns[u].CommitTS, s) })
+		s := start(t)
+		// Those that ended before t started: byEnd[:n].
+		n, _ := slices.BinarySearchFunc(byEnd, s, func(u history.TxnID, s T) int { return cmp.Compare(end(u), s) })
 		if n == 0 {
 			continue
 		}
-		// A predecessor that committed before the latest start among the
+		// A predecessor that ended before the latest start among the
 		// others is implied through that one.
 		m := maxStart[n-1]
-		for i := n - 1; i >= 0 && h.Txns[byCommit[i]].CommitTS >= m; i-- {
-			if err := a.Before(byCommit[i], t, anomaly.RT, history.NoKey); err != nil {
+		for i := n - 1; i >= 0 && end(byEnd[i]) >= m; i-- {
+			if err := a.Before(byEnd[i], t, anomaly.RT, history.NoKey); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// RealTime is the built-in module that adds real-time order to a level
+// that does not ask for it (every level but strict serializability): T1 →
+// T2 whenever T1's end instant precedes T2's begin instant (the client saw
+// T1 finish before it started T2). Transactions whose outcome is unknown
+// take no part (they may have committed any time after they began). A
+// transaction taking part without instants is an error.
+type RealTime struct{}
+
+// Name returns "real-time".
+func (RealTime) Name() string { return "real-time" }
+
+// Extend adds the real-time edges, reduced transitively.
+func (RealTime) Extend(a *ASG) error {
+	h := a.History()
+	var txns []history.TxnID
+	for i := range h.Txns {
+		t := history.TxnID(i)
+		if !a.TakesPart(t) {
+			continue
+		}
+		if !h.Txns[i].HasTime {
+			return fmt.Errorf("real-time: transaction %s (line %d) has no begin and end instants", h.TxnName(t), h.Txns[i].Line)
+		}
+		txns = append(txns, t)
+	}
+	return intervalOrder(a, txns, func(t history.TxnID) int64 { return h.Txns[t].Begin },
+		func(t history.TxnID) int64 { return h.Txns[t].End })
+}
+
+// SessionOrder is the built-in module that adds session order to a level
+// that does not ask for it (the weak Adya levels and repeatable read):
+// session guarantees on top of the level, as shared/docs/levels.md allows.
+type SessionOrder struct{}
+
+// Name returns "session-order".
+func (SessionOrder) Name() string { return "session-order" }
+
+// Extend adds the so edges between consecutive transactions of each
+// session (conditioned on those whose outcome is unknown), unless the
+// level has them already.
+func (SessionOrder) Extend(a *ASG) error {
+	if !a.p.spec.session {
+		a.p.spec.session = true
+		a.p.sessionOrder()
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package reference is a brute-force oracle for isolation levels: it decides
 // whether a tiny history (at most MaxTxns committed or unknown-status
 // transactions, a few keys) satisfies read uncommitted, read committed,
-// snapshot isolation, serializability or strict serializability by
+// cursor stability, PL-2+, PL-FCV, repeatable read, snapshot isolation,
+// serializability or strict serializability by
 // enumerating, straight from the definitions, every way the history could
 // have come about.
 //
@@ -29,6 +30,14 @@
 //     intermediate write (G1a, G1b) and the write-read and write-write
 //     dependencies are acyclic (G0, G1c); PL-1 only forbids G0 and thin-air
 //     reads.
+//   - Cursor stability, PL-2+, PL-FCV, and repeatable read on histories
+//     with scans or iterators (adya.go): Adya's definitions over the
+//     dependency graph, enumerating every total order of the effective
+//     transactions (at most MaxAdyaTxns) as the version orders and every
+//     assignment of observations to writers: no G1, and no lost update
+//     (G-cursor), no G-single, or no cycle through an item
+//     anti-dependency respectively. Without predicate reads repeatable read
+//     is a serial order without session order.
 //
 // Every level requires internal consistency (Int): a read of a key after the
 // transaction's own write of it returns that write. Transactions of unknown

@@ -16,12 +16,12 @@ const MaxTxns = 9
 // Check decides whether h satisfies the level. It returns an error when h is
 // too large to enumerate (more than MaxTxns effective-candidate
 // transactions: committed or of unknown status) or uses operations it does
-// not model. Supported levels are ReadUncommitted, ReadCommitted,
-// RepeatableRead, SnapshotIsolation, Serializable and StrictSerializable;
-// supported operations are reads, writes and deletes (physical or
-// tombstones) at every one of them, and scans and iterators at all but
-// RepeatableRead (without predicate reads G2 is G2-item, so PL-2.99 is a
-// serial order without session order). At SI, SER and SSER with deletes,
+// not model. Every level is supported, and reads, writes, deletes
+// (physical or tombstones), scans and iterators at every one of them;
+// cursor stability, PL-2+, PL-FCV and repeatable read with predicate reads
+// go through the Adya enumeration (adya.go), which takes at most
+// MaxAdyaTxns effective transactions (without predicate reads G2 is
+// G2-item, so PL-2.99 is a serial order without session order). At SI, SER and SSER with deletes,
 // scans or iterators every transaction's operations are run against the
 // state its position gives it (ops.go); at RU and RC their observations
 // are explained one by one. Strict serializability needs the real-time instants of every

@@ -183,13 +183,13 @@ func (c *Classed) Violation() []int32 {
 
 // Edge returns edge number g's ends, literal (-1 when fixed) and class.
 func (c *Classed) Edge(g int32) (from, to int32, lit sat.Lit, cl Class) {
-	if i := c.index[g]; i >= 0 {
+	i := c.index[g]
+	if i >= 0 {
 		f, t, l := c.deps.Edge(i)
 		return f, t, l, Dep
-	} else {
-		e := c.anti[-i-1]
-		return e.from, e.to, e.lit, e.class
 	}
+	e := c.anti[-i-1]
+	return e.from, e.to, e.lit, e.class
 }
 
 // Assign adds the edges of l; a forbidden cycle gives a conflict clause.
@@ -253,7 +253,8 @@ func (c *Classed) Backtrack(pos int) {
 // Phase prefers the polarity whose dependency edges agree with the order.
 func (c *Classed) Phase(v sat.Var) (bool, bool) { return c.deps.Phase(v) }
 
-// ref names an edge during the search: a dependency id, or -(anti id)-1.
+// ends returns the ends and class of ref, an edge named as the search
+// names them: a dependency id, or -(anti id)-1.
 func (c *Classed) ends(ref int32) (from, to int32, cl Class) {
 	if ref >= 0 {
 		e := c.deps.edges[ref]
@@ -263,10 +264,11 @@ func (c *Classed) ends(ref int32) (from, to int32, cl Class) {
 	return e.from, e.to, e.class
 }
 
-// start is the search state after crossing an edge of class cl first;
-// step the state after crossing cl from s (-1: the path can no longer
-// close a forbidden cycle); accepts whether reaching the tail in state s
-// closes one.
+// step is the search state after crossing an edge of class cl from state
+// s (from 0 for the inserted edge itself), or -1 when the walk can no
+// longer close a forbidden cycle. For NoSingleAnti the state counts the
+// anti-dependencies crossed (0 or 1); for NoItemAnti it says whether an
+// item anti-dependency was crossed.
 func (c *Classed) step(s int32, cl Class) int32 {
 	switch c.rule {
 	case NoSingleAnti:
@@ -285,6 +287,8 @@ func (c *Classed) step(s int32, cl Class) int32 {
 	}
 }
 
+// accepts reports whether reaching the inserted edge's tail in state s
+// closes a forbidden cycle.
 func (c *Classed) accepts(s int32) bool {
 	if c.rule == NoSingleAnti {
 		return true
