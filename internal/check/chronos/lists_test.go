@@ -156,41 +156,8 @@ func naiveListsValid(h *history.History, ser bool) bool {
 // timestamps, chronos agrees with the pairwise axioms, and where it
 // accepts, the black-box list-append checker accepts too.
 func TestDifferentialLists(t *testing.T) {
-	n := 2000
-	if testing.Short() {
-		n = 200
-	}
-	var violations, accepted int
-	for seed := range uint64(n) {
-		for _, id := range []level.ID{level.SnapshotIsolation, level.Serializable} {
-			ser := id == level.Serializable
-			r := rand.New(rand.NewPCG(seed, 31))
-			h := randomLists(r, 2+r.IntN(6), 1+r.IntN(3), 1+r.IntN(3), 0.85, ser)
-			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "chronos"})
-			if err != nil {
-				t.Fatalf("seed %d: %v", seed, err)
-			}
-			got, want := res.Outcome == check.Satisfied, naiveListsValid(h, ser)
-			if got != want {
-				t.Fatalf("seed %d %s: chronos satisfied=%v, the axioms say %v; found %s\n%s",
-					seed, level.Get(id).Short, got, want, kinds(res.Anomalies), history.Notation(h))
-			}
-			if !got {
-				violations++
-				continue
-			}
-			accepted++
-			black, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "list-append"})
-			if err != nil {
-				continue // e.g. a history without appends
-			}
-			if black.Outcome != check.Satisfied {
-				t.Fatalf("seed %d %s: chronos accepts, list-append says %s (%s)\n%s", seed, level.Get(id).Short, black.Outcome, kinds(black.Anomalies), history.Notation(h))
-			}
-		}
-	}
-	t.Logf("%d violations, %d accepted", violations, accepted)
-	if violations < n/5 || accepted < n/5 {
-		t.Errorf("unbalanced generator: %d violations, %d accepted", violations, accepted)
-	}
+	agreesWithAxioms(t, 2000, 31, randomLists, naiveListsValid, func(h *history.History, id level.ID) (bool, string, error) {
+		res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "list-append"})
+		return res.Outcome == check.Satisfied, "list-append", err // an error: e.g. a history without appends
+	})
 }

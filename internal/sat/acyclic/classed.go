@@ -203,6 +203,9 @@ func (c *Classed) Assign(l sat.Lit, pos int) []sat.Lit {
 	}
 	if int(l) < len(c.deps.byLit) && c.linked > 0 {
 		for _, id := range c.deps.byLit[l] {
+			if !c.mayClose(id) {
+				continue
+			}
 			if w := c.through(id); w != nil {
 				return c.clause(w)
 			}
@@ -217,6 +220,29 @@ func (c *Classed) Assign(l sat.Lit, pos int) []sat.Lit {
 		}
 	}
 	return nil
+}
+
+// mayClose reports whether dependency edge id, just linked (so its tail
+// precedes its head in the topological order), could close a forbidden
+// cycle at all: a walk from its head back to its tail climbs the order
+// along dependency edges and must come down along anti-dependencies. With
+// NoSingleAnti the walk has one, (u, v), with v at or before the tail and u
+// at or after the head; otherwise some anti-dependency leaves the region
+// from the head on for a node before it. Scanning the linked
+// anti-dependencies until one fits is cheaper than the search it spares
+// when none does. (Bounding the search by the fitting ones instead costs
+// more: the scan then cannot stop early.)
+func (c *Classed) mayClose(id int32) bool {
+	e := c.deps.edges[id]
+	ord := c.deps.ord
+	lo, hi := ord[e.from], ord[e.to]
+	for _, a := range c.stack {
+		u, v := ord[c.anti[a].from], ord[c.anti[a].to]
+		if u >= hi && (v <= lo || c.rule == NoItemAnti && v < hi) {
+			return true
+		}
+	}
+	return false
 }
 
 // clause negates the literals of walk's conditioned edges.
