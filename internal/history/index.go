@@ -40,7 +40,7 @@ type Index struct {
 	h *History
 	// ints and others map (key, value) to the first write in refs; next
 	// chains further writes of the same pair.
-	packed map[uint64]int32 // integer values that pack with their key
+	packed *packedTable // integer values that pack with their key
 	ints   map[intKey]int32
 	others map[writeKey]int32
 	refs   []OpRef
@@ -86,7 +86,7 @@ func NewIndexWith(h *History, own OwnReads) *Index {
 	}
 	ix := &Index{
 		h:         h,
-		packed:    make(map[uint64]int32, nw),
+		packed:    newPackedTable(nw),
 		refs:      make([]OpRef, 0, nw),
 		next:      make([]int32, 0, nw),
 		final:     make([]bool, 0, nw),
@@ -103,10 +103,11 @@ func NewIndexWith(h *History, own OwnReads) *Index {
 	return ix
 }
 
-// pack packs key k and integer n into one word when k < 2^24 and
-// 0 <= n < 2^40, the common case, so that the map hashes one word.
+// pack packs key k and integer n into one word when k < 2^24 - 1 and
+// 0 <= n < 2^40, the common case, so that the table hashes one word (never
+// all ones: packedTable stores words plus one).
 func pack(k KeyID, n int64) (uint64, bool) {
-	if k < 0 || k >= 1<<24 || n < 0 || n >= 1<<40 {
+	if k < 0 || k >= 1<<24-1 || n < 0 || n >= 1<<40 {
 		return 0, false
 	}
 	return uint64(k)<<40 | uint64(n), true
@@ -115,8 +116,7 @@ func pack(k KeyID, n int64) (uint64, bool) {
 func (ix *Index) lookup(k KeyID, v Value) (int32, bool) {
 	if v.Kind == Int {
 		if w, ok := pack(k, v.N); ok {
-			p, ok := ix.packed[w]
-			return p, ok
+			return ix.packed.get(w)
 		}
 		p, ok := ix.ints[intKey{k, v.N}]
 		return p, ok
@@ -128,7 +128,7 @@ func (ix *Index) lookup(k KeyID, v Value) (int32, bool) {
 func (ix *Index) insert(k KeyID, v Value, id int32) {
 	if v.Kind == Int {
 		if w, ok := pack(k, v.N); ok {
-			ix.packed[w] = id
+			ix.packed.put(w, id)
 			return
 		}
 		if ix.ints == nil {
