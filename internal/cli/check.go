@@ -43,7 +43,7 @@ against an isolation level. Exit status: 0 every history satisfies the level,
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.Level, "level", "ser", "isolation level: strict-serializable (sser), serializable (ser), snapshot-isolation (si), read-committed (rc), read-uncommitted (ru), …")
+	f.StringVar(&c.Level, "level", "ser", "isolation level: strict-serializable (sser), serializable (ser), snapshot-isolation (si), repeatable-read (rr), pl-fcv, pl-2+, cursor-stability (cs), read-committed (rc), read-uncommitted (ru)")
 	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
 	f.StringVar(&c.Format, "format", "auto", fmt.Sprintf("input format: auto or one of %v", registry.Names()))
 	f.BoolVar(&c.JSON, "json", false, "print the result as JSON (one object per history, one per line)")
