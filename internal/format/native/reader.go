@@ -55,8 +55,9 @@ type Reader struct {
 	strIDs map[string]int32
 	lines  []int32
 
-	scratch []history.Op
-	slab    []history.Op
+	// slab is where the next transaction's operations are parsed (see
+	// ops).
+	slab []history.Op
 }
 
 // NewReader starts reading a history from r, gunzipping it when it starts
