@@ -125,6 +125,21 @@ func (ix *Index) lookup(k KeyID, v Value) (int32, bool) {
 	return p, ok
 }
 
+// lookupOrInsert returns the id stored for (k, v), or stores id and
+// reports false.
+func (ix *Index) lookupOrInsert(k KeyID, v Value, id int32) (int32, bool) {
+	if v.Kind == Int {
+		if w, ok := pack(k, v.N); ok {
+			return ix.packed.putIfAbsent(w, id)
+		}
+	}
+	if f, ok := ix.lookup(k, v); ok {
+		return f, true
+	}
+	ix.insert(k, v, id)
+	return 0, false
+}
+
 func (ix *Index) insert(k KeyID, v Value, id int32) {
 	if v.Kind == Int {
 		if w, ok := pack(k, v.N); ok {
@@ -169,9 +184,8 @@ func (ix *Index) indexWrites() {
 				}
 			}
 			last, lastID = append(last, op.Key), append(lastID, id)
-			f, seen := ix.lookup(op.Key, v)
+			f, seen := ix.lookupOrInsert(op.Key, v, id)
 			if !seen {
-				ix.insert(op.Key, v, id)
 				if ix.unique && !v.IsNull() && ix.WrittenInitially(op.Key, v) {
 					ix.unique, ix.dup, ix.dupRefs = false, writeKey{op.Key, v}, [2]OpRef{{Txn: Init, Op: -1}, ref}
 				}

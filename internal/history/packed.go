@@ -57,17 +57,40 @@ func (t *packedTable) get(w uint64) (int32, bool) {
 	}
 }
 
-// put stores id for word w, replacing any id stored before.
-func (t *packedTable) put(w uint64, id int32) {
-	if 2*(t.n+1) > len(t.slots) {
-		old := t.slots
-		t.alloc(2 * len(old))
-		for _, s := range old {
-			if s.w != 0 {
-				t.put(s.w-1, s.id)
-			}
+// putIfAbsent stores id for word w unless w has one, which it returns:
+// one probe where get and put would take two.
+func (t *packedTable) putIfAbsent(w uint64, id int32) (int32, bool) {
+	t.reserve()
+	w++
+	for i := t.slot(w); ; i = (i + 1) & t.mask {
+		switch s := &t.slots[i]; s.w {
+		case w:
+			return s.id, true
+		case 0:
+			s.w, s.id = w, id
+			t.n++
+			return 0, false
 		}
 	}
+}
+
+// reserve doubles the table when one more entry would fill it past half.
+func (t *packedTable) reserve() {
+	if 2*(t.n+1) <= len(t.slots) {
+		return
+	}
+	old := t.slots
+	t.alloc(2 * len(old))
+	for _, s := range old {
+		if s.w != 0 {
+			t.put(s.w-1, s.id)
+		}
+	}
+}
+
+// put stores id for word w, replacing any id stored before.
+func (t *packedTable) put(w uint64, id int32) {
+	t.reserve()
 	w++
 	for i := t.slot(w); ; i = (i + 1) & t.mask {
 		switch s := &t.slots[i]; s.w {

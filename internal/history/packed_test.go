@@ -15,8 +15,19 @@ func TestPackedTable(t *testing.T) {
 		if r.IntN(3) == 0 {
 			w = ^uint64(0) - 1 - uint64(r.IntN(3)) // words near the top
 		}
-		tab.put(w, int32(i))
-		want[w] = int32(i)
+		if r.IntN(2) == 0 {
+			tab.put(w, int32(i))
+			want[w] = int32(i)
+		} else {
+			got, found := tab.putIfAbsent(w, int32(i))
+			prev, had := want[w]
+			if found != had || found && got != prev {
+				t.Fatalf("putIfAbsent(%x) = %d, %v; want %d, %v", w, got, found, prev, had)
+			}
+			if !had {
+				want[w] = int32(i)
+			}
+		}
 		q := uint64(r.IntN(6000))<<40 | uint64(r.IntN(60))
 		got, ok := tab.get(q)
 		if w2, ok2 := want[q]; ok != ok2 || got != w2 {
