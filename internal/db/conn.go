@@ -38,7 +38,13 @@ func (c *sqlConn) Begin(ctx context.Context, iso Isolation) error {
 }
 
 func (c *sqlConn) Read(ctx context.Context, k int64) ([]int64, error) {
-	rows, err := c.c.QueryContext(ctx, c.d.read, k)
+	return c.readWith(ctx, c.d.read, k)
+}
+
+// readWith runs a point read statement and returns the values of the rows
+// it found.
+func (c *sqlConn) readWith(ctx context.Context, stmt string, k int64) ([]int64, error) {
+	rows, err := c.c.QueryContext(ctx, stmt, k)
 	if err != nil {
 		return nil, err
 	}

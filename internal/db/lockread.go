@@ -1,9 +1,6 @@
 package db
 
-import (
-	"context"
-	"database/sql"
-)
+import "context"
 
 // LockingReader is a Conn that can read a key as a locking read, SELECT …
 // FOR UPDATE: the read returns the latest committed version (InnoDB at
@@ -17,20 +14,5 @@ type LockingReader interface {
 // ReadLocked runs the point read with FOR UPDATE (a plain read on SQLite,
 // where the transaction already holds the database's write lock).
 func (c *sqlConn) ReadLocked(ctx context.Context, k int64) ([]int64, error) {
-	rows, err := c.c.QueryContext(ctx, c.d.read+c.d.forUpdate, k)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var v sql.NullInt64
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		if v.Valid {
-			out = append(out, v.Int64)
-		}
-	}
-	return out, rows.Err()
+	return c.readWith(ctx, c.d.read+c.d.forUpdate, k)
 }
