@@ -45,15 +45,41 @@ const phantom = `{"id":1,"session":0,"ops":[["w",1,"a"],["w",2,"b"]]}
 {"id":2,"session":1,"ops":[["scan",0,10,[[1,"a"]]]]}
 `
 
+// cliCase is one command line with its standard input, and the exit
+// status and substrings of its output it must give.
+type cliCase struct {
+	name   string
+	stdin  string
+	args   []string
+	code   int
+	stdout string // a substring
+	stderr string // a substring
+}
+
+// runCLICases runs each case; bad input must print no verdict.
+func runCLICases(t *testing.T, cases []cliCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := run(t, tc.stdin, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stdout %q stderr %q", code, tc.code, out, errs)
+			}
+			if !strings.Contains(out, tc.stdout) {
+				t.Errorf("stdout %q lacks %q", out, tc.stdout)
+			}
+			if !strings.Contains(errs, tc.stderr) {
+				t.Errorf("stderr %q lacks %q", errs, tc.stderr)
+			}
+			if tc.code == ExitBadInput && out != "" {
+				t.Errorf("bad input printed a verdict: %q", out)
+			}
+		})
+	}
+}
+
 func TestCheckExitStatuses(t *testing.T) {
-	cases := []struct {
-		name   string
-		stdin  string
-		args   []string
-		code   int
-		stdout string // a substring
-		stderr string // a substring
-	}{
+	cases := []cliCase{
 		{"violation", lostUpdate, []string{"check", "--level", "si", "-"}, ExitViolation, "lost-update", ""},
 		{"chain", lostUpdate, []string{"check", "--level", "ser", "-"}, ExitViolation, "--rw(x)-->", ""},
 		{"rc holds", lostUpdate, []string{"check", "--level", "rc", "-"}, ExitHolds, "read-committed holds", ""},
@@ -75,23 +101,7 @@ func TestCheckExitStatuses(t *testing.T) {
 		{"unknown own-reads", ownBeforeRead, []string{"check", "--own-reads", "maybe", "-"}, ExitBadInput, "", "unknown --own-reads"},
 		{"scan phantom", phantom, []string{"check", "-"}, ExitViolation, "a phantom", ""},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			code, out, errs := run(t, tc.stdin, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d; stdout %q stderr %q", code, tc.code, out, errs)
-			}
-			if !strings.Contains(out, tc.stdout) {
-				t.Errorf("stdout %q lacks %q", out, tc.stdout)
-			}
-			if !strings.Contains(errs, tc.stderr) {
-				t.Errorf("stderr %q lacks %q", errs, tc.stderr)
-			}
-			if tc.code == ExitBadInput && out != "" {
-				t.Errorf("bad input printed a verdict: %q", out)
-			}
-		})
-	}
+	runCLICases(t, cases)
 }
 
 func TestCheckJSON(t *testing.T) {

@@ -33,14 +33,7 @@ const innodbLockedLost = `{"format":"isoscope-history","version":1,"initial":{"x
 `
 
 func TestCheckModelFlags(t *testing.T) {
-	cases := []struct {
-		name   string
-		stdin  string
-		args   []string
-		code   int
-		stdout string // a substring
-		stderr string // a substring
-	}{
+	cases := []cliCase{
 		{"start timestamps ignored", staleStart, []string{"check", "--checker", "sat", "-"}, ExitHolds, "serializable holds", ""},
 		{"start-order module", staleStart, []string{"check", "--module", "start-order", "-"}, ExitViolation, "--rt-->", ""},
 		{"start-order at si", staleStart, []string{"check", "--level", "si", "--module", "start-order", "-"}, ExitViolation, "modules: start-order", ""},
@@ -55,20 +48,7 @@ func TestCheckModelFlags(t *testing.T) {
 		{"a named checker without the switches", lostUpdate, []string{"check", "--level", "si", "--checker", "mt", "--no-two-width", "-"}, ExitBadInput, "", "none of the solver's optimisations"},
 		{"every switch", lostUpdate, []string{"check", "--level", "ser", "--no-prune", "--no-prioritize", "--no-two-width", "--no-chrono", "--no-unsat-search", "--dense-pairs", "-"}, ExitViolation, "lost-update", ""},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			code, out, errs := run(t, tc.stdin, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d; stdout %q stderr %q", code, tc.code, out, errs)
-			}
-			if !strings.Contains(out, tc.stdout) {
-				t.Errorf("stdout %q lacks %q", out, tc.stdout)
-			}
-			if !strings.Contains(errs, tc.stderr) {
-				t.Errorf("stderr %q lacks %q", errs, tc.stderr)
-			}
-		})
-	}
+	runCLICases(t, cases)
 }
 
 // TestCheckJSONModel: the JSON result names the modules run and the
