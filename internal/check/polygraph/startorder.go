@@ -42,23 +42,38 @@ func (StartOrder) Name() string { return "start-order" }
 // many as the transactions times the concurrency.
 func (StartOrder) Extend(a *ASG) error {
 	h := a.History()
-	var txns []history.TxnID
-	for i := range h.Txns {
-		t := history.TxnID(i)
-		if !a.TakesPart(t) {
-			continue
-		}
-		x := &h.Txns[i]
+	txns, err := a.taking(func(t history.TxnID, x *history.Txn) error {
 		switch {
 		case !x.HasStartTS || !x.HasCommitTS:
 			return fmt.Errorf("start-order: transaction %s (line %d) lacks start_ts or commit_ts", h.TxnName(t), x.Line)
 		case x.StartTS > x.CommitTS:
 			return fmt.Errorf("start-order: transaction %s (line %d) has start_ts %d after its commit_ts %d", h.TxnName(t), x.Line, x.StartTS, x.CommitTS)
 		}
-		txns = append(txns, t)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return intervalOrder(a, txns, func(t history.TxnID) uint64 { return h.Txns[t].StartTS },
 		func(t history.TxnID) uint64 { return h.Txns[t].CommitTS })
+}
+
+// taking returns the transactions taking part, in file order, each first
+// vetted by check (an error stops).
+func (a *ASG) taking(check func(t history.TxnID, x *history.Txn) error) ([]history.TxnID, error) {
+	h := a.History()
+	var out []history.TxnID
+	for i := range h.Txns {
+		t := history.TxnID(i)
+		if !a.TakesPart(t) {
+			continue
+		}
+		if err := check(t, &h.Txns[i]); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // intervalOrder adds an rt edge T1 → T2 for every two transactions of txns
@@ -112,16 +127,14 @@ func (RealTime) Name() string { return "real-time" }
 // Extend adds the real-time edges, reduced transitively.
 func (RealTime) Extend(a *ASG) error {
 	h := a.History()
-	var txns []history.TxnID
-	for i := range h.Txns {
-		t := history.TxnID(i)
-		if !a.TakesPart(t) {
-			continue
+	txns, err := a.taking(func(t history.TxnID, x *history.Txn) error {
+		if !x.HasTime {
+			return fmt.Errorf("real-time: transaction %s (line %d) has no begin and end instants", h.TxnName(t), x.Line)
 		}
-		if !h.Txns[i].HasTime {
-			return fmt.Errorf("real-time: transaction %s (line %d) has no begin and end instants", h.TxnName(t), h.Txns[i].Line)
-		}
-		txns = append(txns, t)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return intervalOrder(a, txns, func(t history.TxnID) int64 { return h.Txns[t].Begin },
 		func(t history.TxnID) int64 { return h.Txns[t].End })
