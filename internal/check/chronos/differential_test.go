@@ -171,11 +171,10 @@ func naiveSnapshot(h *history.History, t history.TxnID, k history.KeyID, ser boo
 	return v
 }
 
-// naiveValid decides the history by the axioms, pairwise, in O(n²·m): no
-// commit below a start (SI), session predecessors visible, every read the
-// transaction's own state or its snapshot, no two overlapping (SI) or
-// equally timestamped (SER) writers of a key.
-func naiveValid(h *history.History, ser bool) bool {
+// sessionAxioms returns the committed transactions, in file order, and
+// whether they keep the axioms that do not look at operations: no commit
+// below a start (SI), every session predecessor visible.
+func sessionAxioms(h *history.History, ser bool) ([]int, bool) {
 	var live []int
 	for i := range h.Txns {
 		if h.Txns[i].Status == history.Committed {
@@ -186,12 +185,27 @@ func naiveValid(h *history.History, ser bool) bool {
 	for _, i := range live {
 		t := &h.Txns[i]
 		if !ser && t.CommitTS < t.StartTS {
-			return false
+			return nil, false
 		}
 		if p, ok := last[t.Session]; ok && !visible(h, p, i, ser) {
-			return false
+			return nil, false
 		}
 		last[t.Session] = i
+	}
+	return live, true
+}
+
+// naiveValid decides the history by the axioms, pairwise, in O(n²·m): no
+// commit below a start (SI), session predecessors visible, every read the
+// transaction's own state or its snapshot, no two overlapping (SI) or
+// equally timestamped (SER) writers of a key.
+func naiveValid(h *history.History, ser bool) bool {
+	live, ok := sessionAxioms(h, ser)
+	if !ok {
+		return false
+	}
+	for _, i := range live {
+		t := &h.Txns[i]
 		own := map[history.KeyID]history.Value{}
 		for _, op := range t.Ops {
 			switch op.Kind {

@@ -102,22 +102,12 @@ func naiveList(h *history.History, i int, k history.KeyID, ser bool) []history.V
 // snapshot's list (first access) or the transaction's view, no two
 // overlapping appenders of a key (SI) or equally timestamped ones (SER).
 func naiveListsValid(h *history.History, ser bool) bool {
-	var live []int
-	for i := range h.Txns {
-		if h.Txns[i].Status == history.Committed {
-			live = append(live, i)
-		}
+	live, ok := sessionAxioms(h, ser)
+	if !ok {
+		return false
 	}
-	last := map[int32]int{}
 	for _, i := range live {
 		t := &h.Txns[i]
-		if !ser && t.CommitTS < t.StartTS {
-			return false
-		}
-		if p, ok := last[t.Session]; ok && !visible(h, p, i, ser) {
-			return false
-		}
-		last[t.Session] = i
 		views := map[history.KeyID][]history.Value{}
 		for _, op := range t.Ops {
 			v, touched := views[op.Key]
