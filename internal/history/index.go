@@ -1,5 +1,10 @@
 package history
 
+import (
+	"runtime"
+	"sync"
+)
+
 // OpRef names one operation: a transaction and the operation's position.
 type OpRef struct {
 	Txn TxnID
@@ -204,12 +209,32 @@ func (ix *Index) indexWrites() {
 	ix.opStart[len(h.Txns)] = pos
 }
 
+// parallelReads is how many transactions make resolveReads split its work
+// across the processors: each part only looks the writes up and fills its
+// own transactions' entries.
+const parallelReads = 1 << 16
+
 // resolveReads finds, for every read not preceded by its transaction's own
 // write of the key, the first write of the value it returned.
 func (ix *Index) resolveReads() {
+	n := len(ix.h.Txns)
+	parts := min(runtime.GOMAXPROCS(0), 8)
+	if n < parallelReads || parts < 2 {
+		ix.resolveReadsOf(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { ix.resolveReadsOf(n*p/parts, n*(p+1)/parts) })
+	}
+	wg.Wait()
+}
+
+// resolveReadsOf is resolveReads for transactions lo to hi.
+func (ix *Index) resolveReadsOf(lo, hi int) {
 	h := ix.h
 	var written map[KeyID]bool
-	for i := range h.Txns {
+	for i := lo; i < hi; i++ {
 		ops := h.Txns[i].Ops
 		base := ix.opStart[i]
 		big := len(ops) > 16

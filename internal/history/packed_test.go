@@ -43,3 +43,34 @@ func TestPackedTable(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveReadsParallel: on a history large enough to split the read
+// resolution across processors, the parts agree with one sequential pass.
+func TestResolveReadsParallel(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	h := New()
+	for k := range 500 {
+		h.Key(IntValue(int64(k)))
+	}
+	h.Sessions = append(h.Sessions, IntValue(0))
+	for i := range parallelReads + 1000 {
+		var ops []Op
+		for range 4 {
+			k := KeyID(r.IntN(500))
+			if r.IntN(2) == 0 {
+				ops = append(ops, Op{Kind: Write, Key: k, Value: IntValue(int64(r.IntN(2000)))})
+			} else {
+				ops = append(ops, Op{Kind: Read, Key: k, Value: IntValue(int64(r.IntN(2000)))})
+			}
+		}
+		h.Txns = append(h.Txns, Txn{ID: IntValue(int64(i)), Ops: ops})
+	}
+	ix := NewIndex(h)
+	got := append([]int32(nil), ix.readFrom...)
+	ix.resolveReadsOf(0, len(h.Txns))
+	for i := range got {
+		if got[i] != ix.readFrom[i] {
+			t.Fatalf("operation %d: parallel %d, sequential %d", i, got[i], ix.readFrom[i])
+		}
+	}
+}
