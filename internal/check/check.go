@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/chronos"
@@ -206,7 +207,25 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 			continue // no checker decides it: say nothing
 		}
 		if s, ok := c.(Searching); ok && s.Searches() {
-			continue // not cheap to know
+			// A search is cheap to run on a small history: bounded in
+			// time, without the counterexample search a violation would
+			// start.
+			pc, ok := c.(polygraph.Checker)
+			if !ok || len(ix.History().Txns) > holdsSearchMax {
+				continue
+			}
+			pc.NoShrink, pc.NoUnsatSearch = true, true
+			sctx, cancel := context.WithTimeout(ctx, holdsSearchBudget)
+			holds := len(precheck.Run(ix, w)) == 0
+			if holds {
+				found, err := pc.Check(sctx, ix, w)
+				holds = err == nil && len(found) == 0
+			}
+			cancel()
+			if holds {
+				res.Holds = append(res.Holds, w)
+			}
+			continue
 		}
 		sub, err := runIndexed(ctx, ix, w, c.Name(), so)
 		if err != nil {
@@ -218,6 +237,14 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 	}
 	return res, nil
 }
+
+// holdsSearchMax and holdsSearchBudget bound the solver searches that ask,
+// after a violation, which weaker levels still hold: only histories of at
+// most holdsSearchMax transactions, each search at most holdsSearchBudget.
+const (
+	holdsSearchMax    = 1000
+	holdsSearchBudget = time.Second
+)
 
 // undecided reports whether err says a checker gave up without a verdict
 // for lack of resources (an error with an Undecided method that says so).
