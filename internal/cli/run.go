@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/collect"
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/report"
@@ -55,14 +57,24 @@ type runCommand struct {
 	PerKind    int
 	NoHolds    bool
 	Report     string
+	// Collector publishes each transaction as it finishes: to
+	// `isoscope serve` (an http:// or https:// URL) or to a NATS
+	// JetStream subject (a nats:// URL).
+	Collector        string
+	CollectorSubject string
+	CollectorToken   string
+	// collectMutate rewrites published lines (tests plant faults here).
+	collectMutate func([]byte) []byte
 	modelFlags
 	// described says what ran (for --report); label is the plots'
 	// second title line.
 	described, label string
 }
 
-func newRunCommand(std IO) *cobra.Command {
-	c := &runCommand{io: std}
+func newRunCommand(std IO) *cobra.Command { return runCommandFor(&runCommand{io: std}) }
+
+// runCommandFor wires c's flags and Run to a cobra command.
+func runCommandFor(c *runCommand) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
 		Short: "run a workload against a database, record its history, and check it",
@@ -109,6 +121,9 @@ so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 	f.IntVar(&c.Retries, "retries", runner.DefaultMaxRetries, "how often to retry a transaction the database aborted (each retry is a new transaction)")
 	f.StringVarP(&c.Out, "out", "o", "", "history file (default isoscope-run-YYYYMMDD-HHMMSS.jsonl in the current directory)")
 	f.BoolVar(&c.NoTrace, "no-trace", false, "record nothing and check nothing: only run, and report throughput")
+	f.StringVar(&c.Collector, "collector", "", "also publish each transaction as it finishes, for online checking: to isoscope serve at an http:// URL, or to NATS JetStream at a nats:// URL")
+	f.StringVar(&c.CollectorSubject, "collector-subject", "isoscope.txns", "the NATS subject --collector publishes to")
+	f.StringVar(&c.CollectorToken, "collector-token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token for --collector's service (default $ISOSCOPE_TOKEN)")
 	f.StringVar(&c.Level, "level", "", "isolation level to check (default: the one --isolation promises)")
 	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
 	f.BoolVar(&c.JSON, "json", false, "print the check's result as JSON")
@@ -200,6 +215,19 @@ func (c *runCommand) Run(ctx context.Context) error {
 			return badInput(err)
 		}
 		cfg.Out = file
+	}
+	if c.Collector != "" {
+		if c.NoTrace {
+			return badInput(errors.New("--collector publishes the history --no-trace does not record"))
+		}
+		pub, err := c.publisher()
+		if err != nil {
+			return badInput(err)
+		}
+		defer pub.Close()
+		cw := collect.NewWriter(ctx, pub)
+		cw.Mutate = c.collectMutate
+		cfg.Out = io.MultiWriter(file, cw)
 	}
 	cfg.Progress = &runner.Progress{}
 	stopBar := c.progress(cfg.Progress, plan.Len())
@@ -434,4 +462,15 @@ func runStats(s *runner.Summary) []htmlreport.Stat {
 		st = append(st, htmlreport.Stat{Label: "reconnections", Value: report.Thousands(s.Reconnects)})
 	}
 	return st
+}
+
+// publisher connects to --collector.
+func (c *runCommand) publisher() (collect.Publisher, error) {
+	switch {
+	case strings.HasPrefix(c.Collector, "nats://"):
+		return collect.DialNATS(c.Collector, c.CollectorSubject)
+	case strings.HasPrefix(c.Collector, "http://"), strings.HasPrefix(c.Collector, "https://"):
+		return &collect.HTTP{URL: c.Collector, Token: c.CollectorToken}, nil
+	}
+	return nil, fmt.Errorf("--collector %q: want an http://, https:// or nats:// URL", c.Collector)
 }

@@ -255,29 +255,35 @@ func NewDocument(c *Checked, withFile bool) *Document {
 	for i := range r.Anomalies {
 		a := &r.Anomalies[i]
 		out.Counts[a.Kind.String()]++
-		f := Finding{Kind: a.Kind.String(), Phenomenon: a.Phenomenon.String(), Explanation: Explain(h, a), BestFound: a.BestFound}
-		f.Transactions = make([]any, 0, len(a.Txns))
-		for _, t := range a.Txns {
-			f.Transactions = append(f.Transactions, txnJSON(h, t))
-		}
-		for _, t := range a.Core {
-			f.Core = append(f.Core, txnJSON(h, t))
-		}
-		f.Minimal = a.Minimal
-		for _, s := range a.Cycle {
-			e := Edge{From: txnJSON(h, s.From), To: txnJSON(h, s.To), Dep: s.Dep.String()}
-			if s.Key != history.NoKey {
-				e.Key = keyJSON(h, s.Key)
-			}
-			f.Cycle = append(f.Cycle, e)
-		}
-		if !a.IsCycle() && a.Key != history.NoKey {
-			f.Key = keyJSON(h, a.Key)
-			f.Value = a.Value.AppendJSON(nil)
-		}
-		out.Anomalies = append(out.Anomalies, f)
+		out.Anomalies = append(out.Anomalies, NewFinding(h, a))
 	}
 	return out
+}
+
+// NewFinding renders anomaly a of history h as a Finding of the JSON
+// result.
+func NewFinding(h *history.History, a *anomaly.Anomaly) Finding {
+	f := Finding{Kind: a.Kind.String(), Phenomenon: a.Phenomenon.String(), Explanation: Explain(h, a), BestFound: a.BestFound}
+	f.Transactions = make([]any, 0, len(a.Txns))
+	for _, t := range a.Txns {
+		f.Transactions = append(f.Transactions, txnJSON(h, t))
+	}
+	for _, t := range a.Core {
+		f.Core = append(f.Core, txnJSON(h, t))
+	}
+	f.Minimal = a.Minimal
+	for _, s := range a.Cycle {
+		e := Edge{From: txnJSON(h, s.From), To: txnJSON(h, s.To), Dep: s.Dep.String()}
+		if s.Key != history.NoKey {
+			e.Key = keyJSON(h, s.Key)
+		}
+		f.Cycle = append(f.Cycle, e)
+	}
+	if !a.IsCycle() && a.Key != history.NoKey {
+		f.Key = keyJSON(h, a.Key)
+		f.Value = a.Value.AppendJSON(nil)
+	}
+	return f
 }
 
 // JSON writes the result as one JSON object on one line. With withFile,

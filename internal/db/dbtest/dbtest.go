@@ -11,7 +11,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +31,41 @@ const (
 const (
 	startPostgres = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
 	startMariaDB  = "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd"
+	startNATS     = "start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log"
 )
+
+// DefaultNATS is the NATS server (with JetStream) of the development and
+// CI machines.
+const DefaultNATS = "nats://127.0.0.1:4222"
+
+// NATSAddr is the test NATS server's address: ISOSCOPE_TEST_NATS, or
+// DefaultNATS.
+func NATSAddr() string {
+	if addr := os.Getenv("ISOSCOPE_TEST_NATS"); addr != "" {
+		return addr
+	}
+	return DefaultNATS
+}
+
+// NATS returns the address of the test NATS server (ISOSCOPE_TEST_NATS)
+// after checking that it accepts connections; like the databases, one
+// that cannot be reached fails the test in CI and skips it elsewhere.
+func NATS(t testing.TB) string {
+	t.Helper()
+	addr := NATSAddr()
+	host := strings.TrimPrefix(addr, "nats://")
+	conn, err := net.DialTimeout("tcp", host, 5*time.Second)
+	if err != nil {
+		msg := "NATS is not reachable at " + addr + " (ISOSCOPE_TEST_NATS): " + err.Error() +
+			"\nstart it (as root) with: " + startNATS + "\nor point ISOSCOPE_TEST_NATS at another server"
+		if InCI() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	_ = conn.Close()
+	return addr
+}
 
 // Postgres returns the address of the test PostgreSQL after checking that
 // it answers.

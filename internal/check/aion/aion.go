@@ -1,0 +1,404 @@
+// Package aion checks snapshot isolation and serializability online, by
+// the database's timestamps (Li, Wei et al., "Online Timestamp-based
+// Transactional Isolation Checking of Database Systems", §III-C,
+// Algorithm 3: Aion, and Aion-SER).
+//
+// A Checker accepts committed transactions that carry start_ts and
+// commit_ts, in batches, in any order, and checks the axioms Chronos
+// (internal/check/chronos) checks offline: Session, Int, Ext and
+// NoConflict under snapshot isolation; under serializability every
+// transaction must read the state the commits before its commit_ts left.
+// Its final findings are the ones Chronos reports on the same history:
+// the same kinds, transactions, operations and phenomena.
+//
+// Arrival out of timestamp order is what makes it online. The frontier
+// and the ongoing writers are versioned by timestamp: each key keeps its
+// committed versions in commit order (the frontier at any timestamp is a
+// binary search away), and the ongoing writers of a key at a timestamp are
+// the versions whose [start, commit] interval holds it. When a transaction
+// T arrives, exactly what the paper's correctness argument (its Appendix
+// A-B) names is re-checked: nothing for transactions that committed before
+// T started; NoConflict for those overlapping T; Ext for those whose
+// snapshot now sees T's write of a key — the readers of each key T writes
+// whose snapshot lies between T's commit and the next version of that key.
+// Int never changes; Session is checked when a transaction arrives, against
+// the previous transaction of its session to arrive (the session order is
+// the arrival order within a session, as the paper assumes).
+//
+// A NoConflict, Session or Int violation is final at once: no later
+// arrival undoes it. An Ext verdict is not: a late writer can justify a
+// read or make it stale. It stays pending for Config.Timeout (default 5 s,
+// by Config.Clock) after its transaction arrived, and is final after; each
+// change of a pending verdict between "violates" and "holds" is a
+// flip-flop (Stats.FlipFlops). A late arrival re-checks no transaction
+// whose verdict is final (the paper's rule).
+//
+// Memory: with Config.MemoryBound set, when the checker's own estimate of
+// its state passes the bound, it moves the transactions whose verdict is
+// final and that committed below a watermark, and the versions no snapshot
+// at or above the watermark can see, to a Store (FileStore keeps them in
+// files), and reloads them when a transaction arrives that starts below a
+// watermark it spilled at.
+package aion
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// DefaultTimeout is how long an Ext verdict stays pending by default, the
+// paper's 5 seconds.
+const DefaultTimeout = 5 * time.Second
+
+// Config sets up a Checker.
+type Config struct {
+	// Serializable checks serializability in commit-timestamp order
+	// (Aion-SER) instead of snapshot isolation.
+	Serializable bool
+	// Timeout is how long an Ext verdict stays pending after its
+	// transaction arrived; DefaultTimeout when zero.
+	Timeout time.Duration
+	// Clock tells the time; time.Now when nil. Tests inject their own.
+	Clock func() time.Time
+	// MemoryBound is the number of bytes the checker's estimate of its
+	// in-memory state may reach before it spills to Store; 0 for no bound.
+	MemoryBound int64
+	// Store receives what is spilled; required when MemoryBound is set.
+	Store Store
+	// Initial holds the initial values of keys, by key; other keys start
+	// absent.
+	Initial map[history.Value]history.Value
+}
+
+// Violation is one final finding. Anomaly names transactions and keys of
+// History, a small history that holds just the transactions involved
+// (their ids, sessions, timestamps and, where the checker still had them,
+// operations), so that internal/report explains it as it explains
+// Chronos's findings.
+type Violation struct {
+	Anomaly anomaly.Anomaly
+	History *history.History
+	// At is when the finding became final, by the checker's clock.
+	At time.Time
+}
+
+// Stats counts what a Checker has done.
+type Stats struct {
+	// Checked counts committed transactions accepted; Skipped the aborted
+	// and unknown ones, which take no effect here.
+	Checked, Skipped uint64
+	// Pending is the number of transactions whose Ext verdict is not final.
+	Pending int
+	// Violations counts final violations, by kind.
+	Violations map[anomaly.Kind]uint64
+	// FlipFlops counts changes of pending Ext verdicts.
+	FlipFlops uint64
+	// InMemory is the number of transactions held in memory; Memory the
+	// checker's estimate of its state, in bytes.
+	InMemory int
+	Memory   int64
+	// Segments and Spilled are the spilled segments and the transactions
+	// they hold; Spills and Reloads count the moves.
+	Segments, Spilled int
+	Spills, Reloads   uint64
+}
+
+// Checker is an online Aion checker. It is not safe for concurrent use:
+// one goroutine owns it.
+type Checker struct {
+	cfg     Config
+	ser     bool
+	timeout int64
+
+	keys    []history.Value
+	keyInit []history.Value
+	keyIdx  map[history.Value]int32
+	ks      []keyState
+
+	sessLabel []history.Value
+	sessIdx   map[history.Value]int32
+	sessLast  []party
+
+	byID  map[history.Value]*txn
+	queue []*txn // pending Ext verdicts, in arrival order (deadline order)
+	qhead int
+	// finals are the transactions in memory whose verdict is final, in
+	// the order it became final (the order they are spilled in).
+	finals []*txn
+	fhead  int
+
+	segs   []segMeta
+	maxW   uint64 // the highest watermark of a segment still spilled
+	mem    int64
+	nextGC int64
+
+	found []Violation
+	stats Stats
+
+	scratchKeys []int32
+	partners    []*txn
+	at          []int
+	// readers counts reader entries held; dead those of transactions
+	// whose verdict is final, dropped by the next sweep.
+	readers, dead int64
+	// srcH is the history the last batch came from; srcKeys and srcSess
+	// map its key and session ids to the checker's (+1; 0 for unknown).
+	srcH    *history.History
+	srcKeys []int32
+	srcSess []int32
+	// err is the first failure of the store: the checker stops there.
+	err error
+}
+
+// New returns a checker for cfg.
+func New(cfg Config) (*Checker, error) {
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("aion: negative timeout %s", cfg.Timeout)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.MemoryBound < 0 {
+		return nil, fmt.Errorf("aion: negative memory bound %d", cfg.MemoryBound)
+	}
+	if cfg.MemoryBound > 0 && cfg.Store == nil {
+		return nil, errors.New("aion: a memory bound needs a store to spill to")
+	}
+	c := &Checker{
+		cfg: cfg, ser: cfg.Serializable, timeout: int64(cfg.Timeout),
+		keyIdx:  make(map[history.Value]int32),
+		sessIdx: make(map[history.Value]int32),
+		byID:    make(map[history.Value]*txn),
+	}
+	c.stats.Violations = map[anomaly.Kind]uint64{}
+	c.nextGC = cfg.MemoryBound
+	return c, nil
+}
+
+// Add checks a batch of transactions of src (whose key table and session
+// labels their KeyIDs and Session index), in any order relative to
+// earlier batches; within a session, the order of arrival is the session
+// order. It first validates the whole batch — every committed transaction
+// carries both timestamps, only reads, writes and deletes, an id not seen
+// among the transactions in memory — and returns an error naming the first
+// bad transaction (its id and input line) without checking any; then it
+// checks them, and finalizes the Ext verdicts whose timeout has passed.
+func (c *Checker) Add(src *history.History, txns []history.Txn) error {
+	if c.err != nil {
+		return c.err
+	}
+	seen := map[history.Value]bool{}
+	for i := range txns {
+		if err := c.validate(src, &txns[i], seen); err != nil {
+			return err
+		}
+	}
+	for i := range txns {
+		t := &txns[i]
+		if t.Status != history.Committed {
+			c.stats.Skipped++
+			continue
+		}
+		c.add(c.convert(src, t))
+	}
+	return c.Advance()
+}
+
+// validate checks t before anything of its batch is applied: CheckInput,
+// and an id not seen in the batch or among the transactions in memory.
+func (c *Checker) validate(src *history.History, t *history.Txn, seen map[history.Value]bool) error {
+	if err := CheckInput(src, t); err != nil || t.Status != history.Committed {
+		return err
+	}
+	if _, dup := c.byID[t.ID]; dup || seen[t.ID] {
+		return fmt.Errorf("%s: duplicate id %s", where(t), t.ID)
+	}
+	seen[t.ID] = true
+	return nil
+}
+
+// where names t for messages: its id and input line.
+func where(t *history.Txn) string {
+	s := "transaction " + t.ID.String()
+	if t.Line > 0 {
+		s += fmt.Sprintf(" (line %d)", t.Line)
+	}
+	return s
+}
+
+// CheckInput reports what makes t, of history src, unfit for online
+// checking on its own: a committed transaction without both timestamps or
+// an id, an integer id beyond ±2^60, an operation other than a read, write
+// or delete, a session or key outside src's tables. Aborted and unknown
+// transactions pass (they are set aside). The error names t and its line.
+func CheckInput(src *history.History, t *history.Txn) error {
+	if t.Status != history.Committed {
+		return nil
+	}
+	switch {
+	case !t.HasStartTS:
+		return fmt.Errorf("%s has no start_ts: online checking needs the database's start and commit timestamps on every committed transaction", where(t))
+	case !t.HasCommitTS:
+		return fmt.Errorf("%s has no commit_ts: online checking needs the database's start and commit timestamps on every committed transaction", where(t))
+	case t.ID.IsNull():
+		return fmt.Errorf("%s has no id", where(t))
+	case t.ID.Kind == history.Int && (t.ID.N < -idLimit || t.ID.N >= idLimit):
+		return fmt.Errorf("%s: online checking takes integer ids from -2^60 to 2^60-1", where(t))
+	}
+	if t.Session < 0 || int(t.Session) >= len(src.Sessions) {
+		return fmt.Errorf("%s: session %d outside the history's session table", where(t), t.Session)
+	}
+	for j, op := range t.Ops {
+		switch op.Kind {
+		case history.Read, history.Write, history.Delete:
+		default:
+			return fmt.Errorf("%s: ops[%d] is a %s operation; online checking takes reads, writes and deletes", where(t), j, op.Kind)
+		}
+		if op.Key < 0 || int(op.Key) >= len(src.Keys) {
+			return fmt.Errorf("%s: ops[%d] uses a key outside the history's key table", where(t), j)
+		}
+	}
+	return nil
+}
+
+// key interns k.
+func (c *Checker) key(k history.Value) int32 {
+	if id, ok := c.keyIdx[k]; ok {
+		return id
+	}
+	id := int32(len(c.keys))
+	c.keys = append(c.keys, k)
+	init, ok := c.cfg.Initial[k]
+	if !ok {
+		init = history.NullValue
+	}
+	c.keyInit = append(c.keyInit, init)
+	c.keyIdx[k] = id
+	c.ks = append(c.ks, keyState{})
+	c.mem += 120
+	return id
+}
+
+// session interns session label s.
+func (c *Checker) session(s history.Value) int32 {
+	if id, ok := c.sessIdx[s]; ok {
+		return id
+	}
+	id := int32(len(c.sessLabel))
+	c.sessLabel = append(c.sessLabel, s)
+	c.sessLast = append(c.sessLast, party{sess: -1})
+	c.sessIdx[s] = id
+	c.mem += 120
+	return id
+}
+
+// convert makes the checker's copy of t.
+func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
+	if src != c.srcH {
+		c.srcH, c.srcKeys, c.srcSess = src, c.srcKeys[:0], c.srcSess[:0]
+	}
+	for len(c.srcKeys) < len(src.Keys) {
+		c.srcKeys = append(c.srcKeys, 0)
+	}
+	for len(c.srcSess) < len(src.Sessions) {
+		c.srcSess = append(c.srcSess, 0)
+	}
+	s := &c.srcSess[t.Session]
+	if *s == 0 {
+		*s = c.session(src.Sessions[t.Session]) + 1
+	}
+	x := &txn{id: t.ID, sess: *s - 1, sts: t.StartTS, cts: t.CommitTS, line: t.Line, ops: make([]op, len(t.Ops))}
+	for j, o := range t.Ops {
+		v := o.Value
+		if o.Kind == history.Delete {
+			v = history.NullValue
+		}
+		k := &c.srcKeys[o.Key]
+		if *k == 0 {
+			*k = c.key(src.Keys[o.Key]) + 1
+		}
+		x.ops[j] = op{kind: o.Kind, key: *k - 1, val: v}
+	}
+	return x
+}
+
+// Advance finalizes the Ext verdicts whose timeout has passed by the
+// clock, and spills when memory is over the bound. It returns the store's
+// failure, after which the checker accepts nothing more.
+func (c *Checker) Advance() error {
+	if c.err != nil {
+		return c.err
+	}
+	c.expire(c.cfg.Clock().UnixNano())
+	if err := c.maybeGC(); err != nil {
+		c.err = err
+	}
+	return c.err
+}
+
+// Finish finalizes every pending Ext verdict now, as if its timeout had
+// passed: for the end of a finite history, or a shutdown that wants
+// verdicts rather than pending ones. It returns the store's failure, if
+// one stopped the checker.
+func (c *Checker) Finish() error {
+	if c.err != nil {
+		return c.err
+	}
+	c.expire(math.MaxInt64)
+	return c.err
+}
+
+// Take returns the final violations found since the last call.
+func (c *Checker) Take() []Violation {
+	out := c.found
+	c.found = nil
+	return out
+}
+
+// Stats returns the counters.
+func (c *Checker) Stats() Stats {
+	s := c.stats
+	s.Violations = make(map[anomaly.Kind]uint64, len(c.stats.Violations))
+	for k, n := range c.stats.Violations {
+		s.Violations[k] = n
+	}
+	s.Pending = len(c.queue) - c.qhead
+	s.InMemory = len(c.byID)
+	s.Memory = c.mem
+	s.Segments = len(c.segs)
+	s.Spilled = 0
+	for _, m := range c.segs {
+		s.Spilled += m.txns
+	}
+	return s
+}
+
+// Pending returns the Ext violations that stand now but are not final:
+// what a shutdown leaves undecided.
+func (c *Checker) Pending() []Violation {
+	var out []Violation
+	now := c.cfg.Clock()
+	for _, t := range c.queue[c.qhead:] {
+		if t.bad > 0 {
+			for _, a := range c.extFindings(t) {
+				out = append(out, Violation{Anomaly: a.Anomaly, History: a.History, At: now})
+			}
+		}
+	}
+	return out
+}
+
+// report records a final finding.
+func (c *Checker) report(v Violation) {
+	v.At = c.cfg.Clock()
+	c.found = append(c.found, v)
+	c.stats.Violations[v.Anomaly.Kind]++
+}

@@ -1,0 +1,328 @@
+package aion
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/chronos"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// add checks the arriving transaction t and re-checks what it affects:
+// Step ① of Algorithm 3 (Session, Int, Ext of t), Step ② (NoConflict with
+// the transactions overlapping t) and Step ③ (Ext of the pending readers
+// whose snapshot now sees t's writes).
+func (c *Checker) add(t *txn) {
+	c.stats.Checked++
+	if !c.ser && t.cts < t.sts {
+		c.reportAt([]party{t.party()}, []*txn{t}, anomaly.Anomaly{Kind: anomaly.CommitBeforeStart, Txns: []history.TxnID{0}, Key: history.NoKey})
+		t.sts = t.cts
+	}
+	t.place(c.ser)
+	if t.sts < c.maxW || t.cts < c.maxW {
+		if err := c.reload(min(t.sts, t.cts)); err != nil && c.err == nil {
+			c.err = err
+		}
+	}
+	c.sessionCheck(t)
+	c.intCheck(t)
+	c.byID[t.id] = t
+	c.mem += t.bytes()
+
+	// Step ①: t's external reads against its snapshot.
+	t.deadline = c.cfg.Clock().UnixNano() + c.timeout
+	snap := t.snapPos(c.ser)
+	for j, o := range t.ops {
+		if o.kind != history.Read || !firstOn(t.ops, j) {
+			continue
+		}
+		bad := !chronos.Agrees(o.val, c.frontierValue(o.key, snap))
+		if bad {
+			t.bad++
+		}
+		ks := &c.ks[o.key]
+		i := c.readerAfter(o.key, snap)
+		ks.readers = slices.Insert(ks.readers, i, reader{sp: snap, t: t, op: int32(j), bad: bad})
+		c.mem += readerBytes
+		c.readers++
+		t.readers++
+	}
+	c.queue = append(c.queue, t)
+
+	// t's versions: the final write of each key it writes.
+	keys := c.written(t)
+	cp := t.commitPos(c.ser)
+	for _, k := range keys {
+		ks := &c.ks[k]
+		i := c.versionAt(k, cp)
+		c.at = append(c.at, i)
+		v := version{sess: t.sess, sts: t.sts, cts: t.cts, val: finalWrite(t.ops, k), cp: cp}
+		ks.vers = slices.Insert(ks.vers, i, v)
+		c.mem += versionBytes
+		if d := t.cts - min(t.sts, t.cts); d > ks.maxDur {
+			ks.maxDur = d
+		}
+		if c.ser {
+			c.sameCommit(t, k, i)
+		}
+	}
+
+	// Step ②: NoConflict with the writers of t's keys that overlap it.
+	if !c.ser {
+		c.noConflict(t, keys)
+	}
+
+	// Step ③: readers whose snapshot sees t's write now.
+	for n, k := range keys {
+		c.recheck(t, k, c.at[n])
+	}
+	c.at = c.at[:0]
+
+	s := &c.sessLast[t.sess]
+	*s = t.party()
+}
+
+// firstOn reports whether operation j is the first on its key.
+func firstOn(ops []op, j int) bool {
+	k := ops[j].key
+	for i := range j {
+		if ops[i].key == k {
+			return false
+		}
+	}
+	return true
+}
+
+// finalWrite is t's last write of k.
+func finalWrite(ops []op, k int32) history.Value {
+	for j := len(ops) - 1; j >= 0; j-- {
+		if ops[j].key == k && ops[j].kind.IsWrite() {
+			return ops[j].val
+		}
+	}
+	return history.NullValue
+}
+
+// written returns the distinct keys t writes, in the reverse order of
+// their first write (the order Chronos visits a transaction's ongoing
+// entries at its commit). The slice is scratch space.
+func (c *Checker) written(t *txn) []int32 {
+	out := c.scratchKeys[:0]
+	for _, o := range t.ops {
+		if o.kind.IsWrite() && !slices.Contains(out, o.key) {
+			out = append(out, o.key)
+		}
+	}
+	slices.Reverse(out)
+	c.scratchKeys = out
+	return slices.Clone(out)
+}
+
+// sessionCheck is the Session axiom: the previous transaction of t's
+// session to arrive committed before t's snapshot (SI: its start; SER: its
+// commit).
+func (c *Checker) sessionCheck(t *txn) {
+	p := c.sessLast[t.sess]
+	if p.sess < 0 {
+		return
+	}
+	if cmpPos(commitPos(c.ser, p.id, p.sts, p.cts), t.snapPos(c.ser)) < 0 {
+		return
+	}
+	c.reportAt([]party{p, t.party()}, []*txn{nil, t}, anomaly.Anomaly{Kind: anomaly.SessionGuaranteeViolation, Txns: []history.TxnID{0, 1}, Key: history.NoKey})
+}
+
+// intCheck is the Int axiom for t's internal reads: a read after t's own
+// write of the key returns that write (not-my-own-write, or
+// not-my-last-write when it returns an earlier one of t's writes), and a
+// read after a read, with no write between, returns the same (a
+// non-repeatable read, reported once per key).
+func (c *Checker) intCheck(t *txn) {
+	var nrr []int32
+	for j, o := range t.ops {
+		if o.kind != history.Read {
+			continue
+		}
+		last, first := -1, -1
+		for i := j - 1; i >= 0; i-- {
+			if t.ops[i].key != o.key {
+				continue
+			}
+			if last < 0 {
+				last = i
+			}
+			first = i
+		}
+		if last < 0 {
+			continue
+		}
+		ref := history.OpRef{Txn: 0, Op: int32(j)}
+		p := t.ops[last]
+		if p.kind.IsWrite() {
+			if chronos.Agrees(o.val, p.val) {
+				continue
+			}
+			a := anomaly.Anomaly{Kind: anomaly.NotMyOwnWrite, Txns: []history.TxnID{0}, Key: history.KeyID(o.key), Value: o.val,
+				Ops: []history.OpRef{ref, {Txn: 0, Op: int32(last)}}}
+			for i := range last {
+				if q := t.ops[i]; q.key == o.key && q.kind.IsWrite() && chronos.Agrees(o.val, q.val) {
+					a.Kind = anomaly.NotMyLastWrite
+					a.Ops = []history.OpRef{ref, {Txn: 0, Op: int32(i)}, {Txn: 0, Op: int32(last)}}
+					break
+				}
+			}
+			c.reportAt([]party{t.party()}, []*txn{t}, a)
+			continue
+		}
+		if chronos.Agrees(o.val, p.val) || slices.Contains(nrr, o.key) {
+			continue
+		}
+		nrr = append(nrr, o.key)
+		c.reportAt([]party{t.party()}, []*txn{t}, anomaly.Anomaly{Kind: anomaly.NonRepeatableRead, Txns: []history.TxnID{0}, Key: history.KeyID(o.key), Value: o.val,
+			Ops: []history.OpRef{{Txn: 0, Op: int32(first)}, ref}})
+	}
+}
+
+// sameCommit reports, under SER, two writers of k with one commit_ts
+// (version i is t's): nothing orders them.
+func (c *Checker) sameCommit(t *txn, k int32, i int) {
+	vs := c.ks[k].vers
+	for _, n := range []int{i - 1, i + 1} {
+		if n < 0 || n >= len(vs) || vs[n].cts != t.cts {
+			continue
+		}
+		w := c.byID[vs[n].ID()]
+		first, second := w, t
+		pf, ps := vs[n].party(), t.party()
+		if n > i {
+			first, second, pf, ps = t, w, ps, pf
+		}
+		a := anomaly.Anomaly{Kind: anomaly.ConcurrentWrite, Txns: []history.TxnID{0, 1}, Key: history.KeyID(k)}
+		v := c.violation([]party{pf, ps}, []*txn{first, second}, a)
+		v.Anomaly.Ops = []history.OpRef{lastWriteOr(v.History, 0, k), lastWriteOr(v.History, 1, k)}
+		c.report(v)
+	}
+}
+
+// lastWriteOr is chronos.LastWrite in a violation's history, which may
+// lack a spilled party's operations.
+func lastWriteOr(h *history.History, t history.TxnID, k int32) history.OpRef {
+	return chronos.LastWrite(h, t, history.KeyID(k))
+}
+
+// noConflict is Step ②: every writer u of a key t writes whose
+// [start, commit] interval overlaps t's conflicts with it; one finding per
+// pair, made as Chronos makes it at the earlier commit.
+func (c *Checker) noConflict(t *txn, keys []int32) {
+	c.partners = c.partners[:0]
+	ts, tc := startPos(t.id, t.sts, t.cts), t.commitPos(false)
+	for _, k := range keys {
+		ks := &c.ks[k]
+		vs := ks.vers
+		i := sort.Search(len(vs), func(i int) bool { return vs[i].cts >= t.sts })
+		for ; i < len(vs) && vs[i].cts <= t.cts+ks.maxDur; i++ {
+			v := &vs[i]
+			if v.ID() == t.id {
+				continue
+			}
+			uc := v.commitPos(false)
+			us := startPos(v.ID(), v.sts, v.cts)
+			var overlap bool
+			if cmpPos(uc, tc) < 0 {
+				overlap = cmpPos(ts, uc) < 0
+			} else {
+				overlap = cmpPos(us, tc) < 0
+			}
+			if !overlap {
+				continue
+			}
+			u := c.byID[v.ID()]
+			if u == nil || slices.Contains(c.partners, u) {
+				continue
+			}
+			c.partners = append(c.partners, u)
+		}
+	}
+	for _, u := range c.partners {
+		first, second := t, u
+		if cmpPos(u.commitPos(false), tc) < 0 {
+			first, second = u, t
+		}
+		c.conflict(first, second)
+	}
+}
+
+// conflict reports that first, committing, and second, still running,
+// wrote the same keys: keyed like Chronos, by the first shared key in the
+// order first's entries are visited, or the first one second read before
+// writing (a lost update).
+func (c *Checker) conflict(first, second *txn) {
+	a := anomaly.Anomaly{Kind: anomaly.ConcurrentWrite, Phenomenon: anomaly.GSIa, Txns: []history.TxnID{0, 1}, Key: history.NoKey}
+	v := c.violation([]party{first.party(), second.party()}, []*txn{first, second}, a)
+	for _, k := range c.written(first) {
+		if !writes(second, k) {
+			continue
+		}
+		lost := chronos.ReadsFirst(v.History, 1, history.KeyID(k))
+		switch {
+		case v.Anomaly.Key == history.NoKey:
+			v.Anomaly.Key = history.KeyID(k)
+			if lost {
+				v.Anomaly.Kind = anomaly.LostUpdate
+			}
+		case v.Anomaly.Kind == anomaly.ConcurrentWrite && lost:
+			v.Anomaly.Kind, v.Anomaly.Key = anomaly.LostUpdate, history.KeyID(k)
+		}
+	}
+	v.Anomaly.Ops = chronos.ConflictOps(v.History, 0, 1, v.Anomaly.Key, v.Anomaly.Kind == anomaly.LostUpdate)
+	c.report(v)
+}
+
+// writes reports whether t writes k.
+func writes(t *txn, k int32) bool {
+	for _, o := range t.ops {
+		if o.key == k && o.kind.IsWrite() {
+			return true
+		}
+	}
+	return false
+}
+
+// recheck is Step ③ for key k, where t's version is the i-th: the pending readers whose snapshot lies
+// after t's commit and no later than the next version's commit now see
+// t's version.
+func (c *Checker) recheck(t *txn, k int32, i int) {
+	ks := &c.ks[k]
+	cp := t.commitPos(c.ser)
+	val := ks.vers[i].val
+	var next *pos
+	if i+1 < len(ks.vers) {
+		p := ks.vers[i+1].commitPos(c.ser)
+		next = &p
+	}
+	rs := ks.readers
+	for r := c.readerAfter(k, cp); r < len(rs); r++ {
+		rd := &rs[r]
+		if next != nil && cmpPos(rd.sp, *next) > 0 {
+			break
+		}
+		if rd.t.final || rd.t == t {
+			continue
+		}
+		bad := !chronos.Agrees(rd.t.ops[rd.op].val, val)
+		if bad == rd.bad {
+			continue
+		}
+		rd.bad = bad
+		before := rd.t.bad > 0
+		if bad {
+			rd.t.bad++
+		} else {
+			rd.t.bad--
+		}
+		if before != (rd.t.bad > 0) {
+			c.stats.FlipFlops++
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package aion
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// Store keeps spilled segments: what the checker moved out of memory. Put
+// stores a segment and returns its id; Get returns it; Delete forgets it
+// (after Get, when the checker reloaded it).
+type Store interface {
+	Put(seg *Segment) (int64, error)
+	Get(id int64) (*Segment, error)
+	Delete(id int64) error
+}
+
+// Segment is one spill: transactions whose Ext verdict was final and that
+// committed below Watermark, and versions that no snapshot at or above
+// Watermark sees (a later version of their key committed below it).
+type Segment struct {
+	Watermark uint64
+	Txns      []SpilledTxn
+	Versions  []SpilledVersion
+}
+
+// SpilledTxn is a transaction of a Segment. Keys and sessions are the
+// checker's interned ids, which live as long as the checker.
+type SpilledTxn struct {
+	ID                history.Value
+	Session           int32
+	StartTS, CommitTS uint64
+	Line              int
+	Ops               []SpilledOp
+}
+
+// SpilledOp is an operation of a SpilledTxn.
+type SpilledOp struct {
+	Kind  history.OpKind
+	Key   int32
+	Value history.Value
+}
+
+// SpilledVersion is a version of a Segment.
+type SpilledVersion struct {
+	Key               int32
+	ID                history.Value
+	Session           int32
+	StartTS, CommitTS uint64
+	Value             history.Value
+}
+
+// segMeta is what the checker keeps of a spilled segment.
+type segMeta struct {
+	id   int64
+	w    uint64
+	txns int
+	// keys are the keys of its versions, sorted: a search for a version
+	// of another key skips it.
+	keys []int32
+}
+
+// maxSpill bounds the transactions of one spill, so that a spill is a
+// short pause: the next batch spills again while the estimate is over.
+const maxSpill = 1 << 16
+
+// maybeGC spills when the estimate is over the bound: the transactions
+// whose verdict is final, oldest verdict first, that committed below every
+// pending snapshot, up to maxSpill of them or until the estimate is back
+// to three quarters of the bound, and the versions no snapshot at or
+// above the spill's watermark sees. When it can free little (everything
+// is pending), it waits for the estimate to grow by an eighth of the
+// bound before it tries again.
+func (c *Checker) maybeGC() error {
+	bound := c.cfg.MemoryBound
+	if bound == 0 || c.mem <= bound || c.mem < c.nextGC {
+		return nil
+	}
+	if c.dead > c.readers/4 {
+		c.sweepReaders()
+	}
+	limit := uint64(math.MaxUint64)
+	for _, t := range c.queue[c.qhead:] {
+		limit = min(limit, t.snapTS(c.ser))
+	}
+	target := c.mem - bound*3/4
+	seg := &Segment{Txns: make([]SpilledTxn, 0, min(maxSpill, len(c.finals)-c.fhead))}
+	var freed int64
+	var w uint64
+	for c.fhead < len(c.finals) && freed < target && len(seg.Txns) < maxSpill {
+		t := c.finals[c.fhead]
+		if t.cts >= limit {
+			break
+		}
+		c.finals[c.fhead] = nil
+		c.fhead++
+		st := SpilledTxn{ID: t.id, Session: t.sess, StartTS: t.sts, CommitTS: t.cts, Line: t.line, Ops: make([]SpilledOp, len(t.ops))}
+		for j, o := range t.ops {
+			st.Ops[j] = SpilledOp{Kind: o.kind, Key: o.key, Value: o.val}
+		}
+		seg.Txns = append(seg.Txns, st)
+		delete(c.byID, t.id)
+		c.mem -= t.bytes()
+		freed += t.bytes()
+		w = max(w, t.cts+1)
+	}
+	if c.fhead > 1024 && c.fhead > len(c.finals)/2 {
+		n := copy(c.finals, c.finals[c.fhead:])
+		clear(c.finals[n:])
+		c.finals, c.fhead = c.finals[:n], 0
+	}
+	if len(seg.Txns) == 0 {
+		w = limit
+	}
+	if w == math.MaxUint64 || w == 0 {
+		c.nextGC = c.mem + bound/8
+		return nil
+	}
+	seg.Watermark = w
+	nv := 0
+	for k := range c.ks {
+		vs := c.ks[k].vers
+		nv += max(0, sort.Search(len(vs), func(i int) bool { return vs[i].cts >= w })-1)
+	}
+	seg.Versions = make([]SpilledVersion, 0, nv)
+	for k := range c.ks {
+		ks := &c.ks[k]
+		below := sort.Search(len(ks.vers), func(i int) bool { return ks.vers[i].cts >= w })
+		if below < 2 {
+			continue
+		}
+		for _, v := range ks.vers[:below-1] {
+			seg.Versions = append(seg.Versions, SpilledVersion{Key: int32(k), ID: v.ID(), Session: v.sess, StartTS: v.sts, CommitTS: v.cts, Value: v.val})
+		}
+		// Drop the prefix without copying the rest: the next growth of
+		// the slice copies only what is left.
+		clear(ks.vers[:below-1])
+		ks.vers = ks.vers[below-1:]
+		c.mem -= int64(below-1) * versionBytes
+	}
+	if len(seg.Txns) > 0 || len(seg.Versions) > 0 {
+		id, err := c.cfg.Store.Put(seg)
+		if err != nil {
+			return fmt.Errorf("aion: spilling %d transactions: %w", len(seg.Txns), err)
+		}
+		var keys []int32
+		for _, v := range seg.Versions {
+			if n := len(keys); n == 0 || keys[n-1] != v.Key {
+				keys = append(keys, v.Key)
+			}
+		}
+		c.mem += int64(4*len(keys)) + 64
+		c.segs = append(c.segs, segMeta{id: id, w: w, txns: len(seg.Txns), keys: keys})
+		c.maxW = max(c.maxW, w)
+		c.stats.Spills++
+	}
+	c.nextGC = bound
+	if c.mem > bound*7/8 && len(seg.Txns) < maxSpill {
+		c.nextGC = c.mem + bound/8
+	}
+	return nil
+}
+
+// reload brings back every segment spilled at a watermark above ts: all a
+// transaction starting at ts can need (a version its snapshot sees, a
+// writer overlapping it).
+func (c *Checker) reload(ts uint64) error {
+	touched := map[int32]bool{}
+	keep := c.segs[:0]
+	var back []segMeta
+	for _, m := range c.segs {
+		if m.w > ts {
+			back = append(back, m)
+		} else {
+			keep = append(keep, m)
+		}
+	}
+	c.segs = keep
+	c.maxW = 0
+	for _, m := range c.segs {
+		c.maxW = max(c.maxW, m.w)
+	}
+	for _, m := range back {
+		c.mem -= int64(4*len(m.keys)) + 64
+		seg, err := c.cfg.Store.Get(m.id)
+		if err != nil {
+			return fmt.Errorf("aion: reloading a spilled segment: %w", err)
+		}
+		for _, st := range seg.Txns {
+			t := &txn{id: st.ID, sess: st.Session, sts: st.StartTS, cts: st.CommitTS, line: st.Line, final: true, ops: make([]op, len(st.Ops))}
+			for j, o := range st.Ops {
+				t.ops[j] = op{kind: o.Kind, key: o.Key, val: o.Value}
+			}
+			t.place(c.ser)
+			c.byID[t.id] = t
+			c.finals = append(c.finals, t)
+			c.mem += t.bytes()
+		}
+		for _, v := range seg.Versions {
+			ks := &c.ks[v.Key]
+			ks.vers = append(ks.vers, version{sess: v.Session, sts: v.StartTS, cts: v.CommitTS, val: v.Value, cp: commitPos(c.ser, v.ID, v.StartTS, v.CommitTS)})
+			touched[v.Key] = true
+			c.mem += versionBytes
+		}
+		if err := c.cfg.Store.Delete(m.id); err != nil {
+			return fmt.Errorf("aion: dropping a reloaded segment: %w", err)
+		}
+		c.stats.Reloads++
+	}
+	for k := range touched {
+		vs := c.ks[k].vers
+		slices.SortFunc(vs, func(a, b version) int { return cmpPos(a.commitPos(c.ser), b.commitPos(c.ser)) })
+	}
+	return nil
+}
+
+// searchSpilled looks through the spilled segments, newest first, for a
+// version of k whose value match accepts, written by a transaction other
+// than id, without reloading them.
+func (c *Checker) searchSpilled(id history.Value, k int32, match func(history.Value) bool) (party, bool, error) {
+	for i := len(c.segs) - 1; i >= 0; i-- {
+		if _, ok := slices.BinarySearch(c.segs[i].keys, k); !ok {
+			continue
+		}
+		seg, err := c.cfg.Store.Get(c.segs[i].id)
+		if err != nil {
+			return party{}, false, fmt.Errorf("aion: reading a spilled segment: %w", err)
+		}
+		for j := len(seg.Versions) - 1; j >= 0; j-- {
+			v := &seg.Versions[j]
+			if v.Key == k && v.ID != id && match(v.Value) {
+				return party{id: v.ID, sess: v.Session, sts: v.StartTS, cts: v.CommitTS}, true, nil
+			}
+		}
+	}
+	return party{}, false, nil
+}

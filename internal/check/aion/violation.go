@@ -1,0 +1,256 @@
+package aion
+
+import (
+	"math"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/chronos"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// violation builds the finding a over the parties it names: a.Txns and
+// a.Ops index parties (history.Init is the initial state). txns holds the
+// parties' transactions where the checker has them (nil elsewhere), whose
+// operations the small history then carries.
+func (c *Checker) violation(parties []party, txns []*txn, a anomaly.Anomaly) Violation {
+	h := &history.History{Keys: c.keys[:len(c.keys):len(c.keys)], Header: history.Header{Initial: history.Initial{Values: map[history.KeyID]history.Value{}}}}
+	sess := map[int32]int32{}
+	idx := make([]history.TxnID, len(parties))
+	for i, p := range parties {
+		if j := findParty(h, p.id); j >= 0 {
+			idx[i] = j
+			if txns[i] != nil && len(h.Txns[j].Ops) == 0 {
+				h.Txns[j].Ops = historyOps(txns[i].ops)
+			}
+			continue
+		}
+		s, ok := sess[p.sess]
+		if !ok {
+			s = int32(len(h.Sessions))
+			sess[p.sess] = s
+			label := history.NullValue
+			if p.sess >= 0 && int(p.sess) < len(c.sessLabel) {
+				label = c.sessLabel[p.sess]
+			}
+			h.Sessions = append(h.Sessions, label)
+		}
+		ht := history.Txn{ID: p.id, Session: s, StartTS: p.sts, CommitTS: p.cts, HasStartTS: true, HasCommitTS: true}
+		if txns[i] != nil {
+			ht.Ops = historyOps(txns[i].ops)
+			ht.Line = txns[i].line
+		}
+		idx[i] = history.TxnID(len(h.Txns))
+		h.Txns = append(h.Txns, ht)
+	}
+	a.Txns = remap(a.Txns, idx)
+	for i := range a.Ops {
+		a.Ops[i].Txn = idx[a.Ops[i].Txn]
+	}
+	if a.Key >= 0 {
+		if init := c.keyInit[a.Key]; !init.IsNull() {
+			h.Header.Initial.Values[a.Key] = init
+		}
+	}
+	return Violation{Anomaly: a, History: h}
+}
+
+func findParty(h *history.History, id history.Value) history.TxnID {
+	for i := range h.Txns {
+		if h.Txns[i].ID == id {
+			return history.TxnID(i)
+		}
+	}
+	return -1
+}
+
+func remap(ts []history.TxnID, idx []history.TxnID) []history.TxnID {
+	out := make([]history.TxnID, len(ts))
+	for i, t := range ts {
+		if t == history.Init {
+			out[i] = history.Init
+			continue
+		}
+		out[i] = idx[t]
+	}
+	return out
+}
+
+func historyOps(ops []op) []history.Op {
+	out := make([]history.Op, len(ops))
+	for j, o := range ops {
+		out[j] = history.Op{Kind: o.kind, Key: history.KeyID(o.key), Value: o.val}
+	}
+	return out
+}
+
+// reportAt reports the finding a over parties (see violation).
+func (c *Checker) reportAt(parties []party, txns []*txn, a anomaly.Anomaly) {
+	c.report(c.violation(parties, txns, a))
+}
+
+// expire finalizes the pending verdicts whose deadline is at or before
+// now: an external read that still disagrees with its snapshot is a stale
+// read or a read beyond the snapshot.
+func (c *Checker) expire(now int64) {
+	for c.qhead < len(c.queue) && c.queue[c.qhead].deadline <= now {
+		t := c.queue[c.qhead]
+		c.queue[c.qhead] = nil
+		c.qhead++
+		if t.bad > 0 {
+			for _, v := range c.extFindings(t) {
+				c.report(v)
+			}
+		}
+		t.final = true
+		c.finals = append(c.finals, t)
+		c.dead += int64(t.readers)
+		for _, o := range t.ops {
+			c.trimReaders(o.key)
+		}
+	}
+	if c.qhead > 1024 && c.qhead > len(c.queue)/2 {
+		n := copy(c.queue, c.queue[c.qhead:])
+		clear(c.queue[n:])
+		c.queue, c.qhead = c.queue[:n], 0
+	}
+	if now == math.MaxInt64 || c.dead > 1<<16 && c.dead > c.live()/2 {
+		c.sweepReaders()
+	}
+}
+
+// trimReaders drops the reader entries at the head of k's list whose
+// verdict is final: verdicts become final roughly in snapshot order, so
+// this keeps the lists short between sweeps.
+func (c *Checker) trimReaders(k int32) {
+	ks := &c.ks[k]
+	n := 0
+	for n < len(ks.readers) && ks.readers[n].t.final {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	clear(ks.readers[:n])
+	ks.readers = ks.readers[n:]
+	c.readers -= int64(n)
+	c.dead -= int64(n)
+	c.mem -= int64(n) * readerBytes
+}
+
+// live is the number of reader entries held.
+func (c *Checker) live() int64 { return c.readers }
+
+// sweepReaders drops the reader entries of transactions whose verdict is
+// final.
+func (c *Checker) sweepReaders() {
+	for k := range c.ks {
+		ks := &c.ks[k]
+		n := len(ks.readers)
+		ks.readers = slicesDeleteFinal(ks.readers)
+		c.mem -= int64(n-len(ks.readers)) * readerBytes
+		c.readers -= int64(n - len(ks.readers))
+	}
+	c.dead = 0
+}
+
+func slicesDeleteFinal(rs []reader) []reader {
+	out := rs[:0]
+	for _, r := range rs {
+		if !r.t.final {
+			out = append(out, r)
+		}
+	}
+	clear(rs[len(out):])
+	return out
+}
+
+// extFindings returns t's external reads that disagree with its snapshot,
+// as Chronos reports them: a stale read when a transaction that wrote the
+// value read committed before the snapshot (or it is the initial state), a
+// read beyond the snapshot when the writer committed after it, and a
+// thin-air read when no committed transaction is known to have written it
+// (Chronos leaves that to the shared checks, which do not run online).
+func (c *Checker) extFindings(t *txn) []Violation {
+	var out []Violation
+	snap := t.snapPos(c.ser)
+	for j, o := range t.ops {
+		if o.kind != history.Read || !firstOn(t.ops, j) {
+			continue
+		}
+		fv := c.frontier(o.key, snap)
+		cur := c.keyInit[o.key]
+		if fv != nil {
+			cur = fv.val
+		}
+		if chronos.Agrees(o.val, cur) {
+			continue
+		}
+		ref := history.OpRef{Txn: 0, Op: int32(j)}
+		src, stale, ok := c.source(t, o.key, o.val, snap)
+		if !ok {
+			out = append(out, c.violation([]party{t.party()}, []*txn{t}, anomaly.Anomaly{
+				Kind: anomaly.ThinAirRead, Txns: []history.TxnID{0}, Key: history.KeyID(o.key), Value: o.val, Ops: []history.OpRef{ref}}))
+			continue
+		}
+		kind := anomaly.ReadBeyondSnapshot
+		if stale {
+			kind = anomaly.StaleRead
+		}
+		parties := []party{t.party()}
+		txns := []*txn{t}
+		ids := []history.TxnID{0, history.Init, history.Init}
+		if src != nil {
+			ids[1] = history.TxnID(len(parties))
+			parties = append(parties, *src)
+			txns = append(txns, c.byID[src.id])
+		}
+		if fv != nil {
+			ids[2] = history.TxnID(len(parties))
+			parties = append(parties, fv.party())
+			txns = append(txns, c.byID[fv.ID()])
+		}
+		out = append(out, c.violation(parties, txns, anomaly.Anomaly{
+			Kind: kind, Phenomenon: chronos.ExtPhenomenon(c.ser, kind), Txns: ids,
+			Key: history.KeyID(o.key), Value: o.val, Ops: []history.OpRef{ref}}))
+	}
+	return out
+}
+
+// source finds who wrote the value v that t read at k: the initial state
+// (nil, stale), a version committed before t's snapshot (stale), or one
+// committed after it; ok is false when no committed transaction wrote it.
+func (c *Checker) source(t *txn, k int32, v history.Value, snap pos) (*party, bool, bool) {
+	init := c.keyInit[k]
+	if v.IsNull() && init.IsNull() || !v.IsNull() && v == init {
+		return nil, true, true
+	}
+	match := func(val history.Value) bool {
+		if v.IsNull() {
+			return val.IsNull()
+		}
+		return val == v
+	}
+	var after *party
+	vs := c.ks[k].vers
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].ID() == t.id || !match(vs[i].val) {
+			continue
+		}
+		p := vs[i].party()
+		if cmpPos(vs[i].commitPos(c.ser), snap) < 0 {
+			return &p, true, true
+		}
+		after = &p
+	}
+	if after != nil {
+		return after, false, true
+	}
+	p, ok, err := c.searchSpilled(t.id, k, match)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	if ok {
+		return &p, true, true // spilled versions committed below every pending snapshot
+	}
+	return nil, false, false
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/isoscope/isoscope/internal/check/aion"
+	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/natsin"
+	"github.com/isoscope/isoscope/internal/serve"
+)
+
+// serveCommand is `isoscope serve [flags]`.
+type serveCommand struct {
+	io       IO
+	Listen   string
+	Token    string
+	Level    string
+	Timeout  time.Duration
+	MemoryMB int64
+	SpillDir string
+	Queue    int
+	// NATS, when set, is a NATS server to consume batches from (a
+	// JetStream durable consumer on NATSSubject in stream NATSStream).
+	NATS        string
+	NATSStream  string
+	NATSSubject string
+	NATSDurable string
+}
+
+func newServeCommand(std IO) *cobra.Command {
+	c := &serveCommand{io: std}
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "check transactions online as they happen (Aion)",
+		Long: `serve runs the online checker (Aion: snapshot isolation, or serializability in
+commit-timestamp order, by the database's start_ts/commit_ts) as an HTTP service.
+POST batches of transactions (JSON Lines of the history format) to
+/v1/transactions: 202 when queued, 400 naming the line of a bad one, 429 when the
+queue is full. Final violations are written to standard output as JSON lines and
+served at /v1/violations (?after=SEQ); an Ext verdict (a stale read, a read
+beyond the snapshot) is final --timeout after its transaction arrived. /metrics
+serves Prometheus metrics, /healthz and /readyz the probes. It listens on
+loopback unless --listen says otherwise, and then only with a bearer token
+(--token, or ISOSCOPE_TOKEN). With --nats it also consumes batches (one or more
+transaction lines per message) from a JetStream durable consumer, acknowledging
+each once it is queued. On interrupt it stops intake, checks what was
+queued, and writes the verdicts still pending (marked "pending") before it exits.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return c.Run(cmd.Context()) },
+	}
+	cmd.Flags().StringVar(&c.Listen, "listen", "127.0.0.1:7878", "address to listen on")
+	cmd.Flags().StringVar(&c.Token, "token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token clients must send (default $ISOSCOPE_TOKEN); required beyond loopback")
+	cmd.Flags().StringVar(&c.Level, "level", "si", "snapshot-isolation (si) or serializable (ser)")
+	cmd.Flags().DurationVar(&c.Timeout, "timeout", aion.DefaultTimeout, "how long an Ext verdict stays pending")
+	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "spill to disk past this many MiB of checker state (0: never)")
+	cmd.Flags().StringVar(&c.SpillDir, "spill-dir", "", "where to spill (default: a fresh temporary directory, removed at exit)")
+	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may wait for the checker before 429")
+	cmd.Flags().StringVar(&c.NATS, "nats", "", "also consume batches from NATS JetStream at this URL (nats://127.0.0.1:4222)")
+	cmd.Flags().StringVar(&c.NATSStream, "nats-stream", "ISOSCOPE", "the JetStream stream (created over --nats-subject if missing)")
+	cmd.Flags().StringVar(&c.NATSSubject, "nats-subject", "isoscope.txns", "the subject carrying the batches")
+	cmd.Flags().StringVar(&c.NATSDurable, "nats-durable", "isoscope-serve", "the durable consumer's name")
+	return cmd
+}
+
+// Run serves until ctx is done.
+func (c *serveCommand) Run(ctx context.Context) error {
+	l, err := level.Lookup(c.Level)
+	if err != nil {
+		return badInput(err)
+	}
+	if l.ID != level.SnapshotIsolation && l.ID != level.Serializable {
+		return badInput(fmt.Errorf("serve checks snapshot-isolation and serializable, not %s", l.Name))
+	}
+	if c.MemoryMB < 0 || c.Queue < 1 || c.Timeout <= 0 {
+		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --timeout positive"))
+	}
+	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout,
+		Checker: aion.Config{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: c.MemoryMB << 20}}
+	if c.MemoryMB > 0 {
+		dir := c.SpillDir
+		if dir == "" {
+			if dir, err = os.MkdirTemp("", "isoscope-spill-"); err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+		}
+		if cfg.Checker.Store, err = aion.NewFileStore(dir); err != nil {
+			return err
+		}
+	}
+	// A long-running service: collect at Go's default pace, not the batch
+	// commands' (cmd/isoscope raises GOGC), so the heap stays near the
+	// checker's state.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+	}
+	if c.NATS != "" {
+		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable,
+			Rejected: func(err error) { fmt.Fprintf(c.io.Stderr, "isoscope serve: a NATS message refused: %v\n", err) }}))
+	}
+	s, err := serve.New(cfg)
+	if err != nil {
+		return badInput(err)
+	}
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := serve.CheckBind(ln.Addr(), c.Token); err != nil {
+		ln.Close()
+		return badInput(err)
+	}
+	fmt.Fprintf(c.io.Stderr, "isoscope serve: checking %s online on http://%s (Ext timeout %s)\n", l.Name, ln.Addr(), c.Timeout)
+	if c.NATS != "" {
+		fmt.Fprintf(c.io.Stderr, "isoscope serve: consuming %s (stream %s, durable %s) at %s\n", c.NATSSubject, c.NATSStream, c.NATSDurable, c.NATS)
+	}
+	sum, err := s.Serve(ctx, ln)
+	fmt.Fprintf(c.io.Stderr, "isoscope serve: stopped: %d transactions checked, %d set aside, %d violations, %d verdicts still pending, %d flip-flops\n",
+		sum.Checked, sum.Skipped, sum.Violations, sum.Pending, sum.FlipFlops)
+	return err
+}

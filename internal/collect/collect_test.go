@@ -1,0 +1,76 @@
+package collect_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/isoscope/isoscope/internal/collect"
+)
+
+// recorder is a Publisher that keeps what it is given.
+type recorder struct{ batches []string }
+
+func (r *recorder) Publish(_ context.Context, b []byte) error {
+	r.batches = append(r.batches, string(b))
+	return nil
+}
+func (r *recorder) Close() error { return nil }
+
+// TestWriterBatches: each write's complete lines go out as one batch, the
+// header line left out, a partial line kept for the next write, and
+// Mutate applied line by line.
+func TestWriterBatches(t *testing.T) {
+	rec := &recorder{}
+	w := collect.NewWriter(context.Background(), rec)
+	w.Mutate = func(l []byte) []byte { return []byte(strings.ReplaceAll(string(l), "7", "8")) }
+	for _, s := range []string{
+		"{\"format\":\"isoscope-history\",\"version\":1}\n{\"id\":1}\n{\"id\":",
+		"2}\n",
+		"{\"id\":3}\n{\"id\":7}\n",
+	} {
+		if _, err := io.WriteString(w, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"{\"id\":1}\n", "{\"id\":2}\n", "{\"id\":3}\n{\"id\":8}\n"}
+	if strings.Join(rec.batches, "|") != strings.Join(want, "|") || w.Published != 4 {
+		t.Fatalf("batches %q, published %d", rec.batches, w.Published)
+	}
+}
+
+// TestHTTPPublisher: a 429 is waited out and the batch sent again with the
+// token; another refusal is an error with the service's message.
+func TestHTTPPublisher(t *testing.T) {
+	calls := 0
+	var bodies []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		switch {
+		case r.Header.Get("Authorization") != "Bearer tok":
+			http.Error(w, "no token", http.StatusUnauthorized)
+		case calls == 1:
+			http.Error(w, "full", http.StatusTooManyRequests)
+		case strings.Contains(string(b), "bad"):
+			http.Error(w, "batch:1: bad", http.StatusBadRequest)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer ts.Close()
+	p := &collect.HTTP{URL: ts.URL, Token: "tok"}
+	if err := p.Publish(context.Background(), []byte("{\"id\":1}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || bodies[1] != "{\"id\":1}\n" {
+		t.Fatalf("%d calls, bodies %q", calls, bodies)
+	}
+	if err := p.Publish(context.Background(), []byte("bad\n")); err == nil || !strings.Contains(err.Error(), "batch:1: bad") {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -1,0 +1,103 @@
+package natsin_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/natsin"
+)
+
+// natsURL is the NATS server these machines run.
+var natsURL = dbtest.NATSAddr()
+
+// jetStream connects to the local server, or skips when there is none.
+func jetStream(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	dbtest.NATS(t)
+	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
+	if err != nil {
+		t.Fatalf("NATS at %s: %v", natsURL, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// TestSource: batches published to the subject reach submit in order,
+// each message acknowledged; a message that is no batch is refused and
+// reported; a second source on the same durable consumer does not see
+// the acknowledged ones again.
+func TestSource(t *testing.T) {
+	js := jetStream(t)
+	name := fmt.Sprintf("ISOTEST%d", time.Now().UnixNano())
+	cfg := natsin.Config{URL: natsURL, Stream: name, Subject: strings.ToLower(name) + ".txns", Durable: "d"}
+	ctx := context.Background()
+	if _, err := natsin.Consumer(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.DeleteStream(context.Background(), name) })
+	msgs := []string{
+		`{"id":1,"session":0,"start_ts":1,"commit_ts":2,"ops":[["w","x",1]]}` + "\n" + `{"id":2,"session":1,"start_ts":3,"commit_ts":4,"ops":[["r","x",1]]}` + "\n",
+		`{"id":3,"session":0,"ops":[["bogus"]]}` + "\n",
+		`{"id":4,"session":0,"start_ts":5,"commit_ts":6,"ops":[["r","x",1]]}` + "\n",
+	}
+	for _, m := range msgs {
+		if _, err := js.Publish(ctx, cfg.Subject, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var got []string
+	var rejected []error
+	done := make(chan struct{})
+	cfg.Rejected = func(err error) { mu.Lock(); rejected = append(rejected, err); mu.Unlock() }
+	sctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- natsin.Source(cfg)(sctx, func(h *history.History, txns []history.Txn) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, tx := range txns {
+				got = append(got, tx.ID.String())
+			}
+			if len(got) == 3 {
+				close(done)
+			}
+			return nil
+		})
+	}()
+	<-done
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "1,2,4" {
+		t.Fatalf("submitted %v", got)
+	}
+	if len(rejected) != 1 || !strings.Contains(rejected[0].Error(), "message 2:1") {
+		t.Fatalf("rejected %v", rejected)
+	}
+	cons, err := js.Consumer(ctx, name, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumPending != 0 || info.NumAckPending != 0 {
+		t.Fatalf("consumer left %d pending, %d unacknowledged", info.NumPending, info.NumAckPending)
+	}
+}
