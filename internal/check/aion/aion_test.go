@@ -214,21 +214,21 @@ func TestSpillTransparent(t *testing.T) {
 		for _, g := range generate(t, 800, seed)[:4] {
 			for _, ser := range []bool{false, true} {
 				rnd := rand.New(rand.NewPCG(seed, 3))
-				sched := scheduleLate(g.h, rnd, 10*time.Millisecond, 1.0/100, 300*time.Millisecond)
+				sched := scheduleLate(g.H, rnd, 10*time.Millisecond, 1.0/100, 300*time.Millisecond)
 				cfg := aion.Config{Serializable: ser, Timeout: 20 * time.Millisecond}
-				_, want := feed(t, g.h, sched, 20, cfg, &clock{now: time.Unix(0, 0)})
+				_, want := feed(t, g.H, sched, 20, cfg, &clock{now: time.Unix(0, 0)})
 				store, err := aion.NewFileStore(t.TempDir())
 				if err != nil {
 					t.Fatal(err)
 				}
 				cfg.MemoryBound, cfg.Store = 64<<10, store
-				c, got := feed(t, g.h, sched, 20, cfg, &clock{now: time.Unix(0, 0)})
+				c, got := feed(t, g.H, sched, 20, cfg, &clock{now: time.Unix(0, 0)})
 				if w, g2 := aionFindings(want), aionFindings(got); !slices.Equal(w, g2) {
-					t.Fatalf("%s ser=%v: spilling changed the findings:\nunbounded %s\nbounded   %s", g.name, ser, strings.Join(w, "\n  "), strings.Join(g2, "\n  "))
+					t.Fatalf("%s ser=%v: spilling changed the findings:\nunbounded %s\nbounded   %s", g.Name, ser, strings.Join(w, "\n  "), strings.Join(g2, "\n  "))
 				}
 				st := c.Stats()
 				if st.Spills == 0 || st.Reloads == 0 {
-					t.Fatalf("%s: %d spills, %d reloads", g.name, st.Spills, st.Reloads)
+					t.Fatalf("%s: %d spills, %d reloads", g.Name, st.Spills, st.Reloads)
 				}
 			}
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
-	"github.com/isoscope/isoscope/internal/workload"
 )
 
 // clock is a test clock: it moves only when told.
@@ -132,41 +131,26 @@ func aionFindings(vs []aion.Violation) []string {
 	return out
 }
 
-// generated returns timestamped histories of internal/gen: valid ones
-// (serial says the simulated database was serial, so SER holds too) and,
-// for each, copies with early-commit and skew faults.
-type generated struct {
-	name   string
-	h      *history.History
-	serial bool
-}
+// generated is one timestamped history of internal/gen.
+type generated = gen.Timestamped
 
+// generate returns gen.TimestampedSet (valid histories) and, for each,
+// copies with early-commit and skew faults.
 func generate(t *testing.T, txns int, seed uint64) []generated {
 	t.Helper()
-	var base []generated
-	for _, m := range []gen.Mode{gen.Serial, gen.SnapshotIsolation} {
-		h, _, err := gen.Generate(gen.Config{Txns: txns, Sessions: 6, Keys: 20, Dist: workload.Zipfian, Mode: m,
-			ReadOnlyRatio: 0.2, AbortRatio: 0.05, Seed: seed, Timestamps: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		base = append(base, generated{"mt/" + m.String(), h, m == gen.Serial})
-		h, err = gen.GenerateRange(gen.RangeConfig{Workload: gen.BlindW, BlindWMixed: true, Mode: m, Txns: txns,
-			Sessions: 6, Keys: 30, Dist: workload.Uniform, Seed: seed, Timestamps: true, Ops: 6})
-		if err != nil {
-			t.Fatal(err)
-		}
-		base = append(base, generated{"blindw/" + m.String(), h, m == gen.Serial})
+	base, err := gen.TimestampedSet(txns, seed)
+	if err != nil {
+		t.Fatal(err)
 	}
 	out := slices.Clone(base)
 	for _, g := range base {
 		for _, f := range []gen.TSFault{gen.EarlyCommit, gen.Skew} {
-			c := *g.h
-			c.Txns = slices.Clone(g.h.Txns)
+			c := *g.H
+			c.Txns = slices.Clone(g.H.Txns)
 			if _, err := gen.InjectTimestampFaults(&c, f, 4, seed); err != nil {
-				t.Fatalf("%s: %v", g.name, err)
+				t.Fatalf("%s: %v", g.Name, err)
 			}
-			out = append(out, generated{fmt.Sprintf("%s+%s", g.name, f), &c, false})
+			out = append(out, generated{Name: fmt.Sprintf("%s+%s", g.Name, f), H: &c})
 		}
 	}
 	return out
@@ -182,42 +166,42 @@ func TestDifferentialChronos(t *testing.T) {
 	for seed := range uint64(3) {
 		for _, g := range generate(t, 400, seed) {
 			for _, ser := range []bool{false, true} {
-				want := chronosFindings(t, g.h, ser)
-				if g.serial || !ser && !strings.Contains(g.name, "+") {
+				want := chronosFindings(t, g.H, ser)
+				if g.Serial || !ser && !strings.Contains(g.Name, "+") {
 					if len(want) != 0 {
-						t.Fatalf("%s: chronos finds %v in a valid history", g.name, want)
+						t.Fatalf("%s: chronos finds %v in a valid history", g.Name, want)
 					}
 				}
 				r := rand.New(rand.NewPCG(seed, 7))
-				sched := schedule(g.h, r, 200*time.Millisecond)
+				sched := schedule(g.H, r, 200*time.Millisecond)
 				clk := &clock{now: time.Unix(1000, 0)}
-				c, vs := feed(t, g.h, sched, 1+r.IntN(50), aion.Config{Serializable: ser, Timeout: time.Hour}, clk)
+				c, vs := feed(t, g.H, sched, 1+r.IntN(50), aion.Config{Serializable: ser, Timeout: time.Hour}, clk)
 				got := aionFindings(vs)
 				if !slices.Equal(got, want) {
-					t.Fatalf("%s seed %d ser=%v:\nchronos %d: %s\naion    %d: %s", g.name, seed, ser, len(want), strings.Join(want, "\n  "), len(got), strings.Join(got, "\n  "))
+					t.Fatalf("%s seed %d ser=%v:\nchronos %d: %s\naion    %d: %s", g.Name, seed, ser, len(want), strings.Join(want, "\n  "), len(got), strings.Join(got, "\n  "))
 				}
 				violations += len(got)
 				if len(got) == 0 && seed == 0 {
 					// Accepted by the timestamps: the black-box checkers
 					// must accept too (the converse need not hold).
 					black := "sat"
-					if strings.HasPrefix(g.name, "mt/") {
+					if strings.HasPrefix(g.Name, "mt/") {
 						black = "mt"
 					}
 					id := level.SnapshotIsolation
 					if ser {
 						id = level.Serializable
 					}
-					res, err := check.Run(context.Background(), g.h, level.Get(id), check.Options{Checker: black})
+					res, err := check.Run(context.Background(), g.H, level.Get(id), check.Options{Checker: black})
 					if err != nil {
 						t.Fatal(err)
 					}
 					if res.Outcome != check.Satisfied {
-						t.Fatalf("%s ser=%v: aion accepts, %s says %s", g.name, ser, black, res.Outcome)
+						t.Fatalf("%s ser=%v: aion accepts, %s says %s", g.Name, ser, black, res.Outcome)
 					}
 				}
 				if st := c.Stats(); st.Pending != 0 {
-					t.Fatalf("%s: %d verdicts still pending after Finish", g.name, st.Pending)
+					t.Fatalf("%s: %d verdicts still pending after Finish", g.Name, st.Pending)
 				}
 			}
 		}

@@ -299,37 +299,22 @@ func agreesWithAxioms(t *testing.T, n int, stream uint64,
 }
 
 // generated is one timestamped history of internal/gen.
-type generated struct {
-	name string
-	h    *history.History
-	// serial says the simulated database was serial: the history also
-	// satisfies SER by its timestamps.
-	serial bool
-}
+type generated = gen.Timestamped
 
+// generate is gen.TimestampedSet and a history of Cobra-style general
+// transactions from the serial simulator.
 func generate(t *testing.T, txns int, seed uint64) []generated {
 	t.Helper()
-	var out []generated
-	for _, m := range []gen.Mode{gen.Serial, gen.SnapshotIsolation} {
-		h, _, err := gen.Generate(gen.Config{Txns: txns, Sessions: 6, Keys: 20, Dist: workload.Zipfian, Mode: m,
-			ReadOnlyRatio: 0.2, AbortRatio: 0.05, Seed: seed, Timestamps: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, generated{"mt/" + m.String(), h, m == gen.Serial})
-		h, err = gen.GenerateRange(gen.RangeConfig{Workload: gen.BlindW, BlindWMixed: true, Mode: m, Txns: txns,
-			Sessions: 6, Keys: 30, Dist: workload.Uniform, Seed: seed, Timestamps: true, Ops: 6})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, generated{"blindw/" + m.String(), h, m == gen.Serial})
+	out, err := gen.TimestampedSet(txns, seed)
+	if err != nil {
+		t.Fatal(err)
 	}
 	h, err := gen.GenerateGeneral(gen.GeneralConfig{Txns: txns, Sessions: 6, Keys: 30, Dist: workload.Zipfian, Ops: 6,
 		ReadRatio: 0.5, DuplicateKeys: 0.3, Seed: seed, Timestamps: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(out, generated{"general/serial", h, true})
+	return append(out, generated{Name: "general/serial", H: h, Serial: true})
 }
 
 // TestGeneratedValid: histories generated with timestamps are valid by
@@ -339,27 +324,27 @@ func TestGeneratedValid(t *testing.T) {
 	for seed := range uint64(3) {
 		for _, g := range generate(t, 300, seed) {
 			for _, id := range []level.ID{level.SnapshotIsolation, level.Serializable} {
-				if id == level.Serializable && !g.serial {
+				if id == level.Serializable && !g.Serial {
 					continue
 				}
 				l := level.Get(id)
-				res, err := check.Run(context.Background(), g.h, l, check.Options{})
+				res, err := check.Run(context.Background(), g.H, l, check.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if res.Checker != "chronos" || res.Outcome != check.Satisfied {
-					t.Fatalf("%s seed %d %s: %s says %s: %s", g.name, seed, l.Short, res.Checker, res.Outcome, kinds(res.Anomalies))
+					t.Fatalf("%s seed %d %s: %s says %s: %s", g.Name, seed, l.Short, res.Checker, res.Outcome, kinds(res.Anomalies))
 				}
 				black := "sat"
-				if strings.HasPrefix(g.name, "mt/") {
+				if strings.HasPrefix(g.Name, "mt/") {
 					black = "mt"
 				}
-				res, err = check.Run(context.Background(), g.h, l, check.Options{Checker: black})
+				res, err = check.Run(context.Background(), g.H, l, check.Options{Checker: black})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if res.Outcome != check.Satisfied {
-					t.Fatalf("%s seed %d %s: chronos accepts, %s says %s: %s", g.name, seed, l.Short, black, res.Outcome, kinds(res.Anomalies))
+					t.Fatalf("%s seed %d %s: chronos accepts, %s says %s: %s", g.Name, seed, l.Short, black, res.Outcome, kinds(res.Anomalies))
 				}
 			}
 		}
@@ -373,13 +358,13 @@ func TestPlantedFaultsFound(t *testing.T) {
 	for seed := range uint64(3) {
 		for _, g := range generate(t, 400, seed) {
 			for _, f := range []gen.TSFault{gen.EarlyCommit, gen.Skew} {
-				h := cloneHistory(g.h)
+				h := cloneHistory(g.H)
 				planted, err := gen.InjectTimestampFaults(h, f, 3, seed)
 				if err != nil {
-					t.Fatalf("%s seed %d %s: %v", g.name, seed, f, err)
+					t.Fatalf("%s seed %d %s: %v", g.Name, seed, f, err)
 				}
 				for _, id := range []level.ID{level.SnapshotIsolation, level.Serializable} {
-					if id == level.Serializable && !g.serial {
+					if id == level.Serializable && !g.Serial {
 						continue
 					}
 					res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "chronos"})
@@ -390,7 +375,7 @@ func TestPlantedFaultsFound(t *testing.T) {
 						w, rd := p.Txns[0], p.Txns[1]
 						if !foundFault(h, res.Anomalies, p.Kind, w, rd) {
 							t.Errorf("%s seed %d %s %s: planted %s (writer %s, reader %s) not found among %s",
-								g.name, seed, f, level.Get(id).Short, p.Kind, h.TxnName(w), h.TxnName(rd), kinds(res.Anomalies))
+								g.Name, seed, f, level.Get(id).Short, p.Kind, h.TxnName(w), h.TxnName(rd), kinds(res.Anomalies))
 						}
 					}
 				}
