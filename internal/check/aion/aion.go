@@ -151,8 +151,63 @@ type Checker struct {
 	srcH    *history.History
 	srcKeys []int32
 	srcSess []int32
+	// aside holds the writes of transactions set aside (aborted, or of
+	// unknown outcome), first writer of each (key, value), at most
+	// maxAside of them (the oldest go first): a read no committed writer
+	// explains is an aborted read when an aborted transaction wrote its
+	// value, and no verdict at all when one of unknown outcome did (it may
+	// have committed).
+	aside      map[asideKey]asideWrite
+	asideOrder []asideKey
+	asideHead  int
 	// err is the first failure of the store: the checker stops there.
 	err error
+}
+
+// maxAside bounds the set-aside writes a checker remembers.
+const maxAside = 1 << 20
+
+// asideKey is a key (the checker's id) and a value written to it.
+type asideKey struct {
+	key int32
+	val history.Value
+}
+
+// asideWrite is the transaction set aside that wrote an asideKey.
+type asideWrite struct {
+	id     history.Value
+	status history.Status
+}
+
+// setAside remembers the writes of t, a transaction that did not commit
+// (or whose outcome is unknown), of history src.
+func (c *Checker) setAside(src *history.History, t *history.Txn) {
+	if c.aside == nil {
+		c.aside = map[asideKey]asideWrite{}
+	}
+	for _, o := range t.Ops {
+		if o.Kind != history.Write && o.Kind != history.Delete || o.Key < 0 || int(o.Key) >= len(src.Keys) {
+			continue
+		}
+		v := o.Value
+		if o.Kind == history.Delete {
+			v = history.NullValue
+		}
+		k := asideKey{c.key(src.Keys[o.Key]), v}
+		if _, ok := c.aside[k]; ok {
+			continue
+		}
+		c.aside[k] = asideWrite{t.ID, t.Status}
+		c.asideOrder = append(c.asideOrder, k)
+		if len(c.asideOrder)-c.asideHead > maxAside {
+			delete(c.aside, c.asideOrder[c.asideHead])
+			c.asideHead++
+			if c.asideHead > maxAside {
+				c.asideOrder = append(c.asideOrder[:0], c.asideOrder[c.asideHead:]...)
+				c.asideHead = 0
+			}
+		}
+	}
 }
 
 // New returns a checker for cfg.
@@ -205,6 +260,7 @@ func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 		t := &txns[i]
 		if t.Status != history.Committed {
 			c.stats.Skipped++
+			c.setAside(src, t)
 			continue
 		}
 		c.add(c.convert(src, t))

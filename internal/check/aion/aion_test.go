@@ -234,3 +234,42 @@ func TestSpillTransparent(t *testing.T) {
 		}
 	}
 }
+
+// TestSetAsideWriters: a read of a value only an aborted transaction wrote
+// is an aborted read naming it; of a value only a transaction of unknown
+// outcome wrote, no verdict (it may have committed); of a value nobody
+// wrote, a thin-air read.
+func TestSetAsideWriters(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status history.Status
+		want   string // a prefix of the one finding, or "" for none
+	}{
+		{"aborted writer", history.Aborted, "aborted-read/G1a txns=2,1 key=x value=1"},
+		{"writer of unknown outcome", history.Unknown, ""},
+	} {
+		h := tiny(tinyTxn{1, 0, 10, 20, []history.Op{w(x, 1)}}, tinyTxn{2, 1, 30, 40, []history.Op{r(x, 1)}})
+		h.Txns[0].Status = c.status
+		h.Txns[0].HasStartTS, h.Txns[0].HasCommitTS = false, false
+		clk := &clock{now: time.Unix(100, 0)}
+		chk := newChecker(t, clk, aion.Config{})
+		add(t, chk, h, 0)
+		add(t, chk, h, 1)
+		clk.now = clk.now.Add(aion.DefaultTimeout)
+		if err := chk.Advance(); err != nil {
+			t.Fatal(err)
+		}
+		vs := chk.Take()
+		got := aionFindings(vs)
+		switch {
+		case c.want == "" && len(got) != 0:
+			t.Errorf("%s: reported %v", c.name, got)
+		case c.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], c.want)):
+			t.Errorf("%s: got %v, want %s…", c.name, got, c.want)
+		case c.want != "":
+			if e := report.Explain(vs[0].History, &vs[0].Anomaly); !strings.Contains(e, "which aborted") {
+				t.Errorf("%s: explanation %q", c.name, e)
+			}
+		}
+	}
+}

@@ -35,6 +35,9 @@ func (c *Checker) violation(parties []party, txns []*txn, a anomaly.Anomaly) Vio
 			h.Sessions = append(h.Sessions, label)
 		}
 		ht := history.Txn{ID: p.id, Session: s, StartTS: p.sts, CommitTS: p.cts, HasStartTS: true, HasCommitTS: true}
+		if p.sess == asideSession {
+			ht = history.Txn{ID: p.id, Session: s, Status: history.Aborted} // no timestamps
+		}
 		if txns[i] != nil {
 			ht.Ops = historyOps(txns[i].ops)
 			ht.Line = txns[i].line
@@ -164,6 +167,10 @@ func slicesDeleteFinal(rs []reader) []reader {
 	return out
 }
 
+// asideSession marks the party of a transaction set aside (an aborted
+// writer), which has no session or timestamps the checker knows.
+const asideSession = -2
+
 // extFindings returns t's external reads that disagree with its snapshot,
 // as Chronos reports them: a stale read when a transaction that wrote the
 // value read committed before the snapshot (or it is the initial state), a
@@ -188,8 +195,17 @@ func (c *Checker) extFindings(t *txn) []Violation {
 		ref := history.OpRef{Txn: 0, Op: int32(j)}
 		src, stale, ok := c.source(t, o.key, o.val, snap)
 		if !ok {
-			out = append(out, c.violation([]party{t.party()}, []*txn{t}, anomaly.Anomaly{
-				Kind: anomaly.ThinAirRead, Txns: []history.TxnID{0}, Key: history.KeyID(o.key), Value: o.val, Ops: []history.OpRef{ref}}))
+			w, aside := c.aside[asideKey{o.key, o.val}]
+			switch {
+			case !aside:
+				out = append(out, c.violation([]party{t.party()}, []*txn{t}, anomaly.Anomaly{
+					Kind: anomaly.ThinAirRead, Txns: []history.TxnID{0}, Key: history.KeyID(o.key), Value: o.val, Ops: []history.OpRef{ref}}))
+			case w.status == history.Aborted:
+				out = append(out, c.violation([]party{t.party(), {id: w.id, sess: asideSession}}, []*txn{t, nil}, anomaly.Anomaly{
+					Kind: anomaly.AbortedRead, Phenomenon: anomaly.G1a, Txns: []history.TxnID{0, 1}, Key: history.KeyID(o.key), Value: o.val, Ops: []history.OpRef{ref}}))
+			}
+			// Written by a transaction of unknown outcome: it may have
+			// committed, at timestamps nobody knows; no verdict.
 			continue
 		}
 		kind := anomaly.ReadBeyondSnapshot
