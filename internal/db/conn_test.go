@@ -158,6 +158,17 @@ func TestOpenRejects(t *testing.T) {
 	}
 }
 
+// connect opens a connection to d, closed when the test ends.
+func connect(t *testing.T, ctx context.Context, d db.Database) db.Conn {
+	t.Helper()
+	c, err := d.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // TestClassifyConflicts runs a write skew under SERIALIZABLE: PostgreSQL
 // aborts one transaction with a serialization failure, MariaDB with a
 // deadlock; both must be classified aborted.
@@ -167,16 +178,7 @@ func TestClassifyConflicts(t *testing.T) {
 			d := dbtest.Open(t, address(t, name, ""))
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			a, err := d.Connect(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			b, err := d.Connect(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			a, b := connect(t, ctx, d), connect(t, ctx, d)
 			for _, c := range []db.Conn{a, b} {
 				if err := c.Begin(ctx, db.Serializable); err != nil {
 					t.Fatal(err)
@@ -272,16 +274,7 @@ func TestPostgresRepeatableReadTwoRows(t *testing.T) {
 	d := dbtest.Open(t, dbtest.Postgres(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	a, err := d.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := d.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := connect(t, ctx, d), connect(t, ctx, d)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

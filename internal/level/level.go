@@ -40,6 +40,10 @@ type Level struct {
 	// NoNonRepeatableReads says a transaction's repeated reads of a key
 	// must agree (no write between).
 	NoNonRepeatableReads bool
+	// Phantoms says a predicate read (a scan, an iterator) may see what a
+	// repeated read of it would not: a cycle whose anti-dependencies are
+	// all predicate ones is allowed (PL-2.99).
+	Phantoms bool
 	// SessionOrder and RealTime say whether so and rt edges constrain it.
 	SessionOrder, RealTime bool
 	// Weaker lists the levels this one implies directly.
@@ -67,7 +71,7 @@ var levels = [numLevels]Level{
 	{ID: PLFCV, Name: "pl-fcv", Short: "pl-fcv", Adya: "PL-FCV",
 		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.GSIb), Weaker: []ID{PL2Plus}},
 	{ID: RepeatableRead, Name: "repeatable-read", Short: "rr", Adya: "PL-2.99",
-		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.G2Item), NoNonRepeatableReads: true,
+		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.G2Item), NoNonRepeatableReads: true, Phantoms: true,
 		Weaker: []ID{CursorStability}},
 	{ID: SnapshotIsolation, Name: "snapshot-isolation", Short: "si", Adya: "PL-SI",
 		Proscribes: with(anomaly.GCursor, anomaly.GSingle, anomaly.GSI, anomaly.GSIa, anomaly.GSIb), NoNonRepeatableReads: true,

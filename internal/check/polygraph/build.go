@@ -72,9 +72,6 @@ type Polygraph struct {
 	// Choices are the modules' superpositions: exactly one alternative's
 	// edges hold (ASG.Either).
 	Choices [][][]Edge
-	// RelaxCursor records cursor stability's lost-update triples without
-	// forbidding them (to find which one a refuted history needs).
-	RelaxCursor bool
 	// Optional marks unknown transactions that may or may not have taken
 	// effect; OptionalSO are session-order edges involving them.
 	Optional   []bool
@@ -166,7 +163,7 @@ func specOf(l level.Level, h *history.History) (graphSpec, bool) {
 		// predicate reads every anti-dependency is one, and that is plain
 		// acyclicity (serializability without session order).
 		s.reads, s.anti = true, true
-		if h != nil && hasRanges(h) {
+		if l.Phantoms && h != nil && hasRanges(h) {
 			s.rule = acyclic.NoItemAnti
 		}
 	case level.SnapshotIsolation:

@@ -326,11 +326,10 @@ type LostUpdate struct {
 	Conds            [3]cond
 }
 
-// noLostUpdate forbids, for a read of a key its transaction also writes,
-// that another writer's version falls between the one read and the
-// reader's own (Adya's G-cursor: a cycle of one item anti-dependency and
-// write dependencies, all on one key). With the polygraph's RelaxCursor
-// the triples are only recorded.
+// noLostUpdate records, for a read of a key its transaction also writes,
+// every other writer whose version could fall between the one read and
+// the reader's own (Adya's G-cursor: a cycle of one item anti-dependency
+// and write dependencies, all on one key); ForbidLostUpdates forbids them.
 func (e *Encoding) noLostUpdate(r Read, wr []cond) {
 	p := e.p
 	for i, c := range r.Cands {
@@ -340,24 +339,24 @@ func (e *Encoding) noLostUpdate(r Read, wr []cond) {
 			}
 			lu := LostUpdate{R: r.R, From: c, Between: u, Key: r.Key,
 				Conds: [3]cond{wr[i], e.and(e.ww(c, u, r.Key), e.presence(u)), e.ww(u, r.R, r.Key)}}
-			var lits []sat.Lit
-			possible := true
-			for _, x := range lu.Conds {
-				switch x.Const {
-				case -1:
-					possible = false
-				case 0:
-					lits = append(lits, x.Lit.Not())
-				}
-			}
-			if !possible {
-				continue
-			}
-			e.LostUpdates = append(e.LostUpdates, lu)
-			if !p.RelaxCursor {
-				e.clause(lits...)
+			if lu.Conds[0].Const >= 0 && lu.Conds[1].Const >= 0 && lu.Conds[2].Const >= 0 {
+				e.LostUpdates = append(e.LostUpdates, lu)
 			}
 		}
+	}
+}
+
+// ForbidLostUpdates adds a clause against each recorded lost update: not
+// all three of its conditions (cursor stability's G-cursor).
+func (e *Encoding) ForbidLostUpdates() {
+	for _, lu := range e.LostUpdates {
+		var lits []sat.Lit
+		for _, x := range lu.Conds {
+			if x.Const == 0 {
+				lits = append(lits, x.Lit.Not())
+			}
+		}
+		e.clause(lits...)
 	}
 }
 

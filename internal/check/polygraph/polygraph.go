@@ -180,6 +180,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	for _, ed := range chain {
 		enc.FixedEdge(enc.graphNode(ed[0]), enc.graphNode(ed[1]), anomaly.RT)
 	}
+	enc.ForbidLostUpdates()
 	low := enc.G.Lower(ir.Options{NoPhase: c.NoPhase, Rule: p.spec.rule})
 	if c.NoChrono {
 		low.S.ChronoAfter = -1
@@ -194,16 +195,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	case sat.Sat:
 		return nil, st, nil
 	case sat.Unsat:
-		var a anomaly.Anomaly
-		var ok bool
-		switch {
-		case p.spec.cursor:
-			a, ok = cursorCounterexample(ctx, p)
-		case low.C != nil:
-			a, ok = enc.classedCounterexample(low.C, low.S.LastConflict)
-		default:
-			a, ok = enc.counterexample(low.S.LastConflict)
-		}
+		a, ok := enc.refutation(ctx, low)
 		if !c.NoShrink {
 			if small, ok := c.shrink(ctx, ix, l, a); ok {
 				return []anomaly.Anomaly{small}, st, nil
@@ -222,10 +214,11 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 			for _, ed := range chain {
 				plain.FixedEdge(plain.graphNode(ed[0]), plain.graphNode(ed[1]), anomaly.RT)
 			}
-			pl := plain.G.Lower(ir.Options{})
+			plain.ForbidLostUpdates()
+			pl := plain.G.Lower(ir.Options{Rule: p.spec.rule})
 			pl.S.Interrupt = low.S.Interrupt
 			if pl.S.Solve() == sat.Unsat {
-				if a, ok := plain.counterexample(pl.S.LastConflict); ok {
+				if a, ok := plain.refutation(ctx, pl); ok {
 					return []anomaly.Anomaly{a}, st, nil
 				}
 			}
@@ -329,15 +322,27 @@ func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.
 	return cycles.Find(ctx, p.h, g.G, g.Mask, g.Nodes)
 }
 
+// refutation is the counterexample of a refuted encoding: the lost update
+// or cycle behind it at cursor stability, the forbidden cycle of the
+// classed theory's last conflict under a rule, the cycle of the
+// acyclicity theory's otherwise.
+func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered) (anomaly.Anomaly, bool) {
+	switch {
+	case e.p.spec.cursor:
+		return cursorCounterexample(ctx, e.p)
+	case low.C != nil:
+		return e.classedCounterexample(low.S.LastConflict)
+	}
+	return e.counterexample(low.S.LastConflict)
+}
+
 // cursorCounterexample explains a refutation at cursor stability. Solved
 // again without the lost-update clauses, either the history has a
 // dependency cycle whatever the version order (G1c, from that solver's
 // conflict), or the model puts a writer between some read and its
 // reader's own write: that lost update, under the model's choices.
 func cursorCounterexample(ctx context.Context, p *Polygraph) (anomaly.Anomaly, bool) {
-	p.RelaxCursor = true
-	defer func() { p.RelaxCursor = false }()
-	enc, err := Encode(ctx, p, false, 0, false, false)
+	enc, err := Encode(ctx, p, false, 0, false, false) // lost updates recorded, not forbidden
 	if err != nil {
 		return anomaly.Anomaly{}, false
 	}
@@ -367,7 +372,7 @@ func cursorCounterexample(ctx context.Context, p *Polygraph) (anomaly.Anomaly, b
 // edges the conflict's literals negate, with every fixed edge, hold a
 // forbidden closed walk; a fresh theory over them finds one, and it is cut
 // down to a simple cycle.
-func (e *Encoding) classedCounterexample(th *acyclic.Classed, conflict []sat.Lit) (anomaly.Anomaly, bool) {
+func (e *Encoding) classedCounterexample(conflict []sat.Lit) (anomaly.Anomaly, bool) {
 	present := e.G.Present(conflict)
 	probe := acyclic.NewClassed(int(e.total), e.p.spec.rule)
 	for _, ed := range present {

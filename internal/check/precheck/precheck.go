@@ -68,10 +68,10 @@ func (c *checker) txn(t history.TxnID) {
 			if same(f.o, o) {
 				return
 			}
-			// At repeatable read a scan that sees a key change is a
-			// phantom, allowed unless an item read is behind the cycle:
-			// the solver decides those.
-			phantom := c.l.ID == level.RepeatableRead && (f.o.Pred || o.Pred)
+			// Where phantoms are allowed, a scan that sees a key change
+			// is one unless an item read is behind the cycle: the solver
+			// decides those.
+			phantom := c.l.Phantoms && (f.o.Pred || o.Pred)
 			if !f.nrr && c.l.NoNonRepeatableReads && !phantom {
 				f.nrr = true
 				c.add(anomaly.NonRepeatableRead, anomaly.None, o, []history.TxnID{t},
