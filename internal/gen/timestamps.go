@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -141,15 +142,7 @@ func InjectTimestampFaults(h *history.History, f TSFault, n int, seed uint64) ([
 		}
 	}
 	for k := range writers {
-		slices.SortFunc(writers[k], func(a, b history.TxnID) int {
-			switch ca, cb := h.Txns[a].CommitTS, h.Txns[b].CommitTS; {
-			case ca < cb:
-				return -1
-			case ca > cb:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(writers[k], func(a, b history.TxnID) int { return cmp.Compare(h.Txns[a].CommitTS, h.Txns[b].CommitTS) })
 	}
 	r := rand.New(rand.NewPCG(seed, seed^0x510e527fade682d1))
 	order := r.Perm(len(h.Txns))

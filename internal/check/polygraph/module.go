@@ -1,6 +1,7 @@
 package polygraph
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -140,15 +141,7 @@ func (CommitOrder) Extend(a *ASG) error {
 				return fmt.Errorf("commit-order: transaction %s (line %d) writes %s but has no commit_ts", h.TxnName(w), h.Txns[w].Line, h.KeyName(k))
 			}
 		}
-		slices.SortStableFunc(ws, func(x, y history.TxnID) int {
-			switch cx, cy := h.Txns[x].CommitTS, h.Txns[y].CommitTS; {
-			case cx < cy:
-				return -1
-			case cx > cy:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(ws, func(x, y history.TxnID) int { return cmp.Compare(h.Txns[x].CommitTS, h.Txns[y].CommitTS) })
 		for i := 1; i < len(ws); i++ {
 			if h.Txns[ws[i]].CommitTS == h.Txns[ws[i-1]].CommitTS {
 				return fmt.Errorf("commit-order: transactions %s and %s both write %s with commit_ts %d", h.TxnName(ws[i-1]), h.TxnName(ws[i]), h.KeyName(k), h.Txns[ws[i]].CommitTS)
