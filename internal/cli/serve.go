@@ -59,7 +59,7 @@ queued, and writes the verdicts still pending (marked "pending") before it exits
 	cmd.Flags().StringVar(&c.Token, "token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token clients must send (default $ISOSCOPE_TOKEN); required beyond loopback")
 	cmd.Flags().StringVar(&c.Level, "level", "si", "snapshot-isolation (si) or serializable (ser)")
 	cmd.Flags().DurationVar(&c.Timeout, "timeout", aion.DefaultTimeout, "how long an Ext verdict stays pending")
-	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "spill to disk past this many MiB of checker state (0: never)")
+	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "the memory the service may use, in MiB: the checker spills to disk past 5/8 of it, and Go's collector holds the heap under it unless GOMEMLIMIT says otherwise (0: no bound, never spill)")
 	cmd.Flags().StringVar(&c.SpillDir, "spill-dir", "", "where to spill (default: a fresh temporary directory, removed at exit)")
 	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may wait for the checker before 429")
 	cmd.Flags().StringVar(&c.NATS, "nats", "", "also consume batches from NATS JetStream at this URL (nats://127.0.0.1:4222)")
@@ -82,7 +82,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --timeout positive"))
 	}
 	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout,
-		Checker: aion.Config{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: c.MemoryMB << 20}}
+		Checker: aion.Config{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
 	if c.MemoryMB > 0 {
 		dir := c.SpillDir
 		if dir == "" {
@@ -99,7 +99,12 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	// commands' (cmd/isoscope raises GOGC), so the heap stays near the
 	// checker's state.
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(100)
+		defer debug.SetGCPercent(debug.SetGCPercent(100))
+	}
+	// The rest of the bound is room for garbage between collections: the
+	// collector's soft limit keeps the heap under the whole.
+	if c.MemoryMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(c.MemoryMB << 20))
 	}
 	if c.NATS != "" {
 		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable,
@@ -126,3 +131,8 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		sum.Checked, sum.Skipped, sum.Violations, sum.Pending, sum.FlipFlops)
 	return err
 }
+
+// CheckerBound is the part of the memory a service may use (bytes) that
+// its checker's state may take before it spills: 5/8, the rest being room
+// for the garbage Go's heap holds between collections.
+func CheckerBound(limit int64) int64 { return limit / 8 * 5 }

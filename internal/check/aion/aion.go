@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
@@ -124,9 +125,17 @@ type Checker struct {
 	sessIdx   map[history.Value]int32
 	sessLast  []party
 
-	byID  map[history.Value]*txn
-	queue []*txn // pending Ext verdicts, in arrival order (deadline order)
-	qhead int
+	byID txnTable
+	// nextSeq numbers the next committed transaction to arrive; finalSeq
+	// is the seq of the first one whose verdict is not final.
+	nextSeq, finalSeq uint64
+	// now is the clock at the current batch's arrival.
+	now int64
+	// seenInt and seenStr are the ids of the batch being validated.
+	seenInt map[int64]struct{}
+	seenStr map[string]struct{}
+	queue   []*txn // pending Ext verdicts, in arrival order (deadline order)
+	qhead   int
 	// finals are the transactions in memory whose verdict is final, in
 	// the order it became final (the order they are spilled in).
 	finals []*txn
@@ -141,11 +150,16 @@ type Checker struct {
 	stats Stats
 
 	scratchKeys []int32
-	partners    []*txn
-	at          []int
-	// readers counts reader entries held; dead those of transactions
-	// whose verdict is final, dropped by the next sweep.
-	readers, dead int64
+	// ops and enc are scratch space for the arriving transaction's
+	// operations, decoded and encoded.
+	ops      []op
+	enc      []byte
+	partners []*txn
+	at       []int
+	// readers counts reader entries held; pendingReads those of
+	// transactions whose verdict is pending (the others are dead, dropped
+	// when their list fills up or by the next sweep).
+	readers, pendingReads int64
 	// srcH is the history the last batch came from; srcKeys and srcSess
 	// map its key and session ids to the checker's (+1; 0 for unknown).
 	srcH    *history.History
@@ -231,7 +245,9 @@ func New(cfg Config) (*Checker, error) {
 		cfg: cfg, ser: cfg.Serializable, timeout: int64(cfg.Timeout),
 		keyIdx:  make(map[history.Value]int32),
 		sessIdx: make(map[history.Value]int32),
-		byID:    make(map[history.Value]*txn),
+		byID:    txnTable{ints: map[int64]*txn{}, strs: map[string]*txn{}},
+		seenInt: map[int64]struct{}{},
+		seenStr: map[string]struct{}{},
 	}
 	c.stats.Violations = map[anomaly.Kind]uint64{}
 	c.nextGC = cfg.MemoryBound
@@ -250,12 +266,14 @@ func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 	if c.err != nil {
 		return c.err
 	}
-	seen := map[history.Value]bool{}
+	clear(c.seenInt)
+	clear(c.seenStr)
 	for i := range txns {
-		if err := c.validate(src, &txns[i], seen); err != nil {
+		if err := c.validate(src, &txns[i]); err != nil {
 			return err
 		}
 	}
+	c.now = c.cfg.Clock().UnixNano()
 	for i := range txns {
 		t := &txns[i]
 		if t.Status != history.Committed {
@@ -270,16 +288,61 @@ func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 
 // validate checks t before anything of its batch is applied: CheckInput,
 // and an id not seen in the batch or among the transactions in memory.
-func (c *Checker) validate(src *history.History, t *history.Txn, seen map[history.Value]bool) error {
+func (c *Checker) validate(src *history.History, t *history.Txn) error {
 	if err := CheckInput(src, t); err != nil || t.Status != history.Committed {
 		return err
 	}
-	if _, dup := c.byID[t.ID]; dup || seen[t.ID] {
+	dup := c.byID.get(t.ID) != nil
+	if t.ID.Kind == history.String {
+		_, seen := c.seenStr[t.ID.S]
+		dup = dup || seen
+		c.seenStr[t.ID.S] = struct{}{}
+	} else {
+		_, seen := c.seenInt[t.ID.N]
+		dup = dup || seen
+		c.seenInt[t.ID.N] = struct{}{}
+	}
+	if dup {
 		return fmt.Errorf("%s: duplicate id %s", where(t), t.ID)
 	}
-	seen[t.ID] = true
 	return nil
 }
+
+// txnTable finds the transactions in memory by id: integer ids and string
+// ids in maps of their own, which hash faster than a map of Values.
+type txnTable struct {
+	ints map[int64]*txn
+	strs map[string]*txn
+}
+
+// get returns the transaction with id, or nil.
+func (tt *txnTable) get(id history.Value) *txn {
+	if id.Kind == history.String {
+		return tt.strs[id.S]
+	}
+	return tt.ints[id.N]
+}
+
+// put adds t.
+func (tt *txnTable) put(t *txn) {
+	if t.id.Kind == history.String {
+		tt.strs[t.id.S] = t
+		return
+	}
+	tt.ints[t.id.N] = t
+}
+
+// remove drops the transaction with id.
+func (tt *txnTable) remove(id history.Value) {
+	if id.Kind == history.String {
+		delete(tt.strs, id.S)
+		return
+	}
+	delete(tt.ints, id.N)
+}
+
+// len is the number of transactions held.
+func (tt *txnTable) len() int { return len(tt.ints) + len(tt.strs) }
 
 // where names t for messages: its id and input line.
 func where(t *history.Txn) string {
@@ -356,7 +419,8 @@ func (c *Checker) session(s history.Value) int32 {
 	return id
 }
 
-// convert makes the checker's copy of t.
+// convert makes the checker's copy of t; its decoded operations are left
+// in c.ops until the next call.
 func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 	if src != c.srcH {
 		c.srcH, c.srcKeys, c.srcSess = src, c.srcKeys[:0], c.srcSess[:0]
@@ -371,7 +435,12 @@ func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 	if *s == 0 {
 		*s = c.session(src.Sessions[t.Session]) + 1
 	}
-	x := &txn{id: t.ID, sess: *s - 1, sts: t.StartTS, cts: t.CommitTS, line: t.Line, ops: make([]op, len(t.Ops))}
+	line := int32(0)
+	if t.Line <= math.MaxInt32 {
+		line = int32(t.Line)
+	}
+	x := &txn{id: t.ID, sess: *s - 1, sts: t.StartTS, cts: t.CommitTS, line: line}
+	c.ops = slices.Grow(c.ops[:0], len(t.Ops))[:len(t.Ops)]
 	for j, o := range t.Ops {
 		v := o.Value
 		if o.Kind == history.Delete {
@@ -381,8 +450,10 @@ func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 		if *k == 0 {
 			*k = c.key(src.Keys[o.Key]) + 1
 		}
-		x.ops[j] = op{kind: o.Kind, key: *k - 1, val: v}
+		c.ops[j] = op{kind: o.Kind, key: *k - 1, val: v}
 	}
+	c.enc = encodeOps(c.enc[:0], c.ops)
+	x.enc = append([]byte(nil), c.enc...)
 	return x
 }
 
@@ -427,7 +498,7 @@ func (c *Checker) Stats() Stats {
 		s.Violations[k] = n
 	}
 	s.Pending = len(c.queue) - c.qhead
-	s.InMemory = len(c.byID)
+	s.InMemory = c.byID.len()
 	s.Memory = c.mem
 	s.Segments = len(c.segs)
 	s.Spilled = 0

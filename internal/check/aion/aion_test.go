@@ -221,7 +221,7 @@ func TestSpillTransparent(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cfg.MemoryBound, cfg.Store = 64<<10, store
+				cfg.MemoryBound, cfg.Store = 24<<10, store
 				c, got := feed(t, g.H, sched, 20, cfg, &clock{now: time.Unix(0, 0)})
 				if w, g2 := aionFindings(want), aionFindings(got); !slices.Equal(w, g2) {
 					t.Fatalf("%s ser=%v: spilling changed the findings:\nunbounded %s\nbounded   %s", g.Name, ser, strings.Join(w, "\n  "), strings.Join(g2, "\n  "))

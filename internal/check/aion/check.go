@@ -2,7 +2,6 @@ package aion
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/chronos"
@@ -14,27 +13,29 @@ import (
 // the transactions overlapping t) and Step ③ (Ext of the pending readers
 // whose snapshot now sees t's writes).
 func (c *Checker) add(t *txn) {
+	ops := c.ops
 	c.stats.Checked++
 	if !c.ser && t.cts < t.sts {
 		c.reportAt([]party{t.party()}, []*txn{t}, anomaly.Anomaly{Kind: anomaly.CommitBeforeStart, Txns: []history.TxnID{0}, Key: history.NoKey})
 		t.sts = t.cts
 	}
-	t.place(c.ser)
 	if t.sts < c.maxW || t.cts < c.maxW {
 		if err := c.reload(min(t.sts, t.cts)); err != nil && c.err == nil {
 			c.err = err
 		}
 	}
 	c.sessionCheck(t)
-	c.intCheck(t)
-	c.byID[t.id] = t
+	c.intCheck(t, ops)
+	c.byID.put(t)
 	c.mem += t.bytes()
+	t.seq = c.nextSeq
+	c.nextSeq++
 
 	// Step ①: t's external reads against its snapshot.
-	t.deadline = c.cfg.Clock().UnixNano() + c.timeout
+	t.deadline = c.now + c.timeout
 	snap := t.snapPos(c.ser)
-	for j, o := range t.ops {
-		if o.kind != history.Read || !firstOn(t.ops, j) {
+	for j, o := range ops {
+		if o.kind != history.Read || !firstOn(ops, j) {
 			continue
 		}
 		bad := !chronos.Agrees(o.val, c.frontierValue(o.key, snap))
@@ -42,28 +43,50 @@ func (c *Checker) add(t *txn) {
 			t.bad++
 		}
 		ks := &c.ks[o.key]
+		if len(ks.readers) == cap(ks.readers) {
+			c.trimReaders(ks)
+		}
 		i := c.readerAfter(o.key, snap)
-		ks.readers = slices.Insert(ks.readers, i, reader{sp: snap, t: t, op: int32(j), bad: bad})
-		c.mem += readerBytes
+		r := reader{ts: snap.ts, seq: t.seq, t: t, n: o.val.N, op: int32(j), kind: o.val.Kind, bad: bad}
+		before := cap(ks.readers)
+		if i == len(ks.readers) {
+			ks.readers = append(ks.readers, r)
+		} else {
+			ks.readers = slices.Insert(ks.readers, i, r)
+		}
+		c.mem += int64(cap(ks.readers)-before) * readerBytes
+		ks.maxReaderTS = max(ks.maxReaderTS, snap.ts)
 		c.readers++
 		t.readers++
 	}
+	c.pendingReads += int64(t.readers)
 	c.queue = append(c.queue, t)
 
 	// t's versions: the final write of each key it writes.
-	keys := c.written(t)
+	keys := c.written(ops)
 	cp := t.commitPos(c.ser)
 	for _, k := range keys {
 		ks := &c.ks[k]
 		i := c.versionAt(k, cp)
 		c.at = append(c.at, i)
-		v := version{sess: t.sess, sts: t.sts, cts: t.cts, val: finalWrite(t.ops, k), cp: cp}
-		ks.vers = slices.Insert(ks.vers, i, v)
-		c.mem += versionBytes
+		val := finalWrite(ops, k)
+		v := newVersion(cp, t.sts, t.sess, val)
+		before := cap(ks.vers)
+		// Under SER a writer of k with t's commit_ts is a neighbour of
+		// t's version; appended, t's only neighbour is the last version.
+		neighbours := true
+		if i == len(ks.vers) {
+			neighbours = i > 0 && ks.lastTS == t.cts
+			ks.vers = append(ks.vers, v)
+			ks.lastTS, ks.lastVal = cp.ts, val
+		} else {
+			ks.vers = slices.Insert(ks.vers, i, v)
+		}
+		c.mem += int64(cap(ks.vers)-before) * versionBytes
 		if d := t.cts - min(t.sts, t.cts); d > ks.maxDur {
 			ks.maxDur = d
 		}
-		if c.ser {
+		if c.ser && neighbours {
 			c.sameCommit(t, k, i)
 		}
 	}
@@ -107,9 +130,9 @@ func finalWrite(ops []op, k int32) history.Value {
 // written returns the distinct keys t writes, in the reverse order of
 // their first write (the order Chronos visits a transaction's ongoing
 // entries at its commit). The slice is scratch space.
-func (c *Checker) written(t *txn) []int32 {
+func (c *Checker) written(ops []op) []int32 {
 	out := c.scratchKeys[:0]
-	for _, o := range t.ops {
+	for _, o := range ops {
 		if o.kind.IsWrite() && !slices.Contains(out, o.key) {
 			out = append(out, o.key)
 		}
@@ -138,15 +161,15 @@ func (c *Checker) sessionCheck(t *txn) {
 // not-my-last-write when it returns an earlier one of t's writes), and a
 // read after a read, with no write between, returns the same (a
 // non-repeatable read, reported once per key).
-func (c *Checker) intCheck(t *txn) {
+func (c *Checker) intCheck(t *txn, ops []op) {
 	var nrr []int32
-	for j, o := range t.ops {
+	for j, o := range ops {
 		if o.kind != history.Read {
 			continue
 		}
 		last, first := -1, -1
 		for i := j - 1; i >= 0; i-- {
-			if t.ops[i].key != o.key {
+			if ops[i].key != o.key {
 				continue
 			}
 			if last < 0 {
@@ -158,7 +181,7 @@ func (c *Checker) intCheck(t *txn) {
 			continue
 		}
 		ref := history.OpRef{Txn: 0, Op: int32(j)}
-		p := t.ops[last]
+		p := ops[last]
 		if p.kind.IsWrite() {
 			if chronos.Agrees(o.val, p.val) {
 				continue
@@ -166,7 +189,7 @@ func (c *Checker) intCheck(t *txn) {
 			a := anomaly.Anomaly{Kind: anomaly.NotMyOwnWrite, Txns: []history.TxnID{0}, Key: history.KeyID(o.key), Value: o.val,
 				Ops: []history.OpRef{ref, {Txn: 0, Op: int32(last)}}}
 			for i := range last {
-				if q := t.ops[i]; q.key == o.key && q.kind.IsWrite() && chronos.Agrees(o.val, q.val) {
+				if q := ops[i]; q.key == o.key && q.kind.IsWrite() && chronos.Agrees(o.val, q.val) {
 					a.Kind = anomaly.NotMyLastWrite
 					a.Ops = []history.OpRef{ref, {Txn: 0, Op: int32(i)}, {Txn: 0, Op: int32(last)}}
 					break
@@ -192,7 +215,7 @@ func (c *Checker) sameCommit(t *txn, k int32, i int) {
 		if n < 0 || n >= len(vs) || vs[n].cts != t.cts {
 			continue
 		}
-		w := c.byID[vs[n].ID()]
+		w := c.byID.get(vs[n].ID())
 		first, second := w, t
 		pf, ps := vs[n].party(), t.party()
 		if n > i {
@@ -220,13 +243,13 @@ func (c *Checker) noConflict(t *txn, keys []int32) {
 	for _, k := range keys {
 		ks := &c.ks[k]
 		vs := ks.vers
-		i := sort.Search(len(vs), func(i int) bool { return vs[i].cts >= t.sts })
+		i := searchBack(len(vs), func(i int) bool { return vs[i].cts >= t.sts })
 		for ; i < len(vs) && vs[i].cts <= t.cts+ks.maxDur; i++ {
 			v := &vs[i]
 			if v.ID() == t.id {
 				continue
 			}
-			uc := v.commitPos(false)
+			uc := v.pos()
 			us := startPos(v.ID(), v.sts, v.cts)
 			var overlap bool
 			if cmpPos(uc, tc) < 0 {
@@ -237,7 +260,7 @@ func (c *Checker) noConflict(t *txn, keys []int32) {
 			if !overlap {
 				continue
 			}
-			u := c.byID[v.ID()]
+			u := c.byID.get(v.ID())
 			if u == nil || slices.Contains(c.partners, u) {
 				continue
 			}
@@ -260,8 +283,9 @@ func (c *Checker) noConflict(t *txn, keys []int32) {
 func (c *Checker) conflict(first, second *txn) {
 	a := anomaly.Anomaly{Kind: anomaly.ConcurrentWrite, Phenomenon: anomaly.GSIa, Txns: []history.TxnID{0, 1}, Key: history.NoKey}
 	v := c.violation([]party{first.party(), second.party()}, []*txn{first, second}, a)
-	for _, k := range c.written(first) {
-		if !writes(second, k) {
+	secondOps := second.ops()
+	for _, k := range c.written(first.ops()) {
+		if !writes(secondOps, k) {
 			continue
 		}
 		lost := chronos.ReadsFirst(v.History, 1, history.KeyID(k))
@@ -279,9 +303,9 @@ func (c *Checker) conflict(first, second *txn) {
 	c.report(v)
 }
 
-// writes reports whether t writes k.
-func writes(t *txn, k int32) bool {
-	for _, o := range t.ops {
+// writes reports whether ops write k.
+func writes(ops []op, k int32) bool {
+	for _, o := range ops {
 		if o.key == k && o.kind.IsWrite() {
 			return true
 		}
@@ -295,22 +319,22 @@ func writes(t *txn, k int32) bool {
 func (c *Checker) recheck(t *txn, k int32, i int) {
 	ks := &c.ks[k]
 	cp := t.commitPos(c.ser)
-	val := ks.vers[i].val
+	val := ks.vers[i].value()
 	var next *pos
 	if i+1 < len(ks.vers) {
-		p := ks.vers[i+1].commitPos(c.ser)
+		p := ks.vers[i+1].pos()
 		next = &p
 	}
 	rs := ks.readers
 	for r := c.readerAfter(k, cp); r < len(rs); r++ {
 		rd := &rs[r]
-		if next != nil && cmpPos(rd.sp, *next) > 0 {
+		if next != nil && c.cmpReader(rd, *next) > 0 {
 			break
 		}
-		if rd.t.final || rd.t == t {
+		if rd.seq < c.finalSeq || rd.t == t {
 			continue
 		}
-		bad := !chronos.Agrees(rd.t.ops[rd.op].val, val)
+		bad := !chronos.Agrees(rd.value(), val)
 		if bad == rd.bad {
 			continue
 		}

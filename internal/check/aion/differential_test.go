@@ -289,6 +289,9 @@ func TestDifferentialRandom(t *testing.T) {
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 11))
 		h := randomHistory(r, 4+r.IntN(12), 1+r.IntN(3), 1+r.IntN(3))
+		if seed%2 == 1 {
+			h = stringify(h) // string ids and values take the other paths
+		}
 		for _, ser := range []bool{false, true} {
 			want := chronosFindings(t, h, ser)
 			clk := &clock{now: time.Unix(0, 0)}
@@ -311,4 +314,30 @@ func initial(h *history.History) map[history.Value]history.Value {
 		m[h.Keys[k]] = v
 	}
 	return m
+}
+
+// stringify returns h with its integer transaction ids and values written
+// as strings, zero-padded so that they order as the integers did.
+func stringify(h *history.History) *history.History {
+	str := func(prefix string, v history.Value) history.Value {
+		if v.Kind != history.Int {
+			return v
+		}
+		return history.StringValue(fmt.Sprintf("%s%09d", prefix, v.N+1e8))
+	}
+	out := *h
+	out.Txns = make([]history.Txn, len(h.Txns))
+	for i, t := range h.Txns {
+		t.ID = str("t", t.ID)
+		t.Ops = slices.Clone(t.Ops)
+		for j := range t.Ops {
+			t.Ops[j].Value = str("v", t.Ops[j].Value)
+		}
+		out.Txns[i] = t
+	}
+	out.Header.Initial.Values = map[history.KeyID]history.Value{}
+	for k, v := range h.Header.Initial.Values {
+		out.Header.Initial.Values[k] = str("v", v)
+	}
+	return &out
 }

@@ -79,7 +79,7 @@ func (c *Checker) maybeGC() error {
 	if bound == 0 || c.mem <= bound || c.mem < c.nextGC {
 		return nil
 	}
-	if c.dead > c.readers/4 {
+	if c.readers-c.pendingReads > c.readers/4 {
 		c.sweepReaders()
 	}
 	limit := uint64(math.MaxUint64)
@@ -97,12 +97,13 @@ func (c *Checker) maybeGC() error {
 		}
 		c.finals[c.fhead] = nil
 		c.fhead++
-		st := SpilledTxn{ID: t.id, Session: t.sess, StartTS: t.sts, CommitTS: t.cts, Line: t.line, Ops: make([]SpilledOp, len(t.ops))}
-		for j, o := range t.ops {
+		c.ops = decodeOps(c.ops[:0], t.enc)
+		st := SpilledTxn{ID: t.id, Session: t.sess, StartTS: t.sts, CommitTS: t.cts, Line: int(t.line), Ops: make([]SpilledOp, len(c.ops))}
+		for j, o := range c.ops {
 			st.Ops[j] = SpilledOp{Kind: o.kind, Key: o.key, Value: o.val}
 		}
 		seg.Txns = append(seg.Txns, st)
-		delete(c.byID, t.id)
+		c.byID.remove(t.id)
 		c.mem -= t.bytes()
 		freed += t.bytes()
 		w = max(w, t.cts+1)
@@ -133,13 +134,12 @@ func (c *Checker) maybeGC() error {
 			continue
 		}
 		for _, v := range ks.vers[:below-1] {
-			seg.Versions = append(seg.Versions, SpilledVersion{Key: int32(k), ID: v.ID(), Session: v.sess, StartTS: v.sts, CommitTS: v.cts, Value: v.val})
+			seg.Versions = append(seg.Versions, SpilledVersion{Key: int32(k), ID: v.ID(), Session: v.sess, StartTS: v.sts, CommitTS: v.cts, Value: v.value()})
 		}
-		// Drop the prefix without copying the rest: the next growth of
-		// the slice copies only what is left.
-		clear(ks.vers[:below-1])
-		ks.vers = ks.vers[below-1:]
-		c.mem -= int64(below-1) * versionBytes
+		n := copy(ks.vers, ks.vers[below-1:])
+		clear(ks.vers[n:])
+		ks.vers = ks.vers[:n]
+		c.shrinkVersions(ks)
 	}
 	if len(seg.Txns) > 0 || len(seg.Versions) > 0 {
 		id, err := c.cfg.Store.Put(seg)
@@ -190,20 +190,22 @@ func (c *Checker) reload(ts uint64) error {
 			return fmt.Errorf("aion: reloading a spilled segment: %w", err)
 		}
 		for _, st := range seg.Txns {
-			t := &txn{id: st.ID, sess: st.Session, sts: st.StartTS, cts: st.CommitTS, line: st.Line, final: true, ops: make([]op, len(st.Ops))}
+			t := &txn{id: st.ID, sess: st.Session, sts: st.StartTS, cts: st.CommitTS, line: int32(st.Line), final: true}
+			ops := make([]op, len(st.Ops))
 			for j, o := range st.Ops {
-				t.ops[j] = op{kind: o.Kind, key: o.Key, val: o.Value}
+				ops[j] = op{kind: o.Kind, key: o.Key, val: o.Value}
 			}
-			t.place(c.ser)
-			c.byID[t.id] = t
+			t.enc = encodeOps(nil, ops)
+			c.byID.put(t)
 			c.finals = append(c.finals, t)
 			c.mem += t.bytes()
 		}
 		for _, v := range seg.Versions {
 			ks := &c.ks[v.Key]
-			ks.vers = append(ks.vers, version{sess: v.Session, sts: v.StartTS, cts: v.CommitTS, val: v.Value, cp: commitPos(c.ser, v.ID, v.StartTS, v.CommitTS)})
+			before := cap(ks.vers)
+			ks.vers = append(ks.vers, newVersion(commitPos(c.ser, v.ID, v.StartTS, v.CommitTS), v.StartTS, v.Session, v.Value))
 			touched[v.Key] = true
-			c.mem += versionBytes
+			c.mem += int64(cap(ks.vers)-before) * versionBytes
 		}
 		if err := c.cfg.Store.Delete(m.id); err != nil {
 			return fmt.Errorf("aion: dropping a reloaded segment: %w", err)
@@ -212,7 +214,8 @@ func (c *Checker) reload(ts uint64) error {
 	}
 	for k := range touched {
 		vs := c.ks[k].vers
-		slices.SortFunc(vs, func(a, b version) int { return cmpPos(a.commitPos(c.ser), b.commitPos(c.ser)) })
+		slices.SortFunc(vs, func(a, b version) int { return cmpPos(a.pos(), b.pos()) })
+		c.ks[k].syncLast()
 	}
 	return nil
 }
@@ -237,4 +240,15 @@ func (c *Checker) searchSpilled(id history.Value, k int32, match func(history.Va
 		}
 	}
 	return party{}, false, nil
+}
+
+// shrinkVersions gives ks's versions a smaller array when they fill less
+// than a quarter of theirs, so that what was spilled leaves memory.
+func (c *Checker) shrinkVersions(ks *keyState) {
+	if cap(ks.vers) <= 16 || len(ks.vers) >= cap(ks.vers)/4 {
+		return
+	}
+	before := cap(ks.vers)
+	ks.vers = append(make([]version, 0, 2*len(ks.vers)), ks.vers...)
+	c.mem += int64(cap(ks.vers)-before) * versionBytes
 }

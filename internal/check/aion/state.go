@@ -2,27 +2,28 @@ package aion
 
 import (
 	"sort"
+	"unsafe"
 
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-// op is one operation of a transaction, on the checker's key table. A
-// delete is a write of null.
-type op struct {
-	kind history.OpKind
-	key  int32
-	val  history.Value
-}
-
-// txn is a committed transaction in memory.
+// txn is a committed transaction in memory. Its operations are kept
+// encoded (enc; see encodeOps), a fifth of their decoded size: the
+// checks at its arrival work on the decoded operations, and afterwards
+// only a finding that names it decodes them again.
 type txn struct {
 	id   history.Value
 	sess int32
+	// line is its input line (0 when unknown).
+	line int32
 	// sts and cts are its timestamps; under SI a start_ts above the
 	// commit_ts is lowered to it (and reported).
 	sts, cts uint64
-	line     int
-	ops      []op
+	enc      []byte
+	// seq numbers the committed transactions in arrival order: verdicts
+	// become final in that order, so a reader entry is final exactly when
+	// its seq is below the checker's finalSeq.
+	seq uint64
 	// deadline is when its Ext verdict becomes final (Unix nanoseconds);
 	// bad counts its external reads that disagree with their snapshot
 	// now; final says the verdict is final.
@@ -31,9 +32,10 @@ type txn struct {
 	final    bool
 	// readers counts its entries in the keys' reader lists.
 	readers int32
-	// cp and sp are its commit and snapshot positions.
-	cp, sp pos
 }
+
+// ops decodes t's operations.
+func (t *txn) ops() []op { return decodeOps(nil, t.enc) }
 
 // Event classes at one timestamp, Chronos's replay order: commits of
 // transactions that started earlier, then transactions that start and
@@ -121,22 +123,17 @@ func startPos(id history.Value, sts, cts uint64) pos {
 	return mkPos(sts, classStart, id)
 }
 
-// place computes t's positions, once its timestamps are final.
-func (t *txn) place(ser bool) {
-	t.cp = commitPos(ser, t.id, t.sts, t.cts)
-	if ser {
-		t.sp = t.cp
-	} else {
-		t.sp = startPos(t.id, t.sts, t.cts)
-	}
-}
-
-// commitPos is t's commit position (under the checker's level).
-func (t *txn) commitPos(bool) pos { return t.cp }
+// commitPos is t's commit position (ser: under serializability).
+func (t *txn) commitPos(ser bool) pos { return commitPos(ser, t.id, t.sts, t.cts) }
 
 // snapPos is where t's snapshot is taken: its start under SI, its commit
 // under SER.
-func (t *txn) snapPos(bool) pos { return t.sp }
+func (t *txn) snapPos(ser bool) pos {
+	if ser {
+		return t.commitPos(true)
+	}
+	return startPos(t.id, t.sts, t.cts)
+}
 
 // snapTS is the timestamp of snapPos.
 func (t *txn) snapTS(ser bool) uint64 {
@@ -149,19 +146,50 @@ func (t *txn) snapTS(ser bool) uint64 {
 func (t *txn) party() party { return party{id: t.id, sess: t.sess, sts: t.sts, cts: t.cts} }
 
 // version is one committed version of a key: the final write of its
-// transaction.
+// transaction, in 48 bytes. Its commit position is (cts, lo) and, for a
+// string id, the id in strs; its value is kind and n, or the string in
+// strs. strs is nil unless the id or the value is a string.
 type version struct {
-	sess     int32
-	sts, cts uint64
-	val      history.Value
-	// cp is its commit position.
-	cp pos
+	cts, lo, sts uint64
+	n            int64
+	sess         int32
+	kind         history.ValueKind
+	strs         *versionStrings
 }
 
-func (v *version) commitPos(bool) pos { return v.cp }
+// versionStrings holds what of a version is a string.
+type versionStrings struct{ id, val string }
+
+// newVersion makes the version committed at cp, by a transaction of
+// session sess that started at sts, with value val.
+func newVersion(cp pos, sts uint64, sess int32, val history.Value) version {
+	v := version{cts: cp.ts, lo: cp.lo, sts: sts, n: val.N, sess: sess, kind: val.Kind}
+	if cp.s != "" || val.S != "" {
+		v.strs = &versionStrings{id: cp.s, val: val.S}
+	}
+	return v
+}
+
+// pos is v's commit position.
+func (v *version) pos() pos {
+	p := pos{ts: v.cts, lo: v.lo}
+	if v.strs != nil {
+		p.s = v.strs.id
+	}
+	return p
+}
+
+// value is v's value.
+func (v *version) value() history.Value {
+	val := history.Value{Kind: v.kind, N: v.n}
+	if v.strs != nil {
+		val.S = v.strs.val
+	}
+	return val
+}
 
 // ID is the id of the version's writer, unpacked from its position.
-func (v *version) ID() history.Value { return v.cp.id() }
+func (v *version) ID() history.Value { return v.pos().id() }
 
 // id unpacks the transaction id of a position.
 func (p pos) id() history.Value {
@@ -174,12 +202,37 @@ func (p pos) id() history.Value {
 func (v *version) party() party { return party{id: v.ID(), sess: v.sess, sts: v.sts, cts: v.cts} }
 
 // reader is an external read of a transaction whose Ext verdict is
-// pending: operation op of t, and whether it disagrees with its snapshot.
+// pending: operation op of t, which read a value of this kind and integer
+// n (a string is found in t's operations), and whether that disagrees with
+// its snapshot now. ts is the timestamp of t's snapshot position, which
+// orders readers without reaching t except on a tie; seq is t's.
 type reader struct {
-	sp  pos
-	t   *txn
-	op  int32
-	bad bool
+	ts   uint64
+	seq  uint64
+	t    *txn
+	n    int64
+	op   int32
+	kind history.ValueKind
+	bad  bool
+}
+
+// value is the value r read.
+func (r *reader) value() history.Value {
+	if r.kind == history.String {
+		return r.t.ops()[r.op].val
+	}
+	return history.Value{Kind: r.kind, N: r.n}
+}
+
+// cmpReader orders reader r's snapshot against position p.
+func (c *Checker) cmpReader(r *reader, p pos) int {
+	switch {
+	case r.ts < p.ts:
+		return -1
+	case r.ts > p.ts:
+		return 1
+	}
+	return cmpPos(r.t.snapPos(c.ser), p)
 }
 
 // keyState is one key's versioned frontier and pending readers.
@@ -194,12 +247,31 @@ type keyState struct {
 	// maxDur bounds commit_ts - start_ts over the key's writers, so that
 	// the overlap search stops.
 	maxDur uint64
+	// lastTS and lastVal are the commit timestamp and value of the last
+	// version in memory (when vers is not empty): most snapshots and
+	// commits come after it, and are answered here without reaching vers.
+	lastTS  uint64
+	lastVal history.Value
+	// maxReaderTS bounds the snapshot timestamps of readers from above: a
+	// commit after it affects no reader.
+	maxReaderTS uint64
+}
+
+// syncLast refreshes lastTS and lastVal after vers changed.
+func (ks *keyState) syncLast() {
+	if n := len(ks.vers); n > 0 {
+		ks.lastTS, ks.lastVal = ks.vers[n-1].cts, ks.vers[n-1].value()
+	}
 }
 
 // versionAt returns the index of the first version at or after p.
 func (c *Checker) versionAt(k int32, p pos) int {
-	vs := c.ks[k].vers
-	return searchBack(len(vs), func(i int) bool { return cmpPos(vs[i].cp, p) >= 0 })
+	ks := &c.ks[k]
+	vs := ks.vers
+	if len(vs) == 0 || ks.lastTS < p.ts {
+		return len(vs)
+	}
+	return searchBack(len(vs), func(i int) bool { return cmpPos(vs[i].pos(), p) >= 0 })
 }
 
 // searchBack is sort.Search for the common case of an answer near the
@@ -231,8 +303,11 @@ func (c *Checker) frontier(k int32, p pos) *version {
 
 // frontierValue is the state of k a snapshot at p sees.
 func (c *Checker) frontierValue(k int32, p pos) history.Value {
+	if ks := &c.ks[k]; len(ks.vers) > 0 && ks.lastTS < p.ts {
+		return ks.lastVal
+	}
 	if v := c.frontier(k, p); v != nil {
-		return v.val
+		return v.value()
 	}
 	return c.keyInit[k]
 }
@@ -240,22 +315,23 @@ func (c *Checker) frontierValue(k int32, p pos) history.Value {
 // readerAfter returns the index of the first reader of k whose snapshot is
 // after p.
 func (c *Checker) readerAfter(k int32, p pos) int {
-	rs := c.ks[k].readers
-	return searchBack(len(rs), func(i int) bool { return cmpPos(rs[i].sp, p) > 0 })
+	ks := &c.ks[k]
+	rs := ks.readers
+	if len(rs) == 0 || ks.maxReaderTS < p.ts {
+		return len(rs)
+	}
+	return searchBack(len(rs), func(i int) bool { return c.cmpReader(&rs[i], p) > 0 })
 }
 
-// Memory estimates, in bytes.
+// Memory estimates, in bytes: a transaction (with its entries in the
+// id table, the queue and the finals), and an element of the keys'
+// version and reader arrays, which are counted by capacity.
 const (
-	txnBytes     = 240
-	opBytes      = 56
-	versionBytes = 128
-	readerBytes  = 64
+	txnBytes     = 112 + 48 + 16
+	versionBytes = int64(unsafe.Sizeof(version{}))
+	readerBytes  = int64(unsafe.Sizeof(reader{}))
 )
 
 func (t *txn) bytes() int64 {
-	n := int64(txnBytes + opBytes*len(t.ops) + len(t.id.S))
-	for _, o := range t.ops {
-		n += int64(len(o.val.S))
-	}
-	return n
+	return int64(txnBytes + cap(t.enc) + len(t.id.S))
 }

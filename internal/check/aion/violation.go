@@ -20,7 +20,7 @@ func (c *Checker) violation(parties []party, txns []*txn, a anomaly.Anomaly) Vio
 		if j := findParty(h, p.id); j >= 0 {
 			idx[i] = j
 			if txns[i] != nil && len(h.Txns[j].Ops) == 0 {
-				h.Txns[j].Ops = historyOps(txns[i].ops)
+				h.Txns[j].Ops = historyOps(txns[i].ops())
 			}
 			continue
 		}
@@ -39,8 +39,8 @@ func (c *Checker) violation(parties []party, txns []*txn, a anomaly.Anomaly) Vio
 			ht = history.Txn{ID: p.id, Session: s, Status: history.Aborted} // no timestamps
 		}
 		if txns[i] != nil {
-			ht.Ops = historyOps(txns[i].ops)
-			ht.Line = txns[i].line
+			ht.Ops = historyOps(txns[i].ops())
+			ht.Line = int(txns[i].line)
 		}
 		idx[i] = history.TxnID(len(h.Txns))
 		h.Txns = append(h.Txns, ht)
@@ -105,61 +105,47 @@ func (c *Checker) expire(now int64) {
 			}
 		}
 		t.final = true
+		c.finalSeq = t.seq + 1
 		c.finals = append(c.finals, t)
-		c.dead += int64(t.readers)
-		for _, o := range t.ops {
-			c.trimReaders(o.key)
-		}
+		c.pendingReads -= int64(t.readers)
 	}
 	if c.qhead > 1024 && c.qhead > len(c.queue)/2 {
 		n := copy(c.queue, c.queue[c.qhead:])
 		clear(c.queue[n:])
 		c.queue, c.qhead = c.queue[:n], 0
 	}
-	if now == math.MaxInt64 || c.dead > 1<<16 && c.dead > c.live()/2 {
+	if dead := c.readers - c.pendingReads; now == math.MaxInt64 || dead > 1<<16 && dead > c.pendingReads {
 		c.sweepReaders()
 	}
 }
 
-// trimReaders drops the reader entries at the head of k's list whose
-// verdict is final: verdicts become final roughly in snapshot order, so
-// this keeps the lists short between sweeps.
-func (c *Checker) trimReaders(k int32) {
-	ks := &c.ks[k]
-	n := 0
-	for n < len(ks.readers) && ks.readers[n].t.final {
-		n++
+// trimReaders drops the reader entries of ks whose verdict is final,
+// keeping the list's capacity: add calls it when the list is full, before
+// it would grow.
+func (c *Checker) trimReaders(ks *keyState) {
+	n := len(ks.readers)
+	ks.readers = c.liveReaders(ks.readers)
+	c.readers -= int64(n - len(ks.readers))
+	if before := cap(ks.readers); before > 16 && len(ks.readers) < before/4 {
+		ks.readers = append(make([]reader, 0, 2*len(ks.readers)), ks.readers...)
+		c.mem += int64(cap(ks.readers)-before) * readerBytes
 	}
-	if n == 0 {
-		return
-	}
-	clear(ks.readers[:n])
-	ks.readers = ks.readers[n:]
-	c.readers -= int64(n)
-	c.dead -= int64(n)
-	c.mem -= int64(n) * readerBytes
 }
-
-// live is the number of reader entries held.
-func (c *Checker) live() int64 { return c.readers }
 
 // sweepReaders drops the reader entries of transactions whose verdict is
-// final.
+// final from every key.
 func (c *Checker) sweepReaders() {
 	for k := range c.ks {
-		ks := &c.ks[k]
-		n := len(ks.readers)
-		ks.readers = slicesDeleteFinal(ks.readers)
-		c.mem -= int64(n-len(ks.readers)) * readerBytes
-		c.readers -= int64(n - len(ks.readers))
+		c.trimReaders(&c.ks[k])
 	}
-	c.dead = 0
 }
 
-func slicesDeleteFinal(rs []reader) []reader {
+// liveReaders filters rs in place down to the readers whose verdict is
+// pending.
+func (c *Checker) liveReaders(rs []reader) []reader {
 	out := rs[:0]
 	for _, r := range rs {
-		if !r.t.final {
+		if r.seq >= c.finalSeq {
 			out = append(out, r)
 		}
 	}
@@ -180,14 +166,15 @@ const asideSession = -2
 func (c *Checker) extFindings(t *txn) []Violation {
 	var out []Violation
 	snap := t.snapPos(c.ser)
-	for j, o := range t.ops {
-		if o.kind != history.Read || !firstOn(t.ops, j) {
+	ops := t.ops()
+	for j, o := range ops {
+		if o.kind != history.Read || !firstOn(ops, j) {
 			continue
 		}
 		fv := c.frontier(o.key, snap)
 		cur := c.keyInit[o.key]
 		if fv != nil {
-			cur = fv.val
+			cur = fv.value()
 		}
 		if chronos.Agrees(o.val, cur) {
 			continue
@@ -218,12 +205,12 @@ func (c *Checker) extFindings(t *txn) []Violation {
 		if src != nil {
 			ids[1] = history.TxnID(len(parties))
 			parties = append(parties, *src)
-			txns = append(txns, c.byID[src.id])
+			txns = append(txns, c.byID.get(src.id))
 		}
 		if fv != nil {
 			ids[2] = history.TxnID(len(parties))
 			parties = append(parties, fv.party())
-			txns = append(txns, c.byID[fv.ID()])
+			txns = append(txns, c.byID.get(fv.ID()))
 		}
 		out = append(out, c.violation(parties, txns, anomaly.Anomaly{
 			Kind: kind, Phenomenon: chronos.ExtPhenomenon(c.ser, kind), Txns: ids,
@@ -249,11 +236,11 @@ func (c *Checker) source(t *txn, k int32, v history.Value, snap pos) (*party, bo
 	var after *party
 	vs := c.ks[k].vers
 	for i := len(vs) - 1; i >= 0; i-- {
-		if vs[i].ID() == t.id || !match(vs[i].val) {
+		if vs[i].ID() == t.id || !match(vs[i].value()) {
 			continue
 		}
 		p := vs[i].party()
-		if cmpPos(vs[i].commitPos(c.ser), snap) < 0 {
+		if cmpPos(vs[i].pos(), snap) < 0 {
 			return &p, true, true
 		}
 		after = &p
