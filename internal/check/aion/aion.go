@@ -20,13 +20,21 @@
 // A-B) names is re-checked: nothing for transactions that committed before
 // T started; NoConflict for those overlapping T; Ext for those whose
 // snapshot now sees T's write of a key — the readers of each key T writes
-// whose snapshot lies between T's commit and the next version of that key.
-// Int never changes; Session is checked when a transaction arrives, against
+// whose snapshot lies between T's commit and the next version of that key
+// (of a list key: every later reader, since a list's state accumulates;
+// lists.go). Int never changes; Session is checked when a transaction arrives, against
 // the previous transaction of its session to arrive (the session order is
 // the arrival order within a session, as the paper assumes).
 //
+// Key-value and list-append histories are checked, as Chronos checks them;
+// a key is a value or a list, never both, and scans and iterators are
+// refused.
+//
 // A NoConflict, Session or Int violation is final at once: no later
-// arrival undoes it. An Ext verdict is not: a late writer can justify a
+// arrival undoes it. Under SER, two writers of a key with one commit_ts
+// are reported when the second arrives; with three or more, the pairs
+// named are those adjacent at each arrival, where Chronos names those
+// adjacent in its replay (the same writers, other pairs). An Ext verdict is not: a late writer can justify a
 // read or make it stale. It stays pending for Config.Timeout (default 5 s,
 // by Config.Clock) after its transaction arrived, and is final after; each
 // change of a pending verdict between "violates" and "holds" is a
@@ -38,7 +46,8 @@
 // final and that committed below a watermark, and the versions no snapshot
 // at or above the watermark can see, to a Store (FileStore keeps them in
 // files), and reloads them when a transaction arrives that starts below a
-// watermark it spilled at.
+// watermark it spilled at. A list key's versions and its element index
+// stay in memory: they are its state.
 package aion
 
 import (
@@ -134,8 +143,15 @@ type Checker struct {
 	// seenInt and seenStr are the ids of the batch being validated.
 	seenInt map[int64]struct{}
 	seenStr map[string]struct{}
-	queue   []*txn // pending Ext verdicts, in arrival order (deadline order)
-	qhead   int
+	// seenKind holds the kinds the batch being validated gives its keys.
+	seenKind map[history.Value]uint8
+	// apps finds the committed transaction that appended each element of
+	// each list key (the first to arrive).
+	apps map[asideKey]appender
+	// lists says some key is a list.
+	lists bool
+	queue []*txn // pending Ext verdicts, in arrival order (deadline order)
+	qhead int
 	// finals are the transactions in memory whose verdict is final, in
 	// the order it became final (the order they are spilled in).
 	finals []*txn
@@ -174,6 +190,9 @@ type Checker struct {
 	aside      map[asideKey]asideWrite
 	asideOrder []asideKey
 	asideHead  int
+	// deadTie is set by cmpReader when it met a final reader it could not
+	// order.
+	deadTie bool
 	// err is the first failure of the store: the checker stops there.
 	err error
 }
@@ -191,6 +210,7 @@ type asideKey struct {
 type asideWrite struct {
 	id     history.Value
 	status history.Status
+	op     int32
 }
 
 // setAside remembers the writes of t, a transaction that did not commit
@@ -199,8 +219,8 @@ func (c *Checker) setAside(src *history.History, t *history.Txn) {
 	if c.aside == nil {
 		c.aside = map[asideKey]asideWrite{}
 	}
-	for _, o := range t.Ops {
-		if o.Kind != history.Write && o.Kind != history.Delete || o.Key < 0 || int(o.Key) >= len(src.Keys) {
+	for j, o := range t.Ops {
+		if !o.Kind.IsWrite() || o.Key < 0 || int(o.Key) >= len(src.Keys) {
 			continue
 		}
 		v := o.Value
@@ -211,7 +231,7 @@ func (c *Checker) setAside(src *history.History, t *history.Txn) {
 		if _, ok := c.aside[k]; ok {
 			continue
 		}
-		c.aside[k] = asideWrite{t.ID, t.Status}
+		c.aside[k] = asideWrite{t.ID, t.Status, int32(j)}
 		c.asideOrder = append(c.asideOrder, k)
 		if len(c.asideOrder)-c.asideHead > maxAside {
 			delete(c.aside, c.asideOrder[c.asideHead])
@@ -243,11 +263,13 @@ func New(cfg Config) (*Checker, error) {
 	}
 	c := &Checker{
 		cfg: cfg, ser: cfg.Serializable, timeout: int64(cfg.Timeout),
-		keyIdx:  make(map[history.Value]int32),
-		sessIdx: make(map[history.Value]int32),
-		byID:    txnTable{ints: map[int64]*txn{}, strs: map[string]*txn{}},
-		seenInt: map[int64]struct{}{},
-		seenStr: map[string]struct{}{},
+		keyIdx:   make(map[history.Value]int32),
+		sessIdx:  make(map[history.Value]int32),
+		byID:     txnTable{ints: map[int64]*txn{}, strs: map[string]*txn{}},
+		seenInt:  map[int64]struct{}{},
+		seenStr:  map[string]struct{}{},
+		seenKind: map[history.Value]uint8{},
+		apps:     map[asideKey]appender{},
 	}
 	c.stats.Violations = map[anomaly.Kind]uint64{}
 	c.nextGC = cfg.MemoryBound
@@ -268,6 +290,7 @@ func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 	}
 	clear(c.seenInt)
 	clear(c.seenStr)
+	clear(c.seenKind)
 	for i := range txns {
 		if err := c.validate(src, &txns[i]); err != nil {
 			return err
@@ -304,6 +327,27 @@ func (c *Checker) validate(src *history.History, t *history.Txn) error {
 	}
 	if dup {
 		return fmt.Errorf("%s: duplicate id %s", where(t), t.ID)
+	}
+	for j, o := range t.Ops {
+		var kind uint8
+		switch o.Kind {
+		case history.Write, history.Delete:
+			kind = kvKey
+		case history.Append, history.ReadList:
+			kind = listKey
+		default:
+			continue
+		}
+		k := src.Keys[o.Key]
+		was := c.seenKind[k]
+		if id, ok := c.keyIdx[k]; ok {
+			was |= c.ks[id].kind
+		}
+		if was|kind == kvKey|listKey {
+			return fmt.Errorf("%s: ops[%d] %s key %s, which other operations use as a %s: online checking takes each key as a value or as a list, not both",
+				where(t), j, map[uint8]string{kvKey: "writes", listKey: "appends to or reads the list at"}[kind], k, map[uint8]string{kvKey: "list", listKey: "value"}[kind])
+		}
+		c.seenKind[k] = was | kind
 	}
 	return nil
 }
@@ -355,8 +399,8 @@ func where(t *history.Txn) string {
 
 // CheckInput reports what makes t, of history src, unfit for online
 // checking on its own: a committed transaction without both timestamps or
-// an id, an integer id beyond ±2^60, an operation other than a read, write
-// or delete, a session or key outside src's tables. Aborted and unknown
+// an id, an integer id beyond ±2^60, an operation other than a read, write,
+// delete, append or list read, a session or key outside src's tables. Aborted and unknown
 // transactions pass (they are set aside). The error names t and its line.
 func CheckInput(src *history.History, t *history.Txn) error {
 	if t.Status != history.Committed {
@@ -377,9 +421,9 @@ func CheckInput(src *history.History, t *history.Txn) error {
 	}
 	for j, op := range t.Ops {
 		switch op.Kind {
-		case history.Read, history.Write, history.Delete:
+		case history.Read, history.Write, history.Delete, history.Append, history.ReadList:
 		default:
-			return fmt.Errorf("%s: ops[%d] is a %s operation; online checking takes reads, writes and deletes", where(t), j, op.Kind)
+			return fmt.Errorf("%s: ops[%d] is a %s operation; online checking takes reads, writes, deletes, appends and list reads", where(t), j, op.Kind)
 		}
 		if op.Key < 0 || int(op.Key) >= len(src.Keys) {
 			return fmt.Errorf("%s: ops[%d] uses a key outside the history's key table", where(t), j)
@@ -450,7 +494,7 @@ func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 		if *k == 0 {
 			*k = c.key(src.Keys[o.Key]) + 1
 		}
-		c.ops[j] = op{kind: o.Kind, key: *k - 1, val: v}
+		c.ops[j] = op{kind: o.Kind, key: *k - 1, val: v, list: o.List}
 	}
 	c.enc = encodeOps(c.enc[:0], c.ops)
 	x.enc = append([]byte(nil), c.enc...)

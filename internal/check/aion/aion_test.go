@@ -196,8 +196,12 @@ func TestBadInput(t *testing.T) {
 	}
 	h.Txns[0].Ops = append(h.Txns[0].Ops, history.Op{Kind: history.Append, Key: x, Value: history.IntValue(9)})
 	h.Txns[0].ID = history.IntValue(7)
-	if err := c.Add(h, h.Txns[:1]); err == nil || !strings.Contains(err.Error(), "ops[1] is a append operation") {
-		t.Fatalf("append accepted: %v", err)
+	if err := c.Add(h, h.Txns[:1]); err == nil || !strings.Contains(err.Error(), "transaction 7 (line 1): ops[1] appends to or reads the list at key x, which other operations use as a value") {
+		t.Fatalf("an append to a key written before accepted: %v", err)
+	}
+	h.Txns[0].Ops = append(h.Txns[0].Ops[:0], history.Op{Kind: history.Scan, Key: x})
+	if err := c.Add(h, h.Txns[:1]); err == nil || !strings.Contains(err.Error(), "ops[0] is a scan operation") {
+		t.Fatalf("a scan accepted: %v", err)
 	}
 	if _, err := aion.New(aion.Config{MemoryBound: 1}); err == nil {
 		t.Fatal("a memory bound without a store accepted")

@@ -24,6 +24,7 @@ func (c *Checker) add(t *txn) {
 			c.err = err
 		}
 	}
+	c.markLists(ops)
 	c.sessionCheck(t)
 	c.intCheck(t, ops)
 	c.byID.put(t)
@@ -31,36 +32,27 @@ func (c *Checker) add(t *txn) {
 	t.seq = c.nextSeq
 	c.nextSeq++
 
+	c.queue = append(c.queue, t) // pending from here on
+
 	// Step ①: t's external reads against its snapshot.
 	t.deadline = c.now + c.timeout
 	snap := t.snapPos(c.ser)
 	for j, o := range ops {
-		if o.kind != history.Read || !firstOn(ops, j) {
+		if o.kind != history.Read || !firstOn(ops, j) || c.isList(o.key) {
 			continue
 		}
 		bad := !chronos.Agrees(o.val, c.frontierValue(o.key, snap))
-		if bad {
-			t.bad++
+		c.addReader(t, o.key, snap, reader{n: o.val.N, op: int32(j), kind: o.val.Kind, bad: bad})
+	}
+	if c.lists {
+		for _, a := range c.listReads(t, ops, true) {
+			k := ops[a.j].key
+			bad := !c.listEquals(k, snap, a.prefix(ops))
+			c.addReader(t, k, snap, reader{n: int64(a.n), op: int32(a.j), list: true, bad: bad})
 		}
-		ks := &c.ks[o.key]
-		if len(ks.readers) == cap(ks.readers) {
-			c.trimReaders(ks)
-		}
-		i := c.readerAfter(o.key, snap)
-		r := reader{ts: snap.ts, seq: t.seq, t: t, n: o.val.N, op: int32(j), kind: o.val.Kind, bad: bad}
-		before := cap(ks.readers)
-		if i == len(ks.readers) {
-			ks.readers = append(ks.readers, r)
-		} else {
-			ks.readers = slices.Insert(ks.readers, i, r)
-		}
-		c.mem += int64(cap(ks.readers)-before) * readerBytes
-		ks.maxReaderTS = max(ks.maxReaderTS, snap.ts)
-		c.readers++
-		t.readers++
+		c.indexAppends(t, ops)
 	}
 	c.pendingReads += int64(t.readers)
-	c.queue = append(c.queue, t)
 
 	// t's versions: the final write of each key it writes.
 	keys := c.written(ops)
@@ -70,7 +62,11 @@ func (c *Checker) add(t *txn) {
 		i := c.versionAt(k, cp)
 		c.at = append(c.at, i)
 		val := finalWrite(ops, k)
-		v := newVersion(cp, t.sts, t.sess, val)
+		var elems []history.Value
+		if c.isList(k) {
+			elems = appendsTo(ops, k)
+		}
+		v := newVersion(cp, t.sts, t.sess, val, elems)
 		before := cap(ks.vers)
 		// Under SER a writer of k with t's commit_ts is a neighbour of
 		// t's version; appended, t's only neighbour is the last version.
@@ -164,7 +160,7 @@ func (c *Checker) sessionCheck(t *txn) {
 func (c *Checker) intCheck(t *txn, ops []op) {
 	var nrr []int32
 	for j, o := range ops {
-		if o.kind != history.Read {
+		if o.kind != history.Read || c.isList(o.key) {
 			continue
 		}
 		last, first := -1, -1
@@ -325,28 +321,67 @@ func (c *Checker) recheck(t *txn, k int32, i int) {
 		p := ks.vers[i+1].pos()
 		next = &p
 	}
+	first := c.readerAfter(k, cp) // may drop final readers
 	rs := ks.readers
-	for r := c.readerAfter(k, cp); r < len(rs); r++ {
+	list := c.isList(k)
+	for r := first; r < len(rs); r++ {
 		rd := &rs[r]
-		if next != nil && c.cmpReader(rd, *next) > 0 {
-			break
+		if !list && next != nil && c.cmpReader(rd, *next) > 0 {
+			break // a value: later readers see the next version
 		}
-		if rd.seq < c.finalSeq || rd.t == t {
+		u := c.pending(rd.seq)
+		if u == nil || u == t {
 			continue
 		}
-		bad := !chronos.Agrees(rd.value(), val)
-		if bad == rd.bad {
+		if rd.list {
+			// A list: every later state holds t's elements.
+			uops := u.ops()
+			c.setBad(rd, u, !c.listEquals(k, u.snapPos(c.ser), listAccess{j: int(rd.op), n: int(rd.n)}.prefix(uops)))
 			continue
 		}
-		rd.bad = bad
-		before := rd.t.bad > 0
-		if bad {
-			rd.t.bad++
-		} else {
-			rd.t.bad--
-		}
-		if before != (rd.t.bad > 0) {
-			c.stats.FlipFlops++
-		}
+		c.setBad(rd, u, !chronos.Agrees(c.value(rd), val))
+	}
+}
+
+// addReader registers r, a read of k by t (just arrived) at snapshot snap,
+// in k's readers, in snapshot order.
+func (c *Checker) addReader(t *txn, k int32, snap pos, r reader) {
+	r.ts, r.lo, r.seq = snap.ts, snap.lo, t.seq
+	if r.bad {
+		t.bad++
+	}
+	ks := &c.ks[k]
+	if len(ks.readers) == cap(ks.readers) {
+		c.trimReaders(ks)
+	}
+	i := c.readerAfter(k, snap)
+	before := cap(ks.readers)
+	if i == len(ks.readers) {
+		ks.readers = append(ks.readers, r)
+	} else {
+		ks.readers = slices.Insert(ks.readers, i, r)
+	}
+	c.mem += int64(cap(ks.readers)-before) * readerBytes
+	ks.maxReaderTS = max(ks.maxReaderTS, snap.ts)
+	c.readers++
+	t.readers++
+}
+
+// setBad records that reader rd of pending transaction u now disagrees
+// with its snapshot (bad) or agrees, counting a flip-flop when u's verdict
+// changes.
+func (c *Checker) setBad(rd *reader, u *txn, bad bool) {
+	if bad == rd.bad {
+		return
+	}
+	rd.bad = bad
+	before := u.bad > 0
+	if bad {
+		u.bad++
+	} else {
+		u.bad--
+	}
+	if before != (u.bad > 0) {
+		c.stats.FlipFlops++
 	}
 }

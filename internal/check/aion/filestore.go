@@ -35,7 +35,7 @@ func (s *FileStore) path(id int64) string {
 }
 
 // segMagic starts every segment file.
-const segMagic = "aionseg1"
+const segMagic = "aionseg2"
 
 // Put writes seg to a new file.
 func (s *FileStore) Put(seg *Segment) (int64, error) {
@@ -66,6 +66,12 @@ func (s *FileStore) Put(seg *Segment) (int64, error) {
 			b = append(b, byte(o.Kind))
 			b = binary.AppendVarint(b, int64(o.Key))
 			b = appendValue(b, o.Value)
+			if o.Kind == history.ReadList {
+				b = binary.AppendUvarint(b, uint64(len(o.List)))
+				for _, e := range o.List {
+					b = appendValue(b, e)
+				}
+			}
 		}
 		if len(b) > 128<<10 {
 			if err := flush(); err != nil {
@@ -148,6 +154,12 @@ func decodeSegment(r *bufio.Reader) (*Segment, error) {
 		for j := range t.Ops {
 			k, _ := r.ReadByte()
 			t.Ops[j] = SpilledOp{Kind: history.OpKind(k), Key: int32(d.varint()), Value: d.value()}
+			if t.Ops[j].Kind == history.ReadList {
+				t.Ops[j].List = make([]history.Value, d.count())
+				for i := range t.Ops[j].List {
+					t.Ops[j].List[i] = d.value()
+				}
+			}
 		}
 		seg.Txns = append(seg.Txns, t)
 	}

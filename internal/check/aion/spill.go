@@ -42,6 +42,8 @@ type SpilledOp struct {
 	Kind  history.OpKind
 	Key   int32
 	Value history.Value
+	// List is what a list read returned.
+	List []history.Value
 }
 
 // SpilledVersion is a version of a Segment.
@@ -100,7 +102,7 @@ func (c *Checker) maybeGC() error {
 		c.ops = decodeOps(c.ops[:0], t.enc)
 		st := SpilledTxn{ID: t.id, Session: t.sess, StartTS: t.sts, CommitTS: t.cts, Line: int(t.line), Ops: make([]SpilledOp, len(c.ops))}
 		for j, o := range c.ops {
-			st.Ops[j] = SpilledOp{Kind: o.kind, Key: o.key, Value: o.val}
+			st.Ops[j] = SpilledOp{Kind: o.kind, Key: o.key, Value: o.val, List: o.list}
 		}
 		seg.Txns = append(seg.Txns, st)
 		c.byID.remove(t.id)
@@ -123,12 +125,18 @@ func (c *Checker) maybeGC() error {
 	seg.Watermark = w
 	nv := 0
 	for k := range c.ks {
+		if c.ks[k].kind == listKey {
+			continue // a list's state is all its versions: they stay
+		}
 		vs := c.ks[k].vers
 		nv += max(0, sort.Search(len(vs), func(i int) bool { return vs[i].cts >= w })-1)
 	}
 	seg.Versions = make([]SpilledVersion, 0, nv)
 	for k := range c.ks {
 		ks := &c.ks[k]
+		if ks.kind == listKey {
+			continue
+		}
 		below := sort.Search(len(ks.vers), func(i int) bool { return ks.vers[i].cts >= w })
 		if below < 2 {
 			continue
@@ -193,7 +201,7 @@ func (c *Checker) reload(ts uint64) error {
 			t := &txn{id: st.ID, sess: st.Session, sts: st.StartTS, cts: st.CommitTS, line: int32(st.Line), final: true}
 			ops := make([]op, len(st.Ops))
 			for j, o := range st.Ops {
-				ops[j] = op{kind: o.Kind, key: o.Key, val: o.Value}
+				ops[j] = op{kind: o.Kind, key: o.Key, val: o.Value, list: o.List}
 			}
 			t.enc = encodeOps(nil, ops)
 			c.byID.put(t)
@@ -203,7 +211,7 @@ func (c *Checker) reload(ts uint64) error {
 		for _, v := range seg.Versions {
 			ks := &c.ks[v.Key]
 			before := cap(ks.vers)
-			ks.vers = append(ks.vers, newVersion(commitPos(c.ser, v.ID, v.StartTS, v.CommitTS), v.StartTS, v.Session, v.Value))
+			ks.vers = append(ks.vers, newVersion(commitPos(c.ser, v.ID, v.StartTS, v.CommitTS), v.StartTS, v.Session, v.Value, nil))
 			touched[v.Key] = true
 			c.mem += int64(cap(ks.vers)-before) * versionBytes
 		}

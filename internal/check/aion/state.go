@@ -2,6 +2,7 @@ package aion
 
 import (
 	"sort"
+	"strings"
 	"unsafe"
 
 	"github.com/isoscope/isoscope/internal/history"
@@ -58,13 +59,17 @@ type pos struct {
 	s  string
 }
 
-// idLimit bounds the integer ids the packing takes (Add refuses others).
-const idLimit = 1 << 60
+// idLimit bounds the integer ids the packing takes (Add refuses others);
+// strID marks a string id.
+const (
+	idLimit = 1 << 60
+	strID   = 1 << 61
+)
 
 func mkPos(ts uint64, cls uint8, id history.Value) pos {
 	p := pos{ts: ts, lo: uint64(cls) << 62}
 	if id.Kind == history.String {
-		p.lo |= 1 << 61
+		p.lo |= strID
 		p.s = id.S
 		return p
 	}
@@ -157,17 +162,30 @@ type version struct {
 	strs         *versionStrings
 }
 
-// versionStrings holds what of a version is a string.
-type versionStrings struct{ id, val string }
+// versionStrings holds what of a version is a string, and a list key's
+// version's elements: what its transaction appended, in order.
+type versionStrings struct {
+	id, val string
+	elems   []history.Value
+}
 
 // newVersion makes the version committed at cp, by a transaction of
-// session sess that started at sts, with value val.
-func newVersion(cp pos, sts uint64, sess int32, val history.Value) version {
+// session sess that started at sts, with value val (a value key) or the
+// elements elems appended (a list key).
+func newVersion(cp pos, sts uint64, sess int32, val history.Value, elems []history.Value) version {
 	v := version{cts: cp.ts, lo: cp.lo, sts: sts, n: val.N, sess: sess, kind: val.Kind}
-	if cp.s != "" || val.S != "" {
-		v.strs = &versionStrings{id: cp.s, val: val.S}
+	if cp.s != "" || val.S != "" || elems != nil {
+		v.strs = &versionStrings{id: cp.s, val: val.S, elems: elems}
 	}
 	return v
+}
+
+// elems is what v's transaction appended to its list key.
+func (v *version) elems() []history.Value {
+	if v.strs == nil {
+		return nil
+	}
+	return v.strs.elems
 }
 
 // pos is v's commit position.
@@ -193,7 +211,7 @@ func (v *version) ID() history.Value { return v.pos().id() }
 
 // id unpacks the transaction id of a position.
 func (p pos) id() history.Value {
-	if p.lo&(1<<61) != 0 {
+	if p.lo&strID != 0 {
 		return history.StringValue(p.s)
 	}
 	return history.IntValue(int64(p.lo&(1<<61-1)) - idLimit)
@@ -201,42 +219,74 @@ func (p pos) id() history.Value {
 
 func (v *version) party() party { return party{id: v.ID(), sess: v.sess, sts: v.sts, cts: v.cts} }
 
-// reader is an external read of a transaction whose Ext verdict is
-// pending: operation op of t, which read a value of this kind and integer
+// reader is an external read of a transaction t whose Ext verdict is
+// pending: its operation op, which read a value of this kind and integer
 // n (a string is found in t's operations), and whether that disagrees with
-// its snapshot now. ts is the timestamp of t's snapshot position, which
-// orders readers without reaching t except on a tie; seq is t's.
+// its snapshot now. ts and lo are t's snapshot position but for the text
+// of a string id, and seq is t's: a reader holds no pointer, so that the
+// collector never scans the keys' reader arrays, and finds t, while it is
+// pending, by seq (Checker.pending).
 type reader struct {
-	ts   uint64
-	seq  uint64
-	t    *txn
-	n    int64
-	op   int32
-	kind history.ValueKind
-	bad  bool
+	ts, lo uint64
+	seq    uint64
+	n      int64
+	op     int32
+	kind   history.ValueKind
+	bad    bool
+	// list marks a read of a list key: it must return the list, followed
+	// by the n elements its transaction appended before it.
+	list bool
 }
 
-// value is the value r read.
-func (r *reader) value() history.Value {
+// pending returns the transaction with arrival number seq when its
+// verdict is pending, nil when it is final: the pending transactions are
+// queue[qhead:], numbered from finalSeq on.
+func (c *Checker) pending(seq uint64) *txn {
+	if seq < c.finalSeq {
+		return nil
+	}
+	return c.queue[c.qhead+int(seq-c.finalSeq)]
+}
+
+// value is the value r, a pending reader, read.
+func (c *Checker) value(r *reader) history.Value {
 	if r.kind == history.String {
-		return r.t.ops()[r.op].val
+		return c.pending(r.seq).ops()[r.op].val
 	}
 	return history.Value{Kind: r.kind, N: r.n}
 }
 
-// cmpReader orders reader r's snapshot against position p.
+// cmpReader orders reader r's snapshot against position p. Two string ids
+// at one timestamp and class compare by their text, which a reader leaves
+// to its transaction: when that is no longer pending, cmpReader answers 0
+// and sets deadTie.
 func (c *Checker) cmpReader(r *reader, p pos) int {
 	switch {
-	case r.ts < p.ts:
+	case r.ts < p.ts, r.ts == p.ts && r.lo < p.lo:
 		return -1
-	case r.ts > p.ts:
+	case r.ts > p.ts, r.lo > p.lo:
 		return 1
+	case r.lo&strID == 0:
+		return 0
 	}
-	return cmpPos(r.t.snapPos(c.ser), p)
+	t := c.pending(r.seq)
+	if t == nil {
+		c.deadTie = true
+		return 0
+	}
+	return strings.Compare(t.id.S, p.s)
 }
+
+// Key kinds, once an operation says: a key holds values (writes and
+// deletes) or a list (appends and list reads), never both.
+const (
+	kvKey   uint8 = 1
+	listKey uint8 = 2
+)
 
 // keyState is one key's versioned frontier and pending readers.
 type keyState struct {
+	kind uint8
 	// vers are the versions in memory, in commit order; spilled ones
 	// precede them.
 	vers []version
@@ -320,7 +370,16 @@ func (c *Checker) readerAfter(k int32, p pos) int {
 	if len(rs) == 0 || ks.maxReaderTS < p.ts {
 		return len(rs)
 	}
-	return searchBack(len(rs), func(i int) bool { return c.cmpReader(&rs[i], p) > 0 })
+	c.deadTie = false
+	i := searchBack(len(rs), func(i int) bool { return c.cmpReader(&rs[i], p) > 0 })
+	if c.deadTie {
+		// A final reader the search could not place: drop the final
+		// ones and search the pending ones alone.
+		c.trimReaders(ks)
+		rs = ks.readers
+		i = searchBack(len(rs), func(i int) bool { return c.cmpReader(&rs[i], p) > 0 })
+	}
+	return i
 }
 
 // Memory estimates, in bytes: a transaction (with its entries in the

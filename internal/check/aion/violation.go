@@ -167,8 +167,18 @@ func (c *Checker) extFindings(t *txn) []Violation {
 	var out []Violation
 	snap := t.snapPos(c.ser)
 	ops := t.ops()
+	if c.lists {
+		for _, a := range c.listReads(t, ops, false) {
+			if c.listEquals(ops[a.j].key, snap, a.prefix(ops)) {
+				continue
+			}
+			if v, ok := c.listFinding(t, ops, a, snap); ok {
+				out = append(out, v)
+			}
+		}
+	}
 	for j, o := range ops {
-		if o.kind != history.Read || !firstOn(ops, j) {
+		if o.kind != history.Read || !firstOn(ops, j) || c.isList(o.key) {
 			continue
 		}
 		fv := c.frontier(o.key, snap)

@@ -69,7 +69,7 @@ func (s *sim) listRead(t history.TxnID, j int, r []history.Value, st uint32) {
 	if v != nil && v.appended && s.h.Txns[t].Ops[j].Kind == history.Read {
 		return // a read of null after an own append: the shared checks report it
 	}
-	if e, dup := duplicate(r); dup {
+	if e, dup := DuplicateElement(r); dup {
 		s.found = append(s.found, anomaly.Anomaly{Kind: anomaly.DuplicateElements, Txns: []history.TxnID{t}, Key: k, Value: e, Ops: []history.OpRef{ref}})
 		return
 	}
@@ -113,29 +113,6 @@ func lastAppendBefore(h *history.History, t history.TxnID, k history.KeyID, j in
 		}
 	}
 	return history.OpRef{Txn: t, Op: -1}
-}
-
-// duplicate returns an element r holds twice.
-func duplicate(r []history.Value) (history.Value, bool) {
-	if len(r) < 2 {
-		return history.Value{}, false
-	}
-	if len(r) <= 16 {
-		for i := range r {
-			if slices.Contains(r[i+1:], r[i]) {
-				return r[i], true
-			}
-		}
-		return history.Value{}, false
-	}
-	seen := make(map[history.Value]bool, len(r))
-	for _, e := range r {
-		if seen[e] {
-			return e, true
-		}
-		seen[e] = true
-	}
-	return history.Value{}, false
 }
 
 // listExt reports the external list r that t read at k, which differs

@@ -1,6 +1,8 @@
 package chronos
 
 import (
+	"slices"
+
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -70,4 +72,24 @@ func ExtPhenomenon(ser bool, k anomaly.Kind) anomaly.Phenomenon {
 		return anomaly.GSIb
 	}
 	return anomaly.GSIa
+}
+
+// DuplicateElement returns an element the list read r holds twice.
+func DuplicateElement(r []history.Value) (history.Value, bool) {
+	if len(r) <= 16 {
+		for i := range r {
+			if slices.Contains(r[i+1:], r[i]) {
+				return r[i], true
+			}
+		}
+		return history.Value{}, false
+	}
+	seen := make(map[history.Value]bool, len(r))
+	for _, e := range r {
+		if seen[e] {
+			return e, true
+		}
+		seen[e] = true
+	}
+	return history.Value{}, false
 }
