@@ -17,8 +17,9 @@ func Explain(h *history.History, a *anomaly.Anomaly) string {
 	kv := fmt.Sprintf("%s=%s", keyName(h, a.Key), a.Value)
 	other := func(i int) string {
 		if i < len(a.Ops) {
-			op := h.Txns[a.Ops[i].Txn].Ops[a.Ops[i].Op]
-			return fmt.Sprintf("%s=%s", keyName(h, op.Key), op.Value)
+			if op, ok := opAt(h, a.Ops[i]); ok {
+				return fmt.Sprintf("%s=%s", keyName(h, op.Key), op.Value)
+			}
 		}
 		return "?"
 	}
@@ -68,7 +69,10 @@ func keyName(h *history.History, k history.KeyID) string {
 // observed says what operation r saw at key k: a read's value, or what a
 // scan or iterator returned for k (absence when it did not return k).
 func observed(h *history.History, r history.OpRef, k history.KeyID) string {
-	op := h.Txns[r.Txn].Ops[r.Op]
+	op, ok := opAt(h, r)
+	if !ok {
+		return "?"
+	}
 	if op.Kind == history.ReadList {
 		return listString(op.List)
 	}
@@ -243,4 +247,14 @@ func Chain(h *history.History, c []anomaly.Step) string {
 		b.WriteString(txn(h, s.To))
 	}
 	return b.String()
+}
+
+// opAt returns the operation r names, if h holds it: a finding of the
+// online checker may name an operation of a transaction whose operations
+// it no longer has.
+func opAt(h *history.History, r history.OpRef) (history.Op, bool) {
+	if r.Txn < 0 || int(r.Txn) >= len(h.Txns) || r.Op < 0 || int(r.Op) >= len(h.Txns[r.Txn].Ops) {
+		return history.Op{}, false
+	}
+	return h.Txns[r.Txn].Ops[r.Op], true
 }

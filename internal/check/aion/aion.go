@@ -187,9 +187,12 @@ type Checker struct {
 	// explains is an aborted read when an aborted transaction wrote its
 	// value, and no verdict at all when one of unknown outcome did (it may
 	// have committed).
-	aside      map[asideKey]asideWrite
-	asideOrder []asideKey
-	asideHead  int
+	aside recent[asideWrite]
+	// inter holds committed transactions' intermediate writes (see
+	// indexIntermediate), in the same way.
+	inter recent[intermediate]
+	// lastWrite is indexIntermediate's scratch space.
+	lastWrite map[int32]int32
 	// deadTie is set by cmpReader when it met a final reader it could not
 	// order.
 	deadTie bool
@@ -216,9 +219,6 @@ type asideWrite struct {
 // setAside remembers the writes of t, a transaction that did not commit
 // (or whose outcome is unknown), of history src.
 func (c *Checker) setAside(src *history.History, t *history.Txn) {
-	if c.aside == nil {
-		c.aside = map[asideKey]asideWrite{}
-	}
 	for j, o := range t.Ops {
 		if !o.Kind.IsWrite() || o.Key < 0 || int(o.Key) >= len(src.Keys) {
 			continue
@@ -227,21 +227,48 @@ func (c *Checker) setAside(src *history.History, t *history.Txn) {
 		if o.Kind == history.Delete {
 			v = history.NullValue
 		}
-		k := asideKey{c.key(src.Keys[o.Key]), v}
-		if _, ok := c.aside[k]; ok {
-			continue
-		}
-		c.aside[k] = asideWrite{t.ID, t.Status, int32(j)}
-		c.asideOrder = append(c.asideOrder, k)
-		if len(c.asideOrder)-c.asideHead > maxAside {
-			delete(c.aside, c.asideOrder[c.asideHead])
-			c.asideHead++
-			if c.asideHead > maxAside {
-				c.asideOrder = append(c.asideOrder[:0], c.asideOrder[c.asideHead:]...)
-				c.asideHead = 0
-			}
-		}
+		c.mem += c.aside.add(asideKey{c.key(src.Keys[o.Key]), v}, asideWrite{t.ID, t.Status, int32(j)})
 	}
+}
+
+// recent maps (key, value) pairs to what was remembered of their first
+// writer, for the last maxAside pairs: older ones are forgotten.
+type recent[V any] struct {
+	m     map[asideKey]V
+	order []asideKey
+	head  int
+}
+
+// get returns what is remembered of k.
+func (r *recent[V]) get(k asideKey) (V, bool) {
+	v, ok := r.m[k]
+	return v, ok
+}
+
+// recentBytes estimates a pair's memory in a recent map.
+const recentBytes = 112
+
+// add remembers v for k unless k is remembered, forgetting the oldest
+// pair past maxAside, and returns the bytes the map grew by (estimated).
+func (r *recent[V]) add(k asideKey, v V) int64 {
+	if _, ok := r.m[k]; ok {
+		return 0
+	}
+	if r.m == nil {
+		r.m = map[asideKey]V{}
+	}
+	r.m[k] = v
+	r.order = append(r.order, k)
+	if len(r.order)-r.head > maxAside {
+		delete(r.m, r.order[r.head])
+		r.head++
+		if r.head > maxAside {
+			r.order = append(r.order[:0], r.order[r.head:]...)
+			r.head = 0
+		}
+		return 0
+	}
+	return recentBytes
 }
 
 // New returns a checker for cfg.

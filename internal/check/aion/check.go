@@ -56,6 +56,15 @@ func (c *Checker) add(t *txn) {
 
 	// t's versions: the final write of each key it writes.
 	keys := c.written(ops)
+	nw := 0
+	for _, o := range ops {
+		if o.kind.IsWrite() {
+			nw++
+		}
+	}
+	if nw > len(keys) {
+		c.indexIntermediate(t, ops) // some key is written twice
+	}
 	cp := t.commitPos(c.ser)
 	for _, k := range keys {
 		ks := &c.ks[k]

@@ -243,7 +243,15 @@ func randomHistory(r *rand.Rand, txns, keys, sessions int) *history.History {
 				continue
 			}
 			used[k] = true
-			switch x := r.IntN(10); {
+			switch x := r.IntN(12); {
+			case x >= 10:
+				// Two writes of the key: the first is intermediate.
+				for range 2 {
+					v := history.IntValue(next)
+					next++
+					tx.Ops = append(tx.Ops, history.Op{Kind: history.Write, Key: history.KeyID(k), Value: v})
+					written[k] = append(written[k], v)
+				}
 			case x < 5:
 				tx.Ops = append(tx.Ops, history.Op{Kind: history.Read, Key: history.KeyID(k)})
 			case x < 7:
@@ -259,6 +267,9 @@ func randomHistory(r *rand.Rand, txns, keys, sessions int) *history.History {
 				written[k] = append(written[k], v)
 			}
 		}
+		if r.IntN(12) == 0 {
+			tx.Status = history.Aborted
+		}
 		h.Txns = append(h.Txns, tx)
 	}
 	for i := range h.Txns {
@@ -273,7 +284,7 @@ func randomHistory(r *rand.Rand, txns, keys, sessions int) *history.History {
 			}
 			ws := written[o.Key]
 			o.Value = history.IntValue(0)
-			if n := r.IntN(len(ws) + 1); n < len(ws) && !(own && h.Txns[i].Ops[j+1].Value == ws[n]) {
+			if n := r.IntN(len(ws) + 1); n < len(ws) && !(own && h.Txns[i].Ops[j+1].Value == ws[n] && r.IntN(8) != 0) {
 				o.Value = ws[n]
 			}
 		}

@@ -273,7 +273,7 @@ func (c *Checker) listFinding(t *txn, ops []op, a listAccess, sp pos) (Violation
 	}
 	for _, e := range r {
 		ap, ok := c.apps[asideKey{k, e}]
-		switch w, aside := c.aside[asideKey{k, e}]; {
+		switch w, aside := c.aside.get(asideKey{k, e}); {
 		case ok && ap.p.id == t.id:
 			return mk(anomaly.FutureRead, anomaly.None, e, &ap, history.OpRef{Txn: 0, Op: ap.op}), true
 		case ok:

@@ -192,17 +192,9 @@ func (c *Checker) extFindings(t *txn) []Violation {
 		ref := history.OpRef{Txn: 0, Op: int32(j)}
 		src, stale, ok := c.source(t, o.key, o.val, snap)
 		if !ok {
-			w, aside := c.aside[asideKey{o.key, o.val}]
-			switch {
-			case !aside:
-				out = append(out, c.violation([]party{t.party()}, []*txn{t}, anomaly.Anomaly{
-					Kind: anomaly.ThinAirRead, Txns: []history.TxnID{0}, Key: history.KeyID(o.key), Value: o.val, Ops: []history.OpRef{ref}}))
-			case w.status == history.Aborted:
-				out = append(out, c.violation([]party{t.party(), {id: w.id, sess: asideSession}}, []*txn{t, nil}, anomaly.Anomaly{
-					Kind: anomaly.AbortedRead, Phenomenon: anomaly.G1a, Txns: []history.TxnID{0, 1}, Key: history.KeyID(o.key), Value: o.val, Ops: []history.OpRef{ref}}))
+			if v, ok := c.unexplained(t, ops, j); ok {
+				out = append(out, v)
 			}
-			// Written by a transaction of unknown outcome: it may have
-			// committed, at timestamps nobody knows; no verdict.
 			continue
 		}
 		kind := anomaly.ReadBeyondSnapshot
@@ -266,4 +258,75 @@ func (c *Checker) source(t *txn, k int32, v history.Value, snap pos) (*party, bo
 		return &p, true, true // spilled versions committed below every pending snapshot
 	}
 	return nil, false, false
+}
+
+// unexplained is the finding for t's external read j (of ops), which no
+// committed transaction's final write explains, named as the shared checks
+// name it: an intermediate read when a committed transaction wrote the
+// value and then wrote the key again; an aborted read when an aborted one
+// wrote it; a future read when only t itself writes it, later; a thin-air
+// read when nobody did. When a transaction of unknown outcome wrote it,
+// it may have committed, at timestamps nobody knows: no verdict.
+func (c *Checker) unexplained(t *txn, ops []op, j int) (Violation, bool) {
+	o := ops[j]
+	k := asideKey{o.key, o.val}
+	ref := history.OpRef{Txn: 0, Op: int32(j)}
+	a := anomaly.Anomaly{Txns: []history.TxnID{0}, Key: history.KeyID(o.key), Value: o.val, Ops: []history.OpRef{ref}}
+	if w, ok := c.inter.get(k); ok && w.p.id != t.id {
+		a.Kind, a.Phenomenon, a.Txns = anomaly.IntermediateRead, anomaly.G1b, []history.TxnID{0, 1}
+		a.Ops = append(a.Ops, history.OpRef{Txn: 1, Op: w.op}, history.OpRef{Txn: 1, Op: w.last})
+		return c.violation([]party{t.party(), w.p}, []*txn{t, c.byID.get(w.p.id)}, a), true
+	}
+	w, aside := c.aside.get(k)
+	switch {
+	case aside && w.status == history.Aborted:
+		a.Kind, a.Phenomenon, a.Txns = anomaly.AbortedRead, anomaly.G1a, []history.TxnID{0, 1}
+		a.Ops = append(a.Ops, history.OpRef{Txn: 1, Op: w.op})
+		return c.violation([]party{t.party(), {id: w.id, sess: asideSession}}, []*txn{t, nil}, a), true
+	case aside:
+		return Violation{}, false
+	}
+	for i, p := range ops {
+		if p.kind.IsWrite() && p.key == o.key && chronos.Agrees(o.val, p.val) && i > j {
+			a.Ops = append(a.Ops, history.OpRef{Txn: 0, Op: int32(i)})
+		}
+	}
+	a.Kind = anomaly.ThinAirRead
+	if len(a.Ops) > 1 {
+		a.Kind = anomaly.FutureRead
+	}
+	return c.violation([]party{t.party()}, []*txn{t}, a), true
+}
+
+// indexIntermediate records t's intermediate writes: those of a key it
+// writes again later (of values, not nulls), for the first such writer of
+// each (key, value), the last 2^20 of them.
+func (c *Checker) indexIntermediate(t *txn, ops []op) {
+	// Each key's last write, found from the end: a write before it is
+	// intermediate.
+	clear(c.lastWrite)
+	for j := len(ops) - 1; j >= 0; j-- {
+		o := ops[j]
+		if !o.kind.IsWrite() {
+			continue
+		}
+		last, again := c.lastWrite[o.key]
+		if !again {
+			if c.lastWrite == nil {
+				c.lastWrite = map[int32]int32{}
+			}
+			c.lastWrite[o.key] = int32(j)
+			continue
+		}
+		if o.kind == history.Write && !o.val.IsNull() {
+			c.mem += c.inter.add(asideKey{o.key, o.val}, intermediate{p: t.party(), op: int32(j), last: last})
+		}
+	}
+}
+
+// intermediate is a committed transaction's write that its own later write
+// of the key overwrote: the write (op) and the last (last).
+type intermediate struct {
+	p        party
+	op, last int32
 }
