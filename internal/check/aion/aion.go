@@ -53,6 +53,7 @@ package aion
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"time"
@@ -150,6 +151,8 @@ type Checker struct {
 	apps map[asideKey]appender
 	// lists says some key is a list.
 	lists bool
+	// seed seeds the hashes of the spilled segments' filters.
+	seed  maphash.Seed
 	queue []*txn // pending Ext verdicts, in arrival order (deadline order)
 	qhead int
 	// finals are the transactions in memory whose verdict is final, in
@@ -299,6 +302,7 @@ func New(cfg Config) (*Checker, error) {
 		apps:     map[asideKey]appender{},
 	}
 	c.stats.Violations = map[anomaly.Kind]uint64{}
+	c.seed = maphash.MakeSeed()
 	c.nextGC = cfg.MemoryBound
 	return c, nil
 }

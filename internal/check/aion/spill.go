@@ -2,6 +2,7 @@ package aion
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sort"
@@ -63,6 +64,44 @@ type segMeta struct {
 	// keys are the keys of its versions, sorted: a search for a version
 	// of another key skips it.
 	keys []int32
+	// pairs is a Bloom filter of its versions' (key, value) pairs: a
+	// search for a value it does not hold skips it without reading it.
+	pairs bloom
+}
+
+// bloom is a Bloom filter over hashes: 10 bits and 4 probes per entry,
+// about 1% false positives.
+type bloom []uint64
+
+func newBloom(n int) bloom { return make(bloom, max(1, (10*n+63)/64)) }
+
+func (b bloom) probe(h uint64, f func(word int, bit uint64) bool) bool {
+	h1, h2 := h, h>>32|1
+	m := uint64(len(b)) * 64
+	for i := range uint64(4) {
+		x := (h1 + i*h2) % m
+		if !f(int(x/64), 1<<(x%64)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b bloom) add(h uint64) {
+	b.probe(h, func(w int, bit uint64) bool { b[w] |= bit; return true })
+}
+
+func (b bloom) has(h uint64) bool {
+	return b.probe(h, func(w int, bit uint64) bool { return b[w]&bit != 0 })
+}
+
+// pairHash hashes key k with value v, every null alike (a null read
+// matches any absence).
+func (c *Checker) pairHash(k int32, v history.Value) uint64 {
+	if v.IsNull() {
+		v = history.NullValue
+	}
+	return maphash.Comparable(c.seed, asideKey{k, v})
 }
 
 // maxSpill bounds the transactions of one spill, so that a spill is a
@@ -161,7 +200,12 @@ func (c *Checker) maybeGC() error {
 			}
 		}
 		c.mem += int64(4*len(keys)) + 64
-		c.segs = append(c.segs, segMeta{id: id, w: w, txns: len(seg.Txns), keys: keys})
+		pairs := newBloom(len(seg.Versions))
+		for _, v := range seg.Versions {
+			pairs.add(c.pairHash(v.Key, v.Value))
+		}
+		c.mem += int64(8 * len(pairs))
+		c.segs = append(c.segs, segMeta{id: id, w: w, txns: len(seg.Txns), keys: keys, pairs: pairs})
 		c.maxW = max(c.maxW, w)
 		c.stats.Spills++
 	}
@@ -192,7 +236,7 @@ func (c *Checker) reload(ts uint64) error {
 		c.maxW = max(c.maxW, m.w)
 	}
 	for _, m := range back {
-		c.mem -= int64(4*len(m.keys)) + 64
+		c.mem -= int64(4*len(m.keys)+8*len(m.pairs)) + 64
 		seg, err := c.cfg.Store.Get(m.id)
 		if err != nil {
 			return fmt.Errorf("aion: reloading a spilled segment: %w", err)
@@ -229,11 +273,13 @@ func (c *Checker) reload(ts uint64) error {
 }
 
 // searchSpilled looks through the spilled segments, newest first, for a
-// version of k whose value match accepts, written by a transaction other
-// than id, without reloading them.
-func (c *Checker) searchSpilled(id history.Value, k int32, match func(history.Value) bool) (party, bool, error) {
+// version of k with value v (any null for a null), written by a
+// transaction other than id, without reloading them; it reads only the
+// segments whose filter may hold (k, v).
+func (c *Checker) searchSpilled(id history.Value, k int32, v history.Value) (party, bool, error) {
+	h := c.pairHash(k, v)
 	for i := len(c.segs) - 1; i >= 0; i-- {
-		if _, ok := slices.BinarySearch(c.segs[i].keys, k); !ok {
+		if _, ok := slices.BinarySearch(c.segs[i].keys, k); !ok || !c.segs[i].pairs.has(h) {
 			continue
 		}
 		seg, err := c.cfg.Store.Get(c.segs[i].id)
@@ -241,9 +287,8 @@ func (c *Checker) searchSpilled(id history.Value, k int32, match func(history.Va
 			return party{}, false, fmt.Errorf("aion: reading a spilled segment: %w", err)
 		}
 		for j := len(seg.Versions) - 1; j >= 0; j-- {
-			v := &seg.Versions[j]
-			if v.Key == k && v.ID != id && match(v.Value) {
-				return party{id: v.ID, sess: v.Session, sts: v.StartTS, cts: v.CommitTS}, true, nil
+			if sv := &seg.Versions[j]; sv.Key == k && sv.ID != id && (sv.Value == v || v.IsNull() && sv.Value.IsNull()) {
+				return party{id: sv.ID, sess: sv.Session, sts: sv.StartTS, cts: sv.CommitTS}, true, nil
 			}
 		}
 	}

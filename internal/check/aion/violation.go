@@ -250,7 +250,7 @@ func (c *Checker) source(t *txn, k int32, v history.Value, snap pos) (*party, bo
 	if after != nil {
 		return after, false, true
 	}
-	p, ok, err := c.searchSpilled(t.id, k, match)
+	p, ok, err := c.searchSpilled(t.id, k, v)
 	if err != nil && c.err == nil {
 		c.err = err
 	}
