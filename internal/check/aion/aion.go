@@ -144,8 +144,11 @@ type Checker struct {
 	// seenInt and seenStr are the ids of the batch being validated.
 	seenInt map[int64]struct{}
 	seenStr map[string]struct{}
-	// seenKind holds the kinds the batch being validated gives its keys.
-	seenKind map[history.Value]uint8
+	// kinds holds each key's kind (kvKey, listKey, or 0 before an
+	// operation says); batchKinds the kinds the batch being validated
+	// gives the keys of batchKeys.
+	kinds, batchKinds []uint8
+	batchKeys         []int32
 	// apps finds the committed transaction that appended each element of
 	// each list key (the first to arrive).
 	apps map[asideKey]appender
@@ -230,7 +233,7 @@ func (c *Checker) setAside(src *history.History, t *history.Txn) {
 		if o.Kind == history.Delete {
 			v = history.NullValue
 		}
-		c.mem += c.aside.add(asideKey{c.key(src.Keys[o.Key]), v}, asideWrite{t.ID, t.Status, int32(j)})
+		c.mem += c.aside.add(asideKey{c.srcKey(src, o.Key), v}, asideWrite{t.ID, t.Status, int32(j)})
 	}
 }
 
@@ -293,13 +296,12 @@ func New(cfg Config) (*Checker, error) {
 	}
 	c := &Checker{
 		cfg: cfg, ser: cfg.Serializable, timeout: int64(cfg.Timeout),
-		keyIdx:   make(map[history.Value]int32),
-		sessIdx:  make(map[history.Value]int32),
-		byID:     txnTable{ints: map[int64]*txn{}, strs: map[string]*txn{}},
-		seenInt:  map[int64]struct{}{},
-		seenStr:  map[string]struct{}{},
-		seenKind: map[history.Value]uint8{},
-		apps:     map[asideKey]appender{},
+		keyIdx:  make(map[history.Value]int32),
+		sessIdx: make(map[history.Value]int32),
+		byID:    txnTable{ints: map[int64]*txn{}, strs: map[string]*txn{}},
+		seenInt: map[int64]struct{}{},
+		seenStr: map[string]struct{}{},
+		apps:    map[asideKey]appender{},
 	}
 	c.stats.Violations = map[anomaly.Kind]uint64{}
 	c.seed = maphash.MakeSeed()
@@ -321,7 +323,10 @@ func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 	}
 	clear(c.seenInt)
 	clear(c.seenStr)
-	clear(c.seenKind)
+	for _, k := range c.batchKeys {
+		c.batchKinds[k] = 0
+	}
+	c.batchKeys = c.batchKeys[:0]
 	for i := range txns {
 		if err := c.validate(src, &txns[i]); err != nil {
 			return err
@@ -369,18 +374,33 @@ func (c *Checker) validate(src *history.History, t *history.Txn) error {
 		default:
 			continue
 		}
-		k := src.Keys[o.Key]
-		was := c.seenKind[k]
-		if id, ok := c.keyIdx[k]; ok {
-			was |= c.ks[id].kind
-		}
+		id := c.srcKey(src, o.Key)
+		was := c.kinds[id] | c.batchKinds[id]
 		if was|kind == kvKey|listKey {
 			return fmt.Errorf("%s: ops[%d] %s key %s, which other operations use as a %s: online checking takes each key as a value or as a list, not both",
-				where(t), j, map[uint8]string{kvKey: "writes", listKey: "appends to or reads the list at"}[kind], k, map[uint8]string{kvKey: "list", listKey: "value"}[kind])
+				where(t), j, map[uint8]string{kvKey: "writes", listKey: "appends to or reads the list at"}[kind], c.keys[id], map[uint8]string{kvKey: "list", listKey: "value"}[kind])
 		}
-		c.seenKind[k] = was | kind
+		if c.batchKinds[id]|kind != c.batchKinds[id] {
+			c.batchKinds[id] |= kind
+			c.batchKeys = append(c.batchKeys, id)
+		}
 	}
 	return nil
+}
+
+// srcKey returns the checker's id of key k of history src, interning it.
+func (c *Checker) srcKey(src *history.History, k history.KeyID) int32 {
+	if src != c.srcH {
+		c.srcH, c.srcKeys, c.srcSess = src, c.srcKeys[:0], c.srcSess[:0]
+	}
+	for len(c.srcKeys) < len(src.Keys) {
+		c.srcKeys = append(c.srcKeys, 0)
+	}
+	id := &c.srcKeys[k]
+	if *id == 0 {
+		*id = c.key(src.Keys[k]) + 1
+	}
+	return *id - 1
 }
 
 // txnTable finds the transactions in memory by id: integer ids and string
@@ -477,6 +497,8 @@ func (c *Checker) key(k history.Value) int32 {
 	c.keyInit = append(c.keyInit, init)
 	c.keyIdx[k] = id
 	c.ks = append(c.ks, keyState{})
+	c.kinds = append(c.kinds, 0)
+	c.batchKinds = append(c.batchKinds, 0)
 	c.mem += 120
 	return id
 }
@@ -500,9 +522,6 @@ func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 	if src != c.srcH {
 		c.srcH, c.srcKeys, c.srcSess = src, c.srcKeys[:0], c.srcSess[:0]
 	}
-	for len(c.srcKeys) < len(src.Keys) {
-		c.srcKeys = append(c.srcKeys, 0)
-	}
 	for len(c.srcSess) < len(src.Sessions) {
 		c.srcSess = append(c.srcSess, 0)
 	}
@@ -521,11 +540,7 @@ func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 		if o.Kind == history.Delete {
 			v = history.NullValue
 		}
-		k := &c.srcKeys[o.Key]
-		if *k == 0 {
-			*k = c.key(src.Keys[o.Key]) + 1
-		}
-		c.ops[j] = op{kind: o.Kind, key: *k - 1, val: v, list: o.List}
+		c.ops[j] = op{kind: o.Kind, key: c.srcKey(src, o.Key), val: v, list: o.List}
 	}
 	c.enc = encodeOps(c.enc[:0], c.ops)
 	x.enc = append([]byte(nil), c.enc...)

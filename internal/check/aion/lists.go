@@ -37,12 +37,12 @@ func (c *Checker) markLists(ops []op) {
 	for _, o := range ops {
 		switch o.kind {
 		case history.Append, history.ReadList:
-			ks := &c.ks[o.key]
-			if ks.kind&listKey != 0 {
+			if c.kinds[o.key]&listKey != 0 {
 				continue
 			}
-			ks.kind |= listKey
+			c.kinds[o.key] |= listKey
 			c.lists = true
+			ks := &c.ks[o.key]
 			for i := range ks.readers {
 				rd := &ks.readers[i]
 				u := c.pending(rd.seq)
@@ -53,13 +53,13 @@ func (c *Checker) markLists(ops []op) {
 				c.setBad(rd, u, !c.listEquals(o.key, u.snapPos(c.ser), nil))
 			}
 		case history.Write, history.Delete:
-			c.ks[o.key].kind |= kvKey
+			c.kinds[o.key] |= kvKey
 		}
 	}
 }
 
 // isList reports whether k is a list key.
-func (c *Checker) isList(k int32) bool { return c.ks[k].kind&listKey != 0 }
+func (c *Checker) isList(k int32) bool { return c.kinds[k]&listKey != 0 }
 
 // listAccess is one of a transaction's reads of a list key that Ext
 // checks: operation j read the snapshot's list followed by its own last n

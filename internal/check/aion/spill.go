@@ -164,7 +164,7 @@ func (c *Checker) maybeGC() error {
 	seg.Watermark = w
 	nv := 0
 	for k := range c.ks {
-		if c.ks[k].kind == listKey {
+		if c.kinds[k]&listKey != 0 {
 			continue // a list's state is all its versions: they stay
 		}
 		vs := c.ks[k].vers
@@ -173,7 +173,7 @@ func (c *Checker) maybeGC() error {
 	seg.Versions = make([]SpilledVersion, 0, nv)
 	for k := range c.ks {
 		ks := &c.ks[k]
-		if ks.kind == listKey {
+		if c.kinds[k]&listKey != 0 {
 			continue
 		}
 		below := sort.Search(len(ks.vers), func(i int) bool { return ks.vers[i].cts >= w })

@@ -286,7 +286,6 @@ const (
 
 // keyState is one key's versioned frontier and pending readers.
 type keyState struct {
-	kind uint8
 	// vers are the versions in memory, in commit order; spilled ones
 	// precede them.
 	vers []version
