@@ -63,9 +63,13 @@ type Index struct {
 	effective []bool
 	unique    bool
 	dup       writeKey
+	dupID     int32 // the write that repeats dup
 	dupRefs   [2]OpRef
 	// own is the read-your-own-writes policy of Observations.
 	own OwnReads
+	// scratch is insertPartitioned's buffer, for resolveReads to reuse:
+	// fresh memory costs a page fault per page.
+	scratch []packedSlot
 	// rangeKeys are, in key order, the keys a scan or iterator may find
 	// present (written, deleted or initially present); nil when the
 	// history has no range operation.
@@ -80,32 +84,62 @@ func NewIndex(h *History) *Index { return NewIndexWith(h, MustReadOwn) }
 
 // NewIndexWith is NewIndex under a read-your-own-writes policy.
 func NewIndexWith(h *History, own OwnReads) *Index {
-	nw, nops := 0, 0
-	for i := range h.Txns {
-		nops += len(h.Txns[i].Ops)
-		for _, op := range h.Txns[i].Ops {
-			if op.Kind == Write || op.Kind == Delete {
-				nw++
+	n := len(h.Txns)
+	parts := min(runtime.GOMAXPROCS(0), 8)
+	if n < parallelReads || parts < 2 {
+		parts = 1
+	}
+	// The transactions fall in parts (one for a small history), each
+	// indexed on its own processor where the work allows.
+	counts := make([]partCounts, parts)
+	parallel(parts, func(p int) {
+		c := &counts[p]
+		c.lo, c.hi = n*p/parts, n*(p+1)/parts
+		for i := c.lo; i < c.hi; i++ {
+			c.ops += len(h.Txns[i].Ops)
+			for _, op := range h.Txns[i].Ops {
+				if op.Kind == Write || op.Kind == Delete {
+					c.writes++
+				}
+				c.ranges = c.ranges || op.Kind.IsRange()
 			}
 		}
+	})
+	nw, nops, ranges := 0, 0, false
+	for p := range counts {
+		counts[p].firstWrite = nw
+		nw, nops, ranges = nw+counts[p].writes, nops+counts[p].ops, ranges || counts[p].ranges
 	}
 	ix := &Index{
 		h:         h,
 		packed:    newPackedTable(nw),
-		refs:      make([]OpRef, 0, nw),
-		next:      make([]int32, 0, nw),
-		final:     make([]bool, 0, nw),
+		refs:      make([]OpRef, nw),
+		next:      make([]int32, nw),
+		final:     make([]bool, nw),
 		opStart:   make([]int32, len(h.Txns)+1),
 		readFrom:  make([]int32, nops),
 		effective: make([]bool, len(h.Txns)),
 		unique:    true,
 		own:       own,
 	}
-	ix.indexWrites()
+	ix.indexWrites(counts)
 	ix.resolveReads()
-	ix.indexRangeKeys()
+	if ranges {
+		ix.indexRangeKeys()
+	}
 	ix.resolveEffective()
 	return ix
+}
+
+// partCounts describes a part of the transactions, lo to hi: how many
+// operations and writes (writes and deletes) it has, whether it has a
+// range operation, and the id of its first write.
+type partCounts struct {
+	lo, hi     int
+	ops        int
+	writes     int
+	ranges     bool
+	firstWrite int
 }
 
 // pack packs key k and integer n into one word when k < 2^24 - 1 and
@@ -163,50 +197,204 @@ func (ix *Index) insert(k KeyID, v Value, id int32) {
 	ix.others[writeKey{k, v}] = id
 }
 
-func (ix *Index) indexWrites() {
+func (ix *Index) indexWrites(parts []partCounts) {
 	h := ix.h
-	var last []KeyID // keys written so far in the transaction, by write
-	var lastID []int32
-	pos := int32(0)
-	for i := range h.Txns {
-		t := &h.Txns[i]
-		ix.opStart[i] = pos
-		pos += int32(len(t.Ops))
-		last, lastID = last[:0], lastID[:0]
-		for j, op := range t.Ops {
-			if op.Kind != Write && op.Kind != Delete {
-				continue
+	// With a table too big for the caches, writes of packed words are
+	// only collected here (words[id] is the word plus one, 0 for other
+	// writes) and inserted afterwards by partition; other writes, in
+	// slow, are indexed in file order after the parts.
+	var words []uint64
+	partitions := ix.packed.partitions()
+	if partitions > 1 {
+		words = make([]uint64, len(ix.refs))
+	}
+	counts := make([][]int32, len(parts))
+	slow := make([][]int32, len(parts))
+	parallel(len(parts), func(p int) {
+		part := &parts[p]
+		if words != nil {
+			counts[p] = make([]int32, partitions)
+		}
+		var last []KeyID // keys written so far in the transaction, by write
+		var lastID []int32
+		id := int32(part.firstWrite)
+		pos := ix.opStartOf(parts, p)
+		for i := part.lo; i < part.hi; i++ {
+			t := &h.Txns[i]
+			ix.opStart[i] = pos
+			pos += int32(len(t.Ops))
+			last, lastID = last[:0], lastID[:0]
+			for j, op := range t.Ops {
+				if op.Kind != Write && op.Kind != Delete {
+					continue
+				}
+				ix.refs[id] = OpRef{Txn: TxnID(i), Op: int32(j)}
+				ix.next[id] = -1
+				ix.final[id] = true
+				for n, k := range last {
+					if k == op.Key && ix.final[lastID[n]] {
+						ix.final[lastID[n]] = false
+					}
+				}
+				last, lastID = append(last, op.Key), append(lastID, id)
+				if v := h.Installed(op); words != nil && v.Kind == Int {
+					if w, ok := pack(op.Key, v.N); ok {
+						words[id] = w + 1
+						counts[p][ix.packed.partition(w)]++
+						id++
+						continue
+					}
+				}
+				slow[p] = append(slow[p], id)
+				id++
 			}
+		}
+	})
+	ix.opStart[len(h.Txns)] = int32(len(ix.readFrom))
+	var d dupNote
+	for _, ids := range slow {
+		for _, id := range ids {
+			r := ix.refs[id]
+			op := h.Txns[r.Txn].Ops[r.Op]
 			v := h.Installed(op)
-			id := int32(len(ix.refs))
-			ref := OpRef{Txn: TxnID(i), Op: int32(j)}
-			ix.refs = append(ix.refs, ref)
-			ix.next = append(ix.next, -1)
-			ix.final = append(ix.final, true)
-			for n, k := range last {
-				if k == op.Key && ix.final[lastID[n]] {
-					ix.final[lastID[n]] = false
-				}
-			}
-			last, lastID = append(last, op.Key), append(lastID, id)
 			f, seen := ix.lookupOrInsert(op.Key, v, id)
-			if !seen {
-				if ix.unique && !v.IsNull() && ix.WrittenInitially(op.Key, v) {
-					ix.unique, ix.dup, ix.dupRefs = false, writeKey{op.Key, v}, [2]OpRef{{Txn: Init, Op: -1}, ref}
-				}
-				continue
-			}
-			// Deletes and writes of null repeat absence, not a value.
-			if ix.unique && !v.IsNull() {
-				ix.unique, ix.dup, ix.dupRefs = false, writeKey{op.Key, v}, [2]OpRef{ix.refs[f], ref}
-			}
-			for ix.next[f] >= 0 {
-				f = ix.next[f]
-			}
-			ix.next[f] = id
+			ix.chain(&d, id, f, seen, op.Key, v)
 		}
 	}
-	ix.opStart[len(h.Txns)] = pos
+	ix.noteDup(&d)
+	if words != nil {
+		ix.insertPartitioned(words, parts, counts)
+	}
+}
+
+// opStartOf returns where part p's operations start in readFrom.
+func (ix *Index) opStartOf(parts []partCounts, p int) int32 {
+	pos := 0
+	for _, q := range parts[:p] {
+		pos += q.ops
+	}
+	return int32(pos)
+}
+
+// chain records write id of v to k after its table lookup: f is the first
+// write of the pair when seen. It appends id to the pair's chain of writes
+// and notes a duplicate in d.
+func (ix *Index) chain(d *dupNote, id, f int32, seen bool, k KeyID, v Value) {
+	if !seen {
+		if !v.IsNull() && ix.WrittenInitially(k, v) {
+			d.note(id, writeKey{k, v}, OpRef{Txn: Init, Op: -1})
+		}
+		return
+	}
+	// Deletes and writes of null repeat absence, not a value.
+	if !v.IsNull() {
+		d.note(id, writeKey{k, v}, ix.refs[f])
+	}
+	for ix.next[f] >= 0 {
+		f = ix.next[f]
+	}
+	ix.next[f] = id
+}
+
+// dupNote is the first duplicate write found (in file order) by one
+// indexer of writes.
+type dupNote struct {
+	found bool
+	id    int32    // the write that repeats wk
+	wk    writeKey // the key and value
+	first OpRef    // its first write (or Init)
+}
+
+// note records that write id repeats the pair wk first written by first,
+// unless a duplicate at an earlier write is known.
+func (d *dupNote) note(id int32, wk writeKey, first OpRef) {
+	if !d.found || id < d.id {
+		*d = dupNote{found: true, id: id, wk: wk, first: first}
+	}
+}
+
+// noteDup takes the duplicate of d unless one at an earlier write is known:
+// Duplicate names the first in file order, whatever order the writes are
+// indexed in.
+func (ix *Index) noteDup(d *dupNote) {
+	if d.found && (ix.unique || d.id < ix.dupID) {
+		ix.unique, ix.dup, ix.dupID, ix.dupRefs = false, d.wk, d.id, [2]OpRef{d.first, ix.refs[d.id]}
+	}
+}
+
+// insertPartitioned inserts the packed writes collected by indexWrites
+// (words[id] is write id's word plus one, or 0; counts[p][q] of part p's
+// writes fall in partition q) partition by partition: a partition is a
+// range of the table small enough for the caches, where one write at a
+// time in file order would miss them at almost every insert. Within a
+// partition the writes go in file order, so every pair keeps its first
+// write and its chain in file order. The processors take a range of
+// partitions each; a write whose probe would leave its processor's range
+// waits for the end, inserted then in file order (all the writes of its
+// pair wait too: their probes follow the same path).
+func (ix *Index) insertPartitioned(words []uint64, parts []partCounts, counts [][]int32) {
+	tab := ix.packed
+	np := tab.partitions()
+	// at[p][q] is where part p's writes of partition q go in buf; start[q]
+	// where partition q starts.
+	at := make([][]int32, len(parts))
+	start := make([]int32, np+1)
+	total := int32(0)
+	for q := range np {
+		start[q] = total
+		for p := range parts {
+			if q == 0 {
+				at[p] = make([]int32, np)
+			}
+			at[p][q] = total
+			total += counts[p][q]
+		}
+	}
+	start[np] = total
+	buf := make([]packedSlot, total)
+	parallel(len(parts), func(p int) {
+		first := parts[p].firstWrite
+		for i, w := range words[first : first+parts[p].writes] {
+			if w != 0 {
+				q := tab.partition(w - 1)
+				buf[at[p][q]] = packedSlot{w: w - 1, id: int32(first + i)}
+				at[p][q]++
+			}
+		}
+	})
+	workers := len(parts)
+	notes := make([]dupNote, workers)
+	waiting := make([][]packedSlot, workers)
+	added := make([]int, workers)
+	parallel(workers, func(p int) {
+		q0, q1 := np*p/workers, np*(p+1)/workers
+		lo, hi := uint64(q0)*partitionSlots, uint64(q1)*partitionSlots
+		// The table is fresh memory: written first, each page faults in
+		// once; read first (by a probe), it faults twice.
+		clear(tab.slots[lo:hi])
+		for _, e := range buf[start[q0]:start[q1]] {
+			f, seen, in := tab.putIfAbsentIn(e.w, e.id, lo, hi)
+			if !in {
+				waiting[p] = append(waiting[p], e)
+				continue
+			}
+			if !seen {
+				added[p]++
+			}
+			ix.chain(&notes[p], e.id, f, seen, KeyID(e.w>>40), IntValue(int64(e.w&(1<<40-1))))
+		}
+	})
+	var d dupNote
+	for p := range workers {
+		tab.n += added[p]
+		for _, e := range waiting[p] {
+			f, seen := tab.putIfAbsent(e.w, e.id)
+			ix.chain(&d, e.id, f, seen, KeyID(e.w>>40), IntValue(int64(e.w&(1<<40-1))))
+		}
+		ix.noteDup(&notes[p])
+	}
+	ix.noteDup(&d)
+	ix.scratch = buf
 }
 
 // parallelReads is how many transactions make resolveReads split its work
@@ -220,18 +408,85 @@ func (ix *Index) resolveReads() {
 	n := len(ix.h.Txns)
 	parts := min(runtime.GOMAXPROCS(0), 8)
 	if n < parallelReads || parts < 2 {
-		ix.resolveReadsOf(0, n)
+		parts = 1
+	}
+	if ix.packed.partitions() == 1 {
+		parallel(parts, func(p int) { ix.resolveReadsOf(n*p/parts, n*(p+1)/parts, nil) })
+		return
+	}
+	// With a table too big for the caches, the reads of packed words are
+	// collected, grouped by partition of the table and looked up a
+	// partition at a time (see insertPartitioned).
+	found := make([]readsFound, parts)
+	parallel(parts, func(p int) {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		// At most one read per operation: the part of the capacity not
+		// used is never touched.
+		found[p].reads = make([]packedSlot, 0, ix.opStart[hi]-ix.opStart[lo])
+		found[p].counts = make([]int32, ix.packed.partitions())
+		ix.resolveReadsOf(lo, hi, &found[p])
+	})
+	// at[p][q] is where part p's reads of partition q go in buf.
+	at := make([][]int32, parts)
+	total := int32(0)
+	for q := range ix.packed.partitions() {
+		for p := range found {
+			if q == 0 {
+				at[p] = make([]int32, ix.packed.partitions())
+			}
+			at[p][q] = total
+			total += found[p].counts[q]
+		}
+	}
+	buf := ix.scratch[:0]
+	ix.scratch = nil
+	if cap(buf) < int(total) {
+		buf = make([]packedSlot, total)
+	}
+	buf = buf[:total]
+	parallel(parts, func(p int) {
+		for _, e := range found[p].reads {
+			q := ix.packed.partition(e.w)
+			buf[at[p][q]] = e
+			at[p][q]++
+		}
+		found[p].reads = nil
+	})
+	parallel(parts, func(p int) {
+		for _, e := range buf[len(buf)*p/parts : len(buf)*(p+1)/parts] {
+			if w, ok := ix.packed.get(e.w); ok {
+				ix.readFrom[e.id] = w
+			} else {
+				ix.readFrom[e.id] = FromNothing
+			}
+		}
+	})
+}
+
+// readsFound collects the reads of packed words that resolveReadsOf leaves
+// to a lookup by partition: each read's word and its position in
+// readFrom, and how many fall in each partition of the table.
+type readsFound struct {
+	reads  []packedSlot
+	counts []int32
+}
+
+// parallel runs f(0), …, f(parts-1), on as many goroutines when parts > 1.
+func parallel(parts int, f func(p int)) {
+	if parts == 1 {
+		f(0)
 		return
 	}
 	var wg sync.WaitGroup
 	for p := range parts {
-		wg.Go(func() { ix.resolveReadsOf(n*p/parts, n*(p+1)/parts) })
+		wg.Go(func() { f(p) })
 	}
 	wg.Wait()
 }
 
-// resolveReadsOf is resolveReads for transactions lo to hi.
-func (ix *Index) resolveReadsOf(lo, hi int) {
+// resolveReadsOf is resolveReads for transactions lo to hi. With found, the
+// reads of packed words are left to the caller, collected in found.
+func (ix *Index) resolveReadsOf(lo, hi int, found *readsFound) {
 	h := ix.h
 	var written map[KeyID]bool
 	for i := lo; i < hi; i++ {
@@ -258,6 +513,13 @@ func (ix *Index) resolveReadsOf(lo, hi int) {
 			if big && written[op.Key] || !big && ownWriteBefore(ops[:j], op.Key) {
 				continue
 			}
+			if found != nil && op.Value.Kind == Int {
+				if w, ok := pack(op.Key, op.Value.N); ok {
+					found.reads = append(found.reads, packedSlot{w: w, id: base + int32(j)})
+					found.counts[ix.packed.partition(w)]++
+					continue
+				}
+			}
 			if p, ok := ix.lookup(op.Key, op.Value); ok {
 				ix.readFrom[base+int32(j)] = p
 			} else {
@@ -280,10 +542,21 @@ func ownWriteBefore(ops []Op, k KeyID) bool {
 // effective transaction observed, to a fixpoint.
 func (ix *Index) resolveEffective() {
 	h := ix.h
+	unknown := false
+	for i := range h.Txns {
+		switch h.Txns[i].Status {
+		case Committed:
+			ix.effective[i] = true
+		case Unknown:
+			unknown = true
+		}
+	}
+	if !unknown {
+		return // only an unknown transaction can take effect by being observed
+	}
 	var work []TxnID
 	for i := range h.Txns {
 		if h.Txns[i].Status == Committed {
-			ix.effective[i] = true
 			work = append(work, TxnID(i))
 		}
 	}

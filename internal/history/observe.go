@@ -114,18 +114,10 @@ func (o Observation) Agrees(v Value) bool {
 }
 
 // indexRangeKeys lists, in key order, the keys that are written, deleted or
-// initially present, when the history has a scan or iterator.
+// initially present; NewIndex calls it when the history has a scan or
+// iterator.
 func (ix *Index) indexRangeKeys() {
 	h := ix.h
-	ranges := false
-	for i := range h.Txns {
-		for _, op := range h.Txns[i].Ops {
-			ranges = ranges || op.Kind.IsRange()
-		}
-	}
-	if !ranges {
-		return
-	}
 	has := make([]bool, len(h.Keys))
 	for _, r := range ix.refs {
 		has[h.Txns[r.Txn].Ops[r.Op].Key] = true

@@ -10,7 +10,14 @@ type packedTable struct {
 	mask  uint64
 	shift uint // 64 - log2(len(slots))
 	n     int
+	// partShift makes a word's partition of the table from its first slot
+	// (see partition).
+	partShift uint
 }
+
+// partitionSlots is how many slots a partition of the table spans: 256
+// KiB, well inside a core's cache.
+const partitionSlots = 1 << 14
 
 // packedSlot is one entry: word + 1 (0 marks an empty slot) and its id.
 type packedSlot struct {
@@ -37,6 +44,25 @@ func (t *packedTable) alloc(size int) {
 	for s := size; s > 1; s >>= 1 {
 		t.shift--
 	}
+	t.partShift = 0
+	for s := size; s > partitionSlots; s >>= 1 {
+		t.partShift++
+	}
+	t.partShift = 64 - t.partShift
+}
+
+// partitions returns how many partitions the table has: ranges of
+// partitionSlots slots (1 for a small table). Inserting words grouped by
+// partition keeps the probes of each group in one cache-sized range.
+func (t *packedTable) partitions() int { return 1 << (64 - t.partShift) }
+
+// partition returns the partition of word w's first slot, in [0,
+// partitions()). It changes when the table grows.
+func (t *packedTable) partition(w uint64) int {
+	if t.partShift == 64 {
+		return 0
+	}
+	return int(((w + 1) * 0x9E3779B97F4A7C15) >> t.partShift)
 }
 
 // slot is w's first slot: Fibonacci hashing, the top bits of the product
@@ -72,6 +98,24 @@ func (t *packedTable) putIfAbsent(w uint64, id int32) (int32, bool) {
 			return 0, false
 		}
 	}
+}
+
+// putIfAbsentIn is putIfAbsent for a word whose first slot lies in slots
+// lo to hi, without counting a new entry (the caller adds them to n):
+// in is false, and nothing is stored, when the probe would leave the
+// range. Goroutines may insert in disjoint ranges at once.
+func (t *packedTable) putIfAbsentIn(w uint64, id int32, lo, hi uint64) (f int32, seen, in bool) {
+	w++
+	for i := max(t.slot(w), lo); i < hi; i++ {
+		switch s := &t.slots[i]; s.w {
+		case w:
+			return s.id, true, true
+		case 0:
+			s.w, s.id = w, id
+			return 0, false, true
+		}
+	}
+	return 0, false, false
 }
 
 // reserve doubles the table when one more entry would fill it past half.

@@ -2,7 +2,9 @@ package chronos
 
 import (
 	"context"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
@@ -195,21 +197,49 @@ func (s *sim) buildEvents() {
 	sortEvents(s.events)
 }
 
-// sortEvents sorts events by timestamp, then class and transaction.
+// parallelSort is how many events make sortEvents sort two halves at
+// once and merge them.
+const parallelSort = 1 << 17
+
+// sortEvents sorts events by timestamp, then class and transaction (no two
+// events are equal: a large list is sorted in halves on two processors and
+// merged, to the same order).
 func sortEvents(es []event) {
-	slices.SortFunc(es, func(a, b event) int {
-		switch {
-		case a.ts < b.ts:
-			return -1
-		case a.ts > b.ts:
-			return 1
-		case a.ord < b.ord:
-			return -1
-		case a.ord > b.ord:
-			return 1
+	if len(es) < parallelSort || runtime.GOMAXPROCS(0) < 2 {
+		slices.SortFunc(es, cmpEvents)
+		return
+	}
+	mid := len(es) / 2
+	var wg sync.WaitGroup
+	wg.Go(func() { slices.SortFunc(es[:mid], cmpEvents) })
+	slices.SortFunc(es[mid:], cmpEvents)
+	wg.Wait()
+	left := slices.Clone(es[:mid])
+	i, j, k := 0, mid, 0
+	for i < len(left) && j < len(es) {
+		if cmpEvents(es[j], left[i]) < 0 {
+			es[k], j = es[j], j+1
+		} else {
+			es[k], i = left[i], i+1
 		}
-		return 0
-	})
+		k++
+	}
+	copy(es[k:], left[i:])
+}
+
+// cmpEvents orders events by timestamp, then class and transaction.
+func cmpEvents(a, b event) int {
+	switch {
+	case a.ts < b.ts:
+		return -1
+	case a.ts > b.ts:
+		return 1
+	case a.ord < b.ord:
+		return -1
+	case a.ord > b.ord:
+		return 1
+	}
+	return 0
 }
 
 func (s *sim) nextStamp() uint32 {

@@ -6,6 +6,9 @@
 package precheck
 
 import (
+	"runtime"
+	"sync"
+
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -16,11 +19,47 @@ import (
 // examined: what an aborted transaction read does not matter.
 func Run(ix *history.Index, l level.Level) []anomaly.Anomaly {
 	h := ix.History()
+	n := len(h.Txns)
+	parts := min(runtime.GOMAXPROCS(0), 8)
+	if n < parallelTxns || parts < 2 {
+		return run(ix, l, 0, n)
+	}
+	// The transactions are checked alone: parts of them on every
+	// processor, their anomalies joined in file order.
+	found := make([][]anomaly.Anomaly, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { found[p] = run(ix, l, n*p/parts, n*(p+1)/parts) })
+	}
+	wg.Wait()
+	var all []anomaly.Anomaly
+	for _, f := range found {
+		all = append(all, f...)
+	}
+	return all
+}
+
+// Alike reports whether the shared checks judge every history alike at
+// levels a and b: they read of a level only whether it proscribes G1a and
+// G1b, forbids non-repeatable reads, and allows phantoms.
+func Alike(a, b level.Level) bool {
+	return a.Proscribes.Has(anomaly.G1a) == b.Proscribes.Has(anomaly.G1a) &&
+		a.Proscribes.Has(anomaly.G1b) == b.Proscribes.Has(anomaly.G1b) &&
+		a.NoNonRepeatableReads == b.NoNonRepeatableReads && a.Phantoms == b.Phantoms
+}
+
+// parallelTxns is how many transactions make Run split its work across the
+// processors.
+const parallelTxns = 1 << 16
+
+// run is Run for transactions lo to hi.
+func run(ix *history.Index, l level.Level, lo, hi int) []anomaly.Anomaly {
+	h := ix.History()
 	c := checker{ix: ix, h: h, l: l}
 	// A level that allows reading uncommitted data (G1a) lets every
 	// unknown transaction count as aborted, whoever read it.
 	dirty := !l.Proscribes.Has(anomaly.G1a)
-	for i := range h.Txns {
+	for i := lo; i < hi; i++ {
 		t := history.TxnID(i)
 		if ix.Effective(t) && !(dirty && h.Txns[i].Status != history.Committed) {
 			c.txn(t)

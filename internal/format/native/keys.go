@@ -43,6 +43,9 @@ func (r *Reader) key(i int, what string) (history.KeyID, error) {
 
 // intern adds key k to the history (or finds it).
 func (r *Reader) intern(k history.Value) history.KeyID {
+	if r.local {
+		return r.internLocal(k)
+	}
 	if k.Kind == history.Int {
 		// h.Key is the truth; the dense table and the map only speed it up.
 		if slot := dense(&r.denseKeys, k.N, len(r.h.Keys)); slot != nil {
@@ -63,6 +66,37 @@ func (r *Reader) intern(k history.Value) history.KeyID {
 	}
 	id := r.h.Key(k)
 	r.strKeys[k.S] = id
+	return id
+}
+
+// internLocal is intern for a worker: the dense table and the maps are
+// the truth.
+func (r *Reader) internLocal(k history.Value) history.KeyID {
+	h := r.h
+	if k.Kind == history.String {
+		id, ok := r.strKeys[k.S]
+		if !ok {
+			id = history.KeyID(len(h.Keys))
+			h.Keys = append(h.Keys, k)
+			r.strKeys[k.S] = id
+		}
+		return id
+	}
+	slot := dense(&r.denseKeys, k.N, len(h.Keys))
+	if slot != nil && *slot != 0 {
+		return history.KeyID(*slot - 1)
+	}
+	id, ok := r.intKeys[k.N]
+	if !ok {
+		id = history.KeyID(len(h.Keys))
+		h.Keys = append(h.Keys, k)
+		if slot == nil {
+			r.intKeys[k.N] = id
+		}
+	}
+	if slot != nil {
+		*slot = int32(id) + 1
+	}
 	return id
 }
 

@@ -58,6 +58,11 @@ type Reader struct {
 	// slab is where the next transaction's operations are parsed (see
 	// ops).
 	slab []history.Op
+
+	// local marks a worker of Read, parsing chunks with keys of its own:
+	// its tables of keys are complete, and the history's index of keys
+	// is not kept.
+	local bool
 }
 
 // NewReader starts reading a history from r, gunzipping it when it starts
@@ -119,7 +124,7 @@ func (r *Reader) nextLine() ([]byte, error) {
 			line = r.long
 		}
 		if err != nil && err != io.EOF {
-			return nil, r.readErr(err)
+			return nil, r.readErr(err, r.line+1)
 		}
 		if len(line) == 0 && err == io.EOF {
 			return nil, io.EOF
@@ -148,14 +153,14 @@ func blank(b []byte) bool {
 	return true
 }
 
-// readErr reports a failure to read: bad input when the gzip stream is
-// broken, else the I/O error itself.
-func (r *Reader) readErr(err error) error {
+// readErr reports a failure to read line: bad input when the gzip stream
+// is broken, else the I/O error itself.
+func (r *Reader) readErr(err error, line int) error {
 	var corrupt flate.CorruptInputError
 	if r.gz && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &corrupt)) {
-		return &format.Error{File: r.s.file, Line: r.line + 1, Msg: "gzip: " + err.Error()}
+		return &format.Error{File: r.s.file, Line: line, Msg: "gzip: " + err.Error()}
 	}
-	return fmt.Errorf("%s: line %d: %w", r.s.file, r.line+1, err)
+	return fmt.Errorf("%s: line %d: %w", r.s.file, line, err)
 }
 
 // Header returns the header (the zero Header with Present false when the
@@ -285,28 +290,35 @@ func dense(tab *[]int32, n int64, used int) *int32 {
 
 // Read reads a whole history from r (gzip or plain). It checks everything
 // the format calls bad input, including the unique_values promise, and
-// returns it as a *format.Error naming the line and the field.
+// returns it as a *format.Error naming the line and the field. An input
+// longer than a chunk (4 MiB) is parsed on every processor (see
+// parallel.go), to the same history, or the same error, as one line at a
+// time.
 func Read(r io.Reader, name string) (*history.History, error) {
 	rd, err := NewReader(r, name)
 	if err != nil {
 		return nil, err
 	}
 	h := rd.h
-	for {
-		if len(h.Txns) == cap(h.Txns) {
-			// Double: append grows big slices by only a quarter, copying
-			// the transactions read so far too often.
-			h.Txns = append(make([]history.Txn, 0, max(2*cap(h.Txns), 1024)), h.Txns...)
-		}
-		h.Txns = h.Txns[:len(h.Txns)+1]
-		err := rd.next(&h.Txns[len(h.Txns)-1])
-		if err == io.EOF {
-			h.Txns = h.Txns[:len(h.Txns)-1]
-			break
-		}
-		if err != nil {
+	if rd.pending != nil {
+		var t history.Txn
+		if err := rd.next(&t); err != nil {
 			return nil, err
 		}
+		h.Txns = append(h.Txns, t)
+	}
+	if rd.err == nil {
+		if err := rd.readChunks(); err != nil {
+			return nil, err
+		}
+		// The end of the input, as next sees it.
+		if err := rd.resolveInitial(); err != nil {
+			return nil, err
+		}
+		if err := rd.resolveVersionOrder(); err != nil {
+			return nil, err
+		}
+		rd.err = io.EOF
 	}
 	if h.Header.UniqueValues {
 		if err := checkUnique(h); err != nil {

@@ -160,39 +160,54 @@ func (r *Reader) session(t *history.Txn) error {
 	if err != nil {
 		return err
 	}
-	h := r.h
 	switch v.kind {
 	case sInt:
-		slot := dense(&r.denseSessions, v.n, len(h.Sessions))
-		if slot != nil && *slot != 0 {
+		if slot := dense(&r.denseSessions, v.n, len(r.h.Sessions)); slot != nil && *slot != 0 {
 			t.Session = *slot - 1
 			return nil
 		}
-		id, ok := r.intSessions[v.n]
-		if !ok {
-			id = int32(len(h.Sessions))
-			h.Sessions = append(h.Sessions, history.IntValue(v.n))
-			if slot == nil {
-				r.intSessions[v.n] = id
-			}
-		}
-		if slot != nil {
-			*slot = id + 1
-		}
-		t.Session = id
+		t.Session = r.internSession(history.IntValue(v.n))
 	case sString:
-		id, ok := r.strSessions[string(v.s)]
-		if !ok {
-			label := string(v.s)
-			id = int32(len(h.Sessions))
-			h.Sessions = append(h.Sessions, history.StringValue(label))
-			r.strSessions[label] = id
+		if id, ok := r.strSessions[string(v.s)]; ok {
+			t.Session = id
+			return nil
 		}
-		t.Session = id
+		t.Session = r.internSession(history.StringValue(string(v.s)))
 	default:
 		return r.s.errf("session", "must be an integer or a string, not null")
 	}
 	return nil
+}
+
+// internSession returns the index of session label v (an integer or a
+// string), adding it to the history's sessions if it is new.
+func (r *Reader) internSession(v history.Value) int32 {
+	h := r.h
+	if v.Kind == history.String {
+		id, ok := r.strSessions[v.S]
+		if !ok {
+			id = int32(len(h.Sessions))
+			h.Sessions = append(h.Sessions, v)
+			r.strSessions[v.S] = id
+		}
+		return id
+	}
+	slot := dense(&r.denseSessions, v.N, len(h.Sessions))
+	if slot != nil && *slot != 0 {
+		return *slot - 1
+	}
+	id, ok := r.intSessions[v.N]
+	if !ok {
+		id = int32(len(h.Sessions))
+		h.Sessions = append(h.Sessions, v)
+		if slot == nil {
+			r.intSessions[v.N] = id
+		}
+	}
+	if slot != nil {
+		*slot = id + 1
+	}
+	return id
 }
 
 func (r *Reader) status(t *history.Txn) error {

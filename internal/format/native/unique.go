@@ -1,8 +1,11 @@
 package native
 
 import (
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/history"
@@ -53,11 +56,104 @@ func checkUnique(h *history.History) error {
 	return nil
 }
 
+// parallelUnique is how many transactions make writesUnique split its work
+// across the processors.
+const parallelUnique = 1 << 16
+
 // writesUnique reports whether no two writes put the same value at the same
 // key and no write puts a key's named, non-null initial value: what
 // history.Index.Unique decides, faster. Integer values are grouped by key
-// (a counting sort) and each group sorted; other values go to a map.
+// (a counting sort) and each group sorted, on every processor for a large
+// history whose values are all integers; other values go to a map.
 func writesUnique(h *history.History) bool {
+	parts := min(runtime.GOMAXPROCS(0), 8)
+	if len(h.Txns) < parallelUnique || parts < 2 {
+		return writesUniqueOf(h)
+	}
+	init := h.Header.Initial.Values
+	nk := len(h.Keys)
+	// counts[p][k] counts part p's writes to key k.
+	counts := make([][]int32, parts)
+	var other, dup atomic.Bool
+	parallel(parts, func(p int) {
+		c := make([]int32, nk)
+		counts[p] = c
+		for i := len(h.Txns) * p / parts; i < len(h.Txns)*(p+1)/parts; i++ {
+			for j := range h.Txns[i].Ops {
+				op := &h.Txns[i].Ops[j]
+				if op.Kind != history.Write || op.Key < 0 || int(op.Key) >= nk {
+					continue
+				}
+				if init != nil {
+					if v, ok := init[op.Key]; ok && v == op.Value && !v.IsNull() {
+						dup.Store(true)
+						return
+					}
+				}
+				if op.Value.Kind != history.Int {
+					other.Store(true)
+					return
+				}
+				c[op.Key]++
+			}
+		}
+	})
+	switch {
+	case dup.Load():
+		return false
+	case other.Load():
+		return writesUniqueOf(h)
+	}
+	// Part p's values of key k go to vals[at[p][k]:], after those of the
+	// earlier keys and of the earlier parts.
+	start := make([]int, nk+1)
+	for k := range nk {
+		start[k+1] = start[k]
+		for p := range parts {
+			n := int(counts[p][k])
+			counts[p][k] = int32(start[k+1])
+			start[k+1] += n
+		}
+	}
+	vals := make([]int64, start[nk])
+	parallel(parts, func(p int) {
+		at := counts[p]
+		for i := len(h.Txns) * p / parts; i < len(h.Txns)*(p+1)/parts; i++ {
+			for j := range h.Txns[i].Ops {
+				op := &h.Txns[i].Ops[j]
+				if op.Kind == history.Write && op.Key >= 0 && int(op.Key) < nk {
+					vals[at[op.Key]] = op.Value.N
+					at[op.Key]++
+				}
+			}
+		}
+	})
+	parallel(parts, func(p int) {
+		for k := nk * p / parts; k < nk*(p+1)/parts; k++ {
+			g := vals[start[k]:start[k+1]]
+			slices.Sort(g)
+			for j := 1; j < len(g); j++ {
+				if g[j] == g[j-1] {
+					dup.Store(true)
+					return
+				}
+			}
+		}
+	})
+	return !dup.Load()
+}
+
+// parallel runs f(0), …, f(parts-1) on as many goroutines.
+func parallel(parts int, f func(p int)) {
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { f(p) })
+	}
+	wg.Wait()
+}
+
+// writesUniqueOf is writesUnique on one processor.
+func writesUniqueOf(h *history.History) bool {
 	count := make([]int32, len(h.Keys)+1)
 	type write struct {
 		k history.KeyID
