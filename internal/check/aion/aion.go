@@ -171,7 +171,9 @@ type Checker struct {
 	found []Violation
 	stats Stats
 
-	scratchKeys []int32
+	// addKeys holds the keys the arriving transaction writes; scratchKeys
+	// those of a conflict's first writer.
+	addKeys, scratchKeys []int32
 	// ops and enc are scratch space for the arriving transaction's
 	// operations, decoded and encoded.
 	ops      []op
@@ -543,7 +545,7 @@ func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 		c.ops[j] = op{kind: o.Kind, key: c.srcKey(src, o.Key), val: v, list: o.List}
 	}
 	c.enc = encodeOps(c.enc[:0], c.ops)
-	x.enc = append([]byte(nil), c.enc...)
+	x.enc, x.nops = append([]byte(nil), c.enc...), int32(len(c.ops))
 	return x
 }
 

@@ -55,7 +55,8 @@ func (c *Checker) add(t *txn) {
 	c.pendingReads += int64(t.readers)
 
 	// t's versions: the final write of each key it writes.
-	keys := c.written(ops)
+	c.addKeys = written(ops, c.addKeys)
+	keys := c.addKeys
 	nw := 0
 	for _, o := range ops {
 		if o.kind.IsWrite() {
@@ -132,19 +133,18 @@ func finalWrite(ops []op, k int32) history.Value {
 	return history.NullValue
 }
 
-// written returns the distinct keys t writes, in the reverse order of
+// written returns the distinct keys ops write, in the reverse order of
 // their first write (the order Chronos visits a transaction's ongoing
-// entries at its commit). The slice is scratch space.
-func (c *Checker) written(ops []op) []int32 {
-	out := c.scratchKeys[:0]
+// entries at its commit), in buf's array.
+func written(ops []op, buf []int32) []int32 {
+	out := buf[:0]
 	for _, o := range ops {
 		if o.kind.IsWrite() && !slices.Contains(out, o.key) {
 			out = append(out, o.key)
 		}
 	}
 	slices.Reverse(out)
-	c.scratchKeys = out
-	return slices.Clone(out)
+	return out
 }
 
 // sessionCheck is the Session axiom: the previous transaction of t's
@@ -289,7 +289,8 @@ func (c *Checker) conflict(first, second *txn) {
 	a := anomaly.Anomaly{Kind: anomaly.ConcurrentWrite, Phenomenon: anomaly.GSIa, Txns: []history.TxnID{0, 1}, Key: history.NoKey}
 	v := c.violation([]party{first.party(), second.party()}, []*txn{first, second}, a)
 	secondOps := second.ops()
-	for _, k := range c.written(first.ops()) {
+	c.scratchKeys = written(first.ops(), c.scratchKeys)
+	for _, k := range c.scratchKeys {
 		if !writes(secondOps, k) {
 			continue
 		}

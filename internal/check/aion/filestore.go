@@ -61,7 +61,13 @@ func (s *FileStore) Put(seg *Segment) (int64, error) {
 		b = binary.AppendUvarint(b, t.StartTS)
 		b = binary.AppendUvarint(b, t.CommitTS)
 		b = binary.AppendVarint(b, int64(t.Line))
-		b = binary.AppendUvarint(b, uint64(len(t.Ops)))
+		if t.enc != nil {
+			// The checker's encoding of the operations is this file's.
+			b = binary.AppendUvarint(b, uint64(t.nops))
+			b = append(b, t.enc...)
+		} else {
+			b = binary.AppendUvarint(b, uint64(len(t.Ops)))
+		}
 		for _, o := range t.Ops {
 			b = append(b, byte(o.Kind))
 			b = binary.AppendVarint(b, int64(o.Key))

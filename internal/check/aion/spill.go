@@ -36,6 +36,11 @@ type SpilledTxn struct {
 	StartTS, CommitTS uint64
 	Line              int
 	Ops               []SpilledOp
+	// enc and nops are the operations in the checker's encoding
+	// (encodeOps), which is FileStore's: a spill to a FileStore sets them
+	// instead of Ops, sparing the decoding.
+	enc  []byte
+	nops int
 }
 
 // SpilledOp is an operation of a SpilledTxn.
@@ -101,7 +106,16 @@ func (c *Checker) pairHash(k int32, v history.Value) uint64 {
 	if v.IsNull() {
 		v = history.NullValue
 	}
-	return maphash.Comparable(c.seed, asideKey{k, v})
+	h := uint64(uint32(k))<<32 ^ uint64(v.Kind)<<24 ^ uint64(v.N)*0x9E3779B97F4A7C15
+	if v.Kind == history.String {
+		h ^= maphash.String(c.seed, v.S)
+	}
+	// splitmix64's finalizer spreads every bit over the word.
+	h ^= h >> 30
+	h *= 0xBF58476D1CE4E5B9
+	h ^= h >> 27
+	h *= 0x94D049BB133111EB
+	return h ^ h>>31
 }
 
 // maxSpill bounds the transactions of one spill, so that a spill is a
@@ -129,6 +143,8 @@ func (c *Checker) maybeGC() error {
 	}
 	target := c.mem - bound*3/4
 	seg := &Segment{Txns: make([]SpilledTxn, 0, min(maxSpill, len(c.finals)-c.fhead))}
+	var slab []SpilledOp // the spilled transactions' operations, in one array
+	_, raw := c.cfg.Store.(*FileStore)
 	var freed int64
 	var w uint64
 	for c.fhead < len(c.finals) && freed < target && len(seg.Txns) < maxSpill {
@@ -138,12 +154,11 @@ func (c *Checker) maybeGC() error {
 		}
 		c.finals[c.fhead] = nil
 		c.fhead++
-		c.ops = decodeOps(c.ops[:0], t.enc)
-		st := SpilledTxn{ID: t.id, Session: t.sess, StartTS: t.sts, CommitTS: t.cts, Line: int(t.line), Ops: make([]SpilledOp, len(c.ops))}
-		for j, o := range c.ops {
-			st.Ops[j] = SpilledOp{Kind: o.kind, Key: o.key, Value: o.val, List: o.list}
+		if raw {
+			seg.Txns = append(seg.Txns, SpilledTxn{ID: t.id, Session: t.sess, StartTS: t.sts, CommitTS: t.cts, Line: int(t.line), enc: t.enc, nops: int(t.nops)})
+		} else {
+			c.spillOps(seg, t, &slab)
 		}
-		seg.Txns = append(seg.Txns, st)
 		c.byID.remove(t.id)
 		c.mem -= t.bytes()
 		freed += t.bytes()
@@ -164,26 +179,19 @@ func (c *Checker) maybeGC() error {
 	seg.Watermark = w
 	nv := 0
 	for k := range c.ks {
-		if c.kinds[k]&listKey != 0 {
-			continue // a list's state is all its versions: they stay
-		}
-		vs := c.ks[k].vers
-		nv += max(0, sort.Search(len(vs), func(i int) bool { return vs[i].cts >= w })-1)
+		nv += c.droppable(int32(k), w)
 	}
 	seg.Versions = make([]SpilledVersion, 0, nv)
 	for k := range c.ks {
 		ks := &c.ks[k]
-		if c.kinds[k]&listKey != 0 {
+		drop := c.droppable(int32(k), w)
+		if drop == 0 {
 			continue
 		}
-		below := sort.Search(len(ks.vers), func(i int) bool { return ks.vers[i].cts >= w })
-		if below < 2 {
-			continue
-		}
-		for _, v := range ks.vers[:below-1] {
+		for _, v := range ks.vers[:drop] {
 			seg.Versions = append(seg.Versions, SpilledVersion{Key: int32(k), ID: v.ID(), Session: v.sess, StartTS: v.sts, CommitTS: v.cts, Value: v.value()})
 		}
-		n := copy(ks.vers, ks.vers[below-1:])
+		n := copy(ks.vers, ks.vers[drop:])
 		clear(ks.vers[n:])
 		ks.vers = ks.vers[:n]
 		c.shrinkVersions(ks)
@@ -247,7 +255,7 @@ func (c *Checker) reload(ts uint64) error {
 			for j, o := range st.Ops {
 				ops[j] = op{kind: o.Kind, key: o.Key, val: o.Value, list: o.List}
 			}
-			t.enc = encodeOps(nil, ops)
+			t.enc, t.nops = encodeOps(nil, ops), int32(len(ops))
 			c.byID.put(t)
 			c.finals = append(c.finals, t)
 			c.mem += t.bytes()
@@ -304,4 +312,34 @@ func (c *Checker) shrinkVersions(ks *keyState) {
 	before := cap(ks.vers)
 	ks.vers = append(make([]version, 0, 2*len(ks.vers)), ks.vers...)
 	c.mem += int64(cap(ks.vers)-before) * versionBytes
+}
+
+// droppable is how many of k's oldest versions a spill at watermark w
+// moves out: those no snapshot at or above w sees (all below w but the
+// last), and only when they are at least half of the key's versions, so
+// that moving the rest down costs at most once what was dropped. A list's
+// versions are its state: they stay.
+func (c *Checker) droppable(k int32, w uint64) int {
+	if c.kinds[k]&listKey != 0 {
+		return 0
+	}
+	vs := c.ks[k].vers
+	drop := sort.Search(len(vs), func(i int) bool { return vs[i].cts >= w }) - 1
+	if drop < 1 || 2*drop < len(vs) {
+		return 0
+	}
+	return drop
+}
+
+// spillOps adds t to seg with its operations decoded, in slab's array.
+func (c *Checker) spillOps(seg *Segment, t *txn, slab *[]SpilledOp) {
+	c.ops = decodeOps(c.ops[:0], t.enc)
+	if cap(*slab)-len(*slab) < len(c.ops) {
+		*slab = make([]SpilledOp, 0, max(4096, len(c.ops)))
+	}
+	n := len(*slab)
+	for _, o := range c.ops {
+		*slab = append(*slab, SpilledOp{Kind: o.kind, Key: o.key, Value: o.val, List: o.list})
+	}
+	seg.Txns = append(seg.Txns, SpilledTxn{ID: t.id, Session: t.sess, StartTS: t.sts, CommitTS: t.cts, Line: int(t.line), Ops: (*slab)[n:len(*slab):len(*slab)]})
 }

@@ -21,6 +21,8 @@ type txn struct {
 	// commit_ts is lowered to it (and reported).
 	sts, cts uint64
 	enc      []byte
+	// nops is how many operations enc holds.
+	nops int32
 	// seq numbers the committed transactions in arrival order: verdicts
 	// become final in that order, so a reader entry is final exactly when
 	// its seq is below the checker's finalSeq.
