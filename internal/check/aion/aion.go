@@ -300,7 +300,7 @@ func New(cfg Config) (*Checker, error) {
 		cfg: cfg, ser: cfg.Serializable, timeout: int64(cfg.Timeout),
 		keyIdx:  make(map[history.Value]int32),
 		sessIdx: make(map[history.Value]int32),
-		byID:    txnTable{ints: map[int64]*txn{}, strs: map[string]*txn{}},
+		byID:    newTxnTable(),
 		seenInt: map[int64]struct{}{},
 		seenStr: map[string]struct{}{},
 		apps:    map[asideKey]appender{},
@@ -404,42 +404,6 @@ func (c *Checker) srcKey(src *history.History, k history.KeyID) int32 {
 	}
 	return *id - 1
 }
-
-// txnTable finds the transactions in memory by id: integer ids and string
-// ids in maps of their own, which hash faster than a map of Values.
-type txnTable struct {
-	ints map[int64]*txn
-	strs map[string]*txn
-}
-
-// get returns the transaction with id, or nil.
-func (tt *txnTable) get(id history.Value) *txn {
-	if id.Kind == history.String {
-		return tt.strs[id.S]
-	}
-	return tt.ints[id.N]
-}
-
-// put adds t.
-func (tt *txnTable) put(t *txn) {
-	if t.id.Kind == history.String {
-		tt.strs[t.id.S] = t
-		return
-	}
-	tt.ints[t.id.N] = t
-}
-
-// remove drops the transaction with id.
-func (tt *txnTable) remove(id history.Value) {
-	if id.Kind == history.String {
-		delete(tt.strs, id.S)
-		return
-	}
-	delete(tt.ints, id.N)
-}
-
-// len is the number of transactions held.
-func (tt *txnTable) len() int { return len(tt.ints) + len(tt.strs) }
 
 // where names t for messages: its id and input line.
 func where(t *history.Txn) string {

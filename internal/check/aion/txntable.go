@@ -1,0 +1,118 @@
+package aion
+
+import "github.com/isoscope/isoscope/internal/history"
+
+// txnTable finds the transactions in memory by id. Integer ids, the common
+// case, live in an open-addressing table of their own (linear probing, at
+// most half full, deletion by shifting back the entries after): a lookup
+// is one cache line where a Go map takes several. String ids live in a Go
+// map.
+type txnTable struct {
+	slots []txnSlot
+	mask  uint64
+	shift uint // 64 - log2(len(slots))
+	n     int
+	strs  map[string]*txn
+}
+
+// txnSlot is one entry; t is nil in an empty slot.
+type txnSlot struct {
+	id int64
+	t  *txn
+}
+
+func newTxnTable() txnTable {
+	var tt txnTable
+	tt.alloc(1024)
+	tt.strs = map[string]*txn{}
+	return tt
+}
+
+// alloc gives the table size empty slots (a power of two).
+func (tt *txnTable) alloc(size int) {
+	tt.slots = make([]txnSlot, size)
+	tt.mask, tt.n, tt.shift = uint64(size-1), 0, 64
+	for s := size; s > 1; s >>= 1 {
+		tt.shift--
+	}
+}
+
+// home is id's first slot: Fibonacci hashing.
+func (tt *txnTable) home(id int64) uint64 { return (uint64(id) * 0x9E3779B97F4A7C15) >> tt.shift }
+
+// get returns the transaction with id, or nil.
+func (tt *txnTable) get(id history.Value) *txn {
+	if id.Kind == history.String {
+		return tt.strs[id.S]
+	}
+	for i := tt.home(id.N); ; i = (i + 1) & tt.mask {
+		s := &tt.slots[i]
+		if s.t == nil || s.id == id.N {
+			return s.t
+		}
+	}
+}
+
+// put adds t, replacing a transaction with its id.
+func (tt *txnTable) put(t *txn) {
+	if t.id.Kind == history.String {
+		tt.strs[t.id.S] = t
+		return
+	}
+	if 2*(tt.n+1) > len(tt.slots) {
+		old := tt.slots
+		tt.alloc(2 * len(old))
+		for _, s := range old {
+			if s.t != nil {
+				tt.put(s.t)
+			}
+		}
+	}
+	for i := tt.home(t.id.N); ; i = (i + 1) & tt.mask {
+		s := &tt.slots[i]
+		if s.t == nil {
+			s.id, s.t = t.id.N, t
+			tt.n++
+			return
+		}
+		if s.id == t.id.N {
+			s.t = t
+			return
+		}
+	}
+}
+
+// remove drops the transaction with id.
+func (tt *txnTable) remove(id history.Value) {
+	if id.Kind == history.String {
+		delete(tt.strs, id.S)
+		return
+	}
+	i := tt.home(id.N)
+	for ; tt.slots[i].t != nil && tt.slots[i].id != id.N; i = (i + 1) & tt.mask {
+	}
+	if tt.slots[i].t == nil {
+		return
+	}
+	// Shift back every later entry of the probe run that may sit at i:
+	// one whose home is not cyclically in (i, j].
+	for j := i; ; {
+		tt.slots[i] = txnSlot{}
+		for {
+			j = (j + 1) & tt.mask
+			if tt.slots[j].t == nil {
+				tt.n--
+				return
+			}
+			h := tt.home(tt.slots[j].id)
+			if i <= j && (h <= i || h > j) || i > j && h <= i && h > j {
+				break
+			}
+		}
+		tt.slots[i] = tt.slots[j]
+		i = j
+	}
+}
+
+// len is the number of transactions held.
+func (tt *txnTable) len() int { return tt.n + len(tt.strs) }
