@@ -154,6 +154,7 @@ func BenchmarkAion(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			var rate, cpuRate, peak float64
+			var spills uint64
 			for b.Loop() {
 				store, err := aion.NewFileStore(b.TempDir())
 				if err != nil {
@@ -198,6 +199,7 @@ func BenchmarkAion(b *testing.B) {
 				}
 				debug.SetMemoryLimit(math.MaxInt64)
 				series[name] = samples
+				spills = c.Stats().Spills
 				rate = float64(len(rec.txns)) / time.Since(start).Seconds()
 				cpuRate = float64(len(rec.txns)) / (cpu(b) - c0)
 				// The simulated database runs snapshot isolation: valid at SI,
@@ -209,6 +211,7 @@ func BenchmarkAion(b *testing.B) {
 			b.ReportMetric(rate, "txn/s")
 			b.ReportMetric(cpuRate, "txn/cpu-s")
 			b.ReportMetric(peak/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(spills), "spills")
 		})
 	}
 	if dir := os.Getenv("AION_PLOTS"); dir != "" && len(series) == 2 {
@@ -232,7 +235,7 @@ type sample struct {
 // dir.
 func plotSeries(dir string, series map[string][]sample) error {
 	tp, mem := plot.New(), plot.New()
-	tp.Title.Text = "Aion: throughput over time (batches of 500, 5 s timeout, 1 GiB limit)"
+	tp.Title.Text = fmt.Sprintf("Aion: throughput over time (%d transactions in batches of 500, 5 s timeout, 1 GiB limit)", benchTxns)
 	tp.X.Label.Text, tp.Y.Label.Text = "seconds", "transactions per second (over 100,000)"
 	mem.Title.Text = "Aion: memory over time"
 	mem.X.Label.Text, mem.Y.Label.Text = "seconds", "MiB"
@@ -265,6 +268,15 @@ func plotSeries(dir string, series map[string][]sample) error {
 			l.p.Add(line)
 			l.p.Legend.Add(l.name, line)
 		}
+	}
+	if ss := series["si"]; len(ss) > 0 {
+		limit, err := plotter.NewLine(plotter.XYs{{X: 0, Y: benchLimit / (1 << 20)}, {X: ss[len(ss)-1].t, Y: benchLimit / (1 << 20)}})
+		if err != nil {
+			return err
+		}
+		limit.Dashes = plotutil.Dashes(2)
+		mem.Add(limit)
+		mem.Legend.Add("limit (1 GiB)", limit)
 	}
 	tp.Legend.Top, mem.Legend.Top = true, true
 	if err := tp.Save(20*vg.Centimeter, 11*vg.Centimeter, filepath.Join(dir, "aion-throughput.png")); err != nil {

@@ -12,6 +12,10 @@ type txnTable struct {
 	mask  uint64
 	shift uint // 64 - log2(len(slots))
 	n     int
+	// maxID is the largest integer id ever put (when anyID): a larger id
+	// is not held, which needs no probe — ids mostly arrive growing.
+	maxID int64
+	anyID bool
 	strs  map[string]*txn
 }
 
@@ -45,6 +49,9 @@ func (tt *txnTable) get(id history.Value) *txn {
 	if id.Kind == history.String {
 		return tt.strs[id.S]
 	}
+	if !tt.anyID || id.N > tt.maxID {
+		return nil
+	}
 	for i := tt.home(id.N); ; i = (i + 1) & tt.mask {
 		s := &tt.slots[i]
 		if s.t == nil || s.id == id.N {
@@ -58,6 +65,9 @@ func (tt *txnTable) put(t *txn) {
 	if t.id.Kind == history.String {
 		tt.strs[t.id.S] = t
 		return
+	}
+	if !tt.anyID || t.id.N > tt.maxID {
+		tt.maxID, tt.anyID = t.id.N, true
 	}
 	if 2*(tt.n+1) > len(tt.slots) {
 		old := tt.slots
