@@ -1,6 +1,7 @@
 package polygraph
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -196,6 +197,11 @@ func hasRanges(h *history.History) bool {
 // (values repeat): they are optional, present exactly when a variable
 // says so, and every constraint they bring is conditioned on it.
 func Build(ix *history.Index, l level.Level, dense bool, modules ...Module) (*Polygraph, error) {
+	return build(context.Background(), ix, l, dense, modules...)
+}
+
+// build is Build, giving up with ctx's error when ctx ends.
+func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, modules ...Module) (*Polygraph, error) {
 	spec, _ := specOf(l, ix.History())
 	sessionOrder := spec.session
 	h := ix.History()
@@ -212,7 +218,10 @@ func Build(ix *history.Index, l level.Level, dense bool, modules ...Module) (*Po
 	if !spec.reads {
 		work = nil // below read committed, what was read takes no part
 	}
-	for len(work) > 0 {
+	for n := 0; len(work) > 0; n++ {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		t := work[0]
 		work = work[1:]
 		for _, r := range p.readsOf(t) {
@@ -419,7 +428,9 @@ func (p *Polygraph) readsOf(t history.TxnID) []Read {
 		}
 		ix.Sources(o, func(w int32) bool {
 			ref := ix.WriteRef(w)
-			if ref.Txn == t || !ix.WriteIsFinal(w) || slices.Contains(r.Cands, ref.Txn) {
+			// A transaction has one final write of the key, and the
+			// writes come in file order: a repeat can only be the last.
+			if ref.Txn == t || !ix.WriteIsFinal(w) || len(r.Cands) > 0 && r.Cands[len(r.Cands)-1] == ref.Txn {
 				return true
 			}
 			if ix.Effective(ref.Txn) || h.Txns[ref.Txn].Status == history.Unknown {

@@ -134,7 +134,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	h := ix.History()
 	si := l.ID == level.SnapshotIsolation
 	start := time.Now()
-	p, err := Build(ix, l, c.Dense, c.Modules...)
+	p, err := build(ctx, ix, l, c.Dense, c.Modules...)
 	if err != nil {
 		return nil, Stats{}, err
 	}
