@@ -62,7 +62,7 @@ func TestPostgresSerializableCommitRace(t *testing.T) {
 	t.Run("held-commit", func(t *testing.T) {
 		gdb, err := exec.LookPath("gdb")
 		if err != nil {
-			skipOutsideCI(t, "gdb is not installed (Debian package gdb; .ci/run installs it): it holds a backend inside its COMMIT")
+			dbtest.Unavailable(t, "gdb is not installed (Debian package gdb; .ci/run installs it): it holds a backend inside its COMMIT")
 		}
 		r := newCommitRace(t, addr)
 		r.first(t)
@@ -236,7 +236,7 @@ func holdBeforeReleasePredicateLocks(t *testing.T, gdb string, pid int, end func
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		skipOutsideCI(t, fmt.Sprintf("gdb does not start: %v", err))
+		dbtest.Unavailable(t, fmt.Sprintf("gdb does not start: %v", err))
 	}
 	h := &hold{cmd: cmd, lines: make(chan string, 16), stdin: stdin, exited: make(chan struct{})}
 	go func() {
@@ -264,7 +264,7 @@ func holdBeforeReleasePredicateLocks(t *testing.T, gdb string, pid int, end func
 	})
 	if !h.await("ATTACHED") {
 		<-h.exited
-		skipOutsideCI(t, fmt.Sprintf("gdb cannot attach to the backend %d (root or CAP_SYS_PTRACE is needed): %v %s", pid, h.err, stderr.String()))
+		dbtest.Unavailable(t, fmt.Sprintf("gdb cannot attach to the backend %d (root or CAP_SYS_PTRACE is needed): %v %s", pid, h.err, stderr.String()))
 	}
 	return h
 }
@@ -336,16 +336,4 @@ func raceVerdict(t *testing.T, h, name string) check.Result {
 		t.Fatal(err)
 	}
 	return res
-}
-
-// skipOutsideCI skips the held-commit replay where gdb cannot hold a
-// backend (a developer's machine without gdb or ptrace rights), and fails
-// it in CI (CI=true), which has both, as a database that cannot be reached
-// fails there.
-func skipOutsideCI(t *testing.T, why string) {
-	t.Helper()
-	if dbtest.InCI() {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }

@@ -179,12 +179,10 @@ func (ix *Index) lookupOrInsert(k KeyID, v Value, id int32) (int32, bool) {
 	return 0, false
 }
 
+// insert stores id for (k, v), a pair that does not pack (lookupOrInsert
+// takes those to the packed table).
 func (ix *Index) insert(k KeyID, v Value, id int32) {
 	if v.Kind == Int {
-		if w, ok := pack(k, v.N); ok {
-			ix.packed.put(w, id)
-			return
-		}
 		if ix.ints == nil {
 			ix.ints = make(map[intKey]int32)
 		}

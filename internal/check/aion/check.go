@@ -55,14 +55,9 @@ func (c *Checker) add(t *txn) {
 	c.pendingReads += int64(t.readers)
 
 	// t's versions: the final write of each key it writes.
-	c.addKeys = written(ops, c.addKeys)
+	var nw int
+	c.addKeys, nw = written(ops, c.addKeys)
 	keys := c.addKeys
-	nw := 0
-	for _, o := range ops {
-		if o.kind.IsWrite() {
-			nw++
-		}
-	}
 	if nw > len(keys) {
 		c.indexIntermediate(t, ops) // some key is written twice
 	}
@@ -135,16 +130,20 @@ func finalWrite(ops []op, k int32) history.Value {
 
 // written returns the distinct keys ops write, in the reverse order of
 // their first write (the order Chronos visits a transaction's ongoing
-// entries at its commit), in buf's array.
-func written(ops []op, buf []int32) []int32 {
+// entries at its commit), in buf's array, and how many writes ops hold.
+func written(ops []op, buf []int32) (keys []int32, writes int) {
 	out := buf[:0]
 	for _, o := range ops {
-		if o.kind.IsWrite() && !slices.Contains(out, o.key) {
+		if !o.kind.IsWrite() {
+			continue
+		}
+		writes++
+		if !slices.Contains(out, o.key) {
 			out = append(out, o.key)
 		}
 	}
 	slices.Reverse(out)
-	return out
+	return out, writes
 }
 
 // sessionCheck is the Session axiom: the previous transaction of t's
@@ -289,7 +288,7 @@ func (c *Checker) conflict(first, second *txn) {
 	a := anomaly.Anomaly{Kind: anomaly.ConcurrentWrite, Phenomenon: anomaly.GSIa, Txns: []history.TxnID{0, 1}, Key: history.NoKey}
 	v := c.violation([]party{first.party(), second.party()}, []*txn{first, second}, a)
 	secondOps := second.ops()
-	c.scratchKeys = written(first.ops(), c.scratchKeys)
+	c.scratchKeys, _ = written(first.ops(), c.scratchKeys)
 	for _, k := range c.scratchKeys {
 		if !writes(secondOps, k) {
 			continue

@@ -20,6 +20,7 @@ type FileStore struct {
 	dir  string
 	next int64
 	buf  []byte
+	ops  []op // scratch space for encoding a segment's operations
 }
 
 // NewFileStore returns a store over dir, creating it if needed.
@@ -61,23 +62,18 @@ func (s *FileStore) Put(seg *Segment) (int64, error) {
 		b = binary.AppendUvarint(b, t.StartTS)
 		b = binary.AppendUvarint(b, t.CommitTS)
 		b = binary.AppendVarint(b, int64(t.Line))
+		// The operations in the checker's encoding (encodeOps), which is
+		// this file's: as the checker spilled them, or encoded here.
 		if t.enc != nil {
-			// The checker's encoding of the operations is this file's.
 			b = binary.AppendUvarint(b, uint64(t.nops))
 			b = append(b, t.enc...)
 		} else {
-			b = binary.AppendUvarint(b, uint64(len(t.Ops)))
-		}
-		for _, o := range t.Ops {
-			b = append(b, byte(o.Kind))
-			b = binary.AppendVarint(b, int64(o.Key))
-			b = appendValue(b, o.Value)
-			if o.Kind == history.ReadList {
-				b = binary.AppendUvarint(b, uint64(len(o.List)))
-				for _, e := range o.List {
-					b = appendValue(b, e)
-				}
+			s.ops = s.ops[:0]
+			for _, o := range t.Ops {
+				s.ops = append(s.ops, op{kind: o.Kind, key: o.Key, val: o.Value, list: o.List})
 			}
+			b = binary.AppendUvarint(b, uint64(len(s.ops)))
+			b = encodeOps(b, s.ops)
 		}
 		if len(b) > 128<<10 {
 			if err := flush(); err != nil {

@@ -56,12 +56,8 @@ func NATS(t testing.TB) string {
 	host := strings.TrimPrefix(addr, "nats://")
 	conn, err := net.DialTimeout("tcp", host, 5*time.Second)
 	if err != nil {
-		msg := "NATS is not reachable at " + addr + " (ISOSCOPE_TEST_NATS): " + err.Error() +
-			"\nstart it (as root) with: " + startNATS + "\nor point ISOSCOPE_TEST_NATS at another server"
-		if InCI() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		Unavailable(t, "NATS is not reachable at "+addr+" (ISOSCOPE_TEST_NATS): "+err.Error()+
+			"\nstart it (as root) with: "+startNATS+"\nor point ISOSCOPE_TEST_NATS at another server")
 	}
 	_ = conn.Close()
 	return addr
@@ -85,6 +81,18 @@ func MySQL(t testing.TB) string {
 // that cannot be reached fails the test.
 func InCI() bool { return os.Getenv("CI") == "true" }
 
+// Unavailable stops a test that needs what the machine lacks (a database,
+// a server, a debugger), saying why: it fails in CI, whose machines have
+// all of it, and skips elsewhere, so that a developer's machine without it
+// can still run the rest.
+func Unavailable(t testing.TB, why string) {
+	t.Helper()
+	if InCI() {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
 func reach(t testing.TB, env, def, name, start string) string {
 	t.Helper()
 	addr := os.Getenv(env)
@@ -95,12 +103,8 @@ func reach(t testing.TB, env, def, name, start string) string {
 	defer cancel()
 	d, err := db.Open(ctx, addr, "")
 	if err != nil {
-		msg := name + " is not reachable at " + addr + " (" + env + "): " + err.Error() +
-			"\nstart it (as root) with: " + start + "\nor point " + env + " at another server"
-		if InCI() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		Unavailable(t, name+" is not reachable at "+addr+" ("+env+"): "+err.Error()+
+			"\nstart it (as root) with: "+start+"\nor point "+env+" at another server")
 	}
 	_ = d.Close()
 	return addr
