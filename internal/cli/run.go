@@ -105,7 +105,7 @@ so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 	f := cmd.Flags()
 	f.StringVar(&c.DB, "db", "", "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR or badger::memory:; default sqlite::memory:")
 	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite and Badger: serializable only)")
-	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated); on Badger, the prefix of the keys")
+	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated); on Badger, the prefix of the keys. isoscope marks the tables it creates and refuses (exit 2) to reset one that exists without its mark")
 	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
 	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each")
 	f.IntVar(&c.Txns, "txns", 10000, "transactions to run in all (retries of aborted ones come on top)")

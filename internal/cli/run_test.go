@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"image/png"
@@ -295,5 +296,49 @@ func TestRunReportWithoutCheck(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(rep, "result.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("result.json: %v", err)
+	}
+}
+
+// TestRunRefusesForeignTable: `run --table T` where T exists and isoscope
+// did not create it exits 2 with the reason, and T keeps its rows and
+// shape (issue 16: a table with one row became an empty (k,v,l) table).
+func TestRunRefusesForeignTable(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgres", "mysql"} {
+		t.Run(name, func(t *testing.T) {
+			var addr, driver, dsn string
+			switch name {
+			case "sqlite":
+				file := filepath.Join(t.TempDir(), "precious.db")
+				addr, driver, dsn = "sqlite://"+file, "sqlite", file
+			case "postgres":
+				addr = dbtest.Postgres(t)
+				driver, dsn = "pgx", addr
+			case "mysql":
+				addr = dbtest.MySQL(t)
+				driver, dsn = "mysql", "root@tcp(127.0.0.1:3306)/test"
+			}
+			raw, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			table := dbtest.Table()
+			if _, err := raw.Exec("CREATE TABLE " + table + " (a INT)"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = raw.Exec("DROP TABLE " + table) })
+			if _, err := raw.Exec("INSERT INTO " + table + " (a) VALUES (1)"); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := runRun(t, context.Background(), "--db", addr, "--table", table, "--txns", "10",
+				"-o", filepath.Join(t.TempDir(), "h.jsonl"))
+			if code != ExitBadInput || !strings.Contains(errs, "was not created by isoscope") {
+				t.Errorf("exit %d, want 2 with the reason\nstdout: %s\nstderr: %s", code, out, errs)
+			}
+			var a int
+			if err := raw.QueryRow("SELECT a FROM " + table).Scan(&a); err != nil || a != 1 {
+				t.Errorf("the table's row after the refused run: %d, %v", a, err)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 
 	"github.com/dgraph-io/badger/v4"
@@ -84,9 +85,56 @@ func (d *badgerDB) Supports(iso Isolation) error {
 // prefix is the prefix of every key of the table.
 func (d *badgerDB) prefix() []byte { return []byte(d.table + "/") }
 
-func (d *badgerDB) Reset(ctx context.Context) error { return d.Drop(ctx) }
+// markKey is the key under the table's prefix whose presence marks the
+// keys as isoscope's (TableMark): TABLE/m, beside TABLE/v… and TABLE/l….
+func (d *badgerDB) markKey() []byte { return []byte(d.table + "/m") }
 
+// Reset deletes the table's keys (when they carry isoscope's mark) and
+// marks the empty table as isoscope's.
+func (d *badgerDB) Reset(ctx context.Context) error {
+	if err := d.Drop(ctx); err != nil {
+		return err
+	}
+	start := d.orc.begin()
+	txn := d.db.NewTransactionAt(start, true)
+	defer d.orc.end(start)
+	if err := txn.Set(d.markKey(), []byte(TableMark)); err != nil {
+		txn.Discard()
+		return fmt.Errorf("marking %s: %v", d.table, err)
+	}
+	done := make(chan error, 1)
+	commit := d.orc.commit(func(ts uint64) {
+		if err := txn.CommitAt(ts, func(err error) { done <- err }); err != nil {
+			done <- err
+		}
+	})
+	err := <-done
+	d.orc.finish(commit)
+	if err != nil {
+		return fmt.Errorf("marking %s: %v", d.table, err)
+	}
+	return nil
+}
+
+// Drop deletes every key under the table's prefix, if there are none or
+// they carry isoscope's mark; keys under the prefix without it are left
+// alone (a *NotOursError).
 func (d *badgerDB) Drop(context.Context) error {
+	txn := d.db.NewTransactionAt(math.MaxUint64, false)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: d.prefix()})
+	it.Rewind()
+	exists := it.Valid()
+	it.Close()
+	_, err := txn.Get(d.markKey())
+	txn.Discard()
+	switch {
+	case !exists:
+		return nil
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return &NotOursError{Table: d.table, Where: d.display}
+	case err != nil:
+		return fmt.Errorf("looking up the mark of %s: %v", d.table, err)
+	}
 	if err := d.db.DropPrefix(d.prefix()); err != nil {
 		return fmt.Errorf("deleting the keys of %s: %v", d.table, err)
 	}

@@ -267,6 +267,9 @@ func TestBadgerReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if round == 0 {
+			must(t, d.Reset(ctx)) // marks t as isoscope's
+		}
 		other, err := Open(ctx, "badger://"+dir, "u")
 		if err == nil {
 			other.Close()

@@ -216,3 +216,21 @@ type Database interface {
 	// Close closes every connection.
 	Close() error
 }
+
+// TableMark is the mark isoscope leaves on every table it creates (a
+// table comment in PostgreSQL and MariaDB, a comment in SQLite's CREATE
+// statement, a marker key in Badger): Reset and Drop touch only a table
+// that carries it, so that a run never destroys what it did not create.
+const TableMark = "isoscope-run-table"
+
+// NotOursError says that a table exists without isoscope's mark: a run
+// refuses to reset it.
+type NotOursError struct {
+	// Table is the table's name and Where the database's display name.
+	Table, Where string
+}
+
+func (e *NotOursError) Error() string {
+	return fmt.Sprintf("table %s already exists in %s and was not created by isoscope (it has no %q mark); isoscope run drops and recreates its table, so it will not touch this one: choose another --table, or drop it yourself if it is an old isoscope table",
+		e.Table, e.Where, TableMark)
+}

@@ -1,6 +1,8 @@
 package db
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,7 +16,12 @@ import (
 // SQL where SQL is portable (reads, deletes, scans, compare-and-set), and
 // each database's own upsert otherwise.
 type dialect struct {
-	create                            string
+	// create makes the table and marks it (TableMark), in one transaction
+	// where the database's DDL is transactional.
+	create []string
+	// owner reports whether table exists and the text that carries its
+	// mark (its comment, or its CREATE statement).
+	owner                             func(ctx context.Context, db *sql.DB, table string) (exists bool, mark string, err error)
 	read, write, del, scan, iter      string
 	appendList, readList, cas, insert string
 	begin                             func(Isolation) string
@@ -45,7 +52,9 @@ func (d *dialect) sqlFor(t string) {
 	d.readList = "SELECT l FROM " + t + " WHERE k = " + p[0]
 	d.cas = "UPDATE " + t + " SET v = " + p[0] + " WHERE k = " + p[1] + " AND v = " + p[2]
 	d.insert = "INSERT INTO " + t + " (k, v) VALUES (" + p[0] + ", " + p[1] + ") " + d.ignoreConflict
-	d.create = strings.ReplaceAll(d.create, "$T", t)
+	for i, q := range d.create {
+		d.create[i] = strings.ReplaceAll(q, "$T", t)
+	}
 }
 
 func dollars(n int) []string {
@@ -66,7 +75,13 @@ func questionMarks(n int) []string {
 
 func postgresDialect() *dialect {
 	return &dialect{
-		create:         "CREATE TABLE $T (k BIGINT PRIMARY KEY, v BIGINT, l TEXT)",
+		create: []string{"CREATE TABLE $T (k BIGINT PRIMARY KEY, v BIGINT, l TEXT)",
+			"COMMENT ON TABLE $T IS '" + TableMark + ": created by isoscope run, dropped and recreated by every run'"},
+		owner: func(ctx context.Context, db *sql.DB, table string) (bool, string, error) {
+			var oid, comment sql.NullString
+			err := db.QueryRowContext(ctx, "SELECT to_regclass($1)::text, obj_description(to_regclass($1), 'pg_class')", table).Scan(&oid, &comment)
+			return oid.Valid, comment.String, err
+		},
 		upsertValue:    "ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
 		upsertList:     "ON CONFLICT (k) DO UPDATE SET l = COALESCE($T.l || ',', '') || EXCLUDED.l",
 		ignoreConflict: "ON CONFLICT (k) DO NOTHING",
@@ -84,7 +99,15 @@ func postgresDialect() *dialect {
 
 func mysqlDialect() *dialect {
 	return &dialect{
-		create:          "CREATE TABLE $T (k BIGINT PRIMARY KEY, v BIGINT, l LONGTEXT) ENGINE=InnoDB",
+		create: []string{"CREATE TABLE $T (k BIGINT PRIMARY KEY, v BIGINT, l LONGTEXT) ENGINE=InnoDB COMMENT='" + TableMark + ": created by isoscope run, dropped and recreated by every run'"},
+		owner: func(ctx context.Context, db *sql.DB, table string) (bool, string, error) {
+			var comment string
+			err := db.QueryRowContext(ctx, "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", table).Scan(&comment)
+			if errors.Is(err, sql.ErrNoRows) {
+				return false, "", nil
+			}
+			return err == nil, comment, err
+		},
 		upsertValue:     "ON DUPLICATE KEY UPDATE v = VALUES(v)",
 		upsertList:      "ON DUPLICATE KEY UPDATE l = CONCAT(COALESCE(CONCAT(l, ','), ''), VALUES(l))",
 		ignoreConflict:  "ON DUPLICATE KEY UPDATE k = k",
@@ -102,7 +125,17 @@ func mysqlDialect() *dialect {
 
 func sqliteDialect() *dialect {
 	return &dialect{
-		create:           "CREATE TABLE $T (k BIGINT PRIMARY KEY, v BIGINT, l TEXT)",
+		// SQLite keeps a table's CREATE statement as written, comments
+		// inside it too: the mark is one.
+		create: []string{"CREATE TABLE $T (k BIGINT PRIMARY KEY, v BIGINT, l TEXT /* " + TableMark + " */)"},
+		owner: func(ctx context.Context, db *sql.DB, table string) (bool, string, error) {
+			var stmt string
+			err := db.QueryRowContext(ctx, "SELECT sql FROM sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE", table).Scan(&stmt)
+			if errors.Is(err, sql.ErrNoRows) {
+				return false, "", nil
+			}
+			return err == nil, stmt, err
+		},
 		upsertValue:      "ON CONFLICT (k) DO UPDATE SET v = excluded.v",
 		upsertList:       "ON CONFLICT (k) DO UPDATE SET l = COALESCE(l || ',', '') || excluded.l",
 		ignoreConflict:   "ON CONFLICT (k) DO NOTHING",

@@ -38,7 +38,10 @@
 // the integers' order); a delete writes a tombstone, present or not.
 //
 // The schema is one table (isoscope_kv unless told otherwise) that Reset
-// drops and creates: k BIGINT PRIMARY KEY, v BIGINT for a key's value, and
+// drops and creates, marked as isoscope's (TableMark: a table comment, a
+// comment in SQLite's CREATE statement, a marker key in Badger); Reset and
+// Drop refuse a table of that name without the mark (NotOursError), so a
+// run never destroys what it did not create: k BIGINT PRIMARY KEY, v BIGINT for a key's value, and
 // l TEXT for a list, its elements comma-separated (append is the dialect's
 // upsert that concatenates). Writes are upserts; a key is absent when it
 // has no row. Delete says whether it deleted a row, and Read returns every

@@ -167,14 +167,36 @@ func (d *sqlDB) Reset(ctx context.Context) error {
 	if err := d.Drop(ctx); err != nil {
 		return err
 	}
-	if _, err := d.db.ExecContext(ctx, d.dialect.create); err != nil {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("creating table %s: %v", d.table, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	for _, q := range d.dialect.create {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("creating table %s: %v", d.table, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("creating table %s: %v", d.table, err)
 	}
 	return nil
 }
 
+// Drop drops the table if isoscope created it; a table of that name
+// without isoscope's mark is left alone (a *NotOursError).
 func (d *sqlDB) Drop(ctx context.Context) error {
-	if _, err := d.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+d.table); err != nil {
+	exists, mark, err := d.dialect.owner(ctx, d.db, d.table)
+	if err != nil {
+		return fmt.Errorf("looking up table %s: %v", d.table, err)
+	}
+	if !exists {
+		return nil
+	}
+	if !strings.Contains(mark, TableMark) {
+		return &NotOursError{Table: d.table, Where: d.display}
+	}
+	if _, err := d.db.ExecContext(ctx, "DROP TABLE "+d.table); err != nil {
 		return fmt.Errorf("dropping table %s: %v", d.table, err)
 	}
 	return nil
