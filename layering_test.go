@@ -1,0 +1,213 @@
+package isoscope
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// module is the module path the layering rules speak of.
+const module = "github.com/isoscope/isoscope"
+
+// layerRule forbids the packages under any of From (module-relative
+// prefixes) to import any package under Forbid. Internal packages are
+// followed transitively (an indirect import counts); standard-library
+// packages count only when imported directly, since fmt itself imports os.
+type layerRule struct {
+	Why    string
+	From   []string
+	Forbid []string
+}
+
+// layerRules are docs/architecture.md's layering: a pure checking core,
+// I/O and databases at the edges, layers that import downwards.
+var layerRules = []layerRule{
+	{
+		Why:    "the checking core is pure: no I/O, no formats, no rendering, no databases",
+		From:   []string{"internal/history", "internal/anomaly", "internal/level", "internal/graph", "internal/sat", "internal/check"},
+		Forbid: []string{"os", "net", "database/sql", "internal/format", "internal/report", "internal/db", "internal/cli", "internal/runner", "internal/serve", "internal/workload", "internal/gen"},
+	},
+	{
+		Why:    "the runner, the databases and the workloads record; they neither check nor render",
+		From:   []string{"internal/runner", "internal/db", "internal/workload"},
+		Forbid: []string{"internal/check", "internal/report", "internal/cli"},
+	},
+	{
+		Why:    "the service reports findings as data; prose is the report layer's",
+		From:   []string{"internal/serve", "internal/natsin"},
+		Forbid: []string{"internal/report", "internal/cli"},
+	},
+	{
+		Why:    "nothing below the command line imports it",
+		From:   []string{"internal"},
+		Forbid: []string{"internal/cli"},
+	},
+}
+
+// knownLayerViolations are the imports that break layerRules today, each
+// as "importer -> imported" (module-relative). The re-layering removes
+// them one by one; a new violation, or one listed that no longer exists,
+// fails TestLayering, so the list only shrinks.
+var knownLayerViolations = []string{
+	"internal/check/aion -> os",                  // FileStore: spill files belong at the service's edge
+	"internal/runner -> internal/report/runplot", // the runner renders its plots
+	"internal/serve -> internal/report",          // the service puts prose into violations
+}
+
+// imports returns every package directory of the module (module-relative,
+// "." for the root) with the packages its non-test Go files import
+// directly (module-relative for the module's own, import paths for the
+// rest).
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); p != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "tmp" || name == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(p))
+		for _, imp := range f.Imports {
+			ip, _ := strconv.Unquote(imp.Path.Value)
+			if rel, ok := strings.CutPrefix(ip, module+"/"); ok {
+				ip = rel
+			}
+			if !slices.Contains(out[dir], ip) {
+				out[dir] = append(out[dir], ip)
+			}
+		}
+		if _, ok := out[dir]; !ok {
+			out[dir] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// under reports whether package p is prefix or below it.
+func under(p, prefix string) bool {
+	prefix = strings.TrimSuffix(prefix, "/")
+	return p == prefix || strings.HasPrefix(p, prefix+"/")
+}
+
+// layerViolations returns the violations of rules in the import graph g,
+// sorted, as "importer -> imported": for every package under a rule's
+// From, each package on its import paths through the module (itself
+// included) that directly imports a forbidden one. The search does not
+// go on through a forbidden package.
+func layerViolations(g map[string][]string, rules []layerRule) []string {
+	seen := map[string]bool{}
+	for _, r := range rules {
+		forbidden := func(p string) bool {
+			return slices.ContainsFunc(r.Forbid, func(f string) bool { return under(p, f) })
+		}
+		for _, from := range slices.Sorted(maps.Keys(g)) {
+			if forbidden(from) || !slices.ContainsFunc(r.From, func(f string) bool { return under(from, f) }) {
+				continue
+			}
+			queue, visited := []string{from}, map[string]bool{from: true}
+			for len(queue) > 0 {
+				p := queue[0]
+				queue = queue[1:]
+				for _, imp := range g[p] {
+					if forbidden(imp) {
+						seen[p+" -> "+imp] = true
+						continue
+					}
+					if _, ours := g[imp]; ours && !visited[imp] {
+						visited[imp] = true
+						queue = append(queue, imp)
+					}
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// TestLayering walks the module's imports and holds them to layerRules:
+// a violation that is not among knownLayerViolations fails, and so does a
+// known one that has gone (remove it from the list).
+func TestLayering(t *testing.T) {
+	g := imports(t)
+	if len(g) < 20 {
+		t.Fatalf("found only %d packages: is the test running at the module root?", len(g))
+	}
+	got := layerViolations(g, layerRules)
+	for _, v := range got {
+		if !slices.Contains(knownLayerViolations, v) {
+			t.Errorf("layering violation: %s", v)
+		}
+	}
+	for _, v := range knownLayerViolations {
+		if !slices.Contains(got, v) {
+			t.Errorf("known violation %s is gone: remove it from knownLayerViolations", v)
+		}
+	}
+}
+
+// TestLayeringCatchesViolations plants violations in a copy of the real
+// import graph: a core package importing os, a checker reaching the
+// report layer through another package, the runner importing a checker.
+func TestLayeringCatchesViolations(t *testing.T) {
+	g := imports(t)
+	base := layerViolations(g, layerRules)
+	plant := func(from, imp string) []string {
+		c := maps.Clone(g)
+		c[from] = append(slices.Clone(c[from]), imp)
+		var added []string
+		for _, v := range layerViolations(c, layerRules) {
+			if !slices.Contains(base, v) {
+				added = append(added, v)
+			}
+		}
+		return added
+	}
+	cases := []struct{ from, imp, want string }{
+		{"internal/check/mt", "os", "internal/check/mt -> os"},
+		{"internal/history", "net", "internal/history -> net"},
+		{"internal/graph", "internal/format/native", "internal/graph -> internal/format/native"},
+		{"internal/runner", "internal/check", "internal/runner -> internal/check"},
+		{"internal/natsin", "internal/report/htmlreport", "internal/natsin -> internal/report/htmlreport"},
+		{"internal/format/native", "internal/cli", "internal/format/native -> internal/cli"},
+	}
+	for _, c := range cases {
+		if _, ok := g[c.from]; !ok {
+			t.Fatalf("no package %s", c.from)
+		}
+		if added := plant(c.from, c.imp); !slices.Contains(added, c.want) {
+			t.Errorf("planting %s -> %s: new violations %v, want %s", c.from, c.imp, added, c.want)
+		}
+	}
+	// Transitive: a core package that imports a harmless module package
+	// which imports the report layer is caught at the direct importer.
+	c := maps.Clone(g)
+	c["internal/zz_planted"] = []string{"internal/report"}
+	c["internal/check/dsg"] = append(slices.Clone(c["internal/check/dsg"]), "internal/zz_planted")
+	added := layerViolations(c, []layerRule{layerRules[0]})
+	if !slices.Contains(added, "internal/zz_planted -> internal/report") {
+		t.Errorf("a transitive import of the report layer from the core was not caught: %v", added)
+	}
+}
