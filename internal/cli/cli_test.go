@@ -27,6 +27,12 @@ const serial = `{"id":1,"session":0,"begin":1,"end":2,"ops":[["r","x",null],["w"
 {"id":2,"session":1,"begin":3,"end":4,"ops":[["r","x",1],["w","x",2]]}
 `
 
+// untimedSerial holds at serializable and has no begin and end instants:
+// strict serializability is undecided.
+const untimedSerial = `{"id":1,"session":0,"ops":[["r","x",null],["w","x",1]]}
+{"id":2,"session":1,"ops":[["r","x",1],["w","x",2]]}
+`
+
 // commitOrdered holds unless the version order is the commit_ts order: x=1
 // (commit_ts 20) then x=2 (commit_ts 10) read in that order by one session.
 const commitOrdered = `{"id":1,"session":0,"commit_ts":20,"ops":[["w","x",1]]}
@@ -91,7 +97,8 @@ func TestCheckExitStatuses(t *testing.T) {
 		{"bad json", "{\"id\":1,", []string{"check", "-"}, ExitBadInput, "", "-:1"},
 		{"undecidable", `{"id":1,"session":0,"ops":[["w","x",1]]}` + "\n", []string{"check", "--checker", "mt", "-"}, ExitBadInput, "", "read-modify-write"},
 		{"empty", "", []string{"check", "-"}, ExitBadInput, "", "empty"},
-		{"sser needs instants", lostUpdate, []string{"check", "--level", "sser", "--checker", "auto", "-"}, ExitBadInput, "", "instants"},
+		{"sser without instants, not serializable", lostUpdate, []string{"check", "--level", "sser", "--checker", "auto", "-"}, ExitViolation, "found at serializable, which strict-serializable implies: 3 of 3 transactions have no begin and end instants", ""},
+		{"sser without instants, serializable", untimedSerial, []string{"check", "--level", "sser", "-"}, ExitUnknown, "strict-serializable UNKNOWN: serializable holds, but strict-serializable cannot be decided: 2 of 2 transactions have no begin and end instants", ""},
 		{"commit order", commitOrdered, []string{"check", "-"}, ExitHolds, "serializable holds", ""},
 		{"commit order module", commitOrdered, []string{"check", "--module", "commit-order", "-"}, ExitViolation, "checker sat", ""},
 		{"unknown module", commitOrdered, []string{"check", "--module", "nope", "-"}, ExitBadInput, "", "unknown module"},

@@ -58,6 +58,9 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	}
 	fmt.Fprintf(&b, " (checker %s; %d transactions, %d committed, %d sessions, %d operations; %s)\n",
 		r.Checker, st.Transactions, st.Committed, st.Sessions, st.Operations, durationString(c.Elapsed))
+	if r.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", r.Note)
+	}
 	if r.Caveat != "" {
 		fmt.Fprintf(&b, "note: %s\n", r.Caveat)
 	}
@@ -185,6 +188,12 @@ type Document struct {
 	// OwnReads is the read-your-own-writes policy the check followed,
 	// when it is not the default or was inferred.
 	OwnReads *OwnReads `json:"own_reads,omitempty"`
+	// CheckedAt is the level the history was really checked at when it
+	// is not Level, and Note why a violation found there is one of Level:
+	// strict-serializable without begin and end instants is checked at
+	// serializable.
+	CheckedAt string `json:"checked_at,omitempty"`
+	Note      string `json:"note,omitempty"`
 }
 
 // OwnReads is a Document's read-your-own-writes policy: its name (own,
@@ -240,6 +249,10 @@ func NewDocument(c *Checked, withFile bool) *Document {
 	if withFile {
 		out.File = c.File
 	}
+	if r.CheckedAt != nil {
+		out.CheckedAt = r.CheckedAt.Name
+	}
+	out.Note = r.Note
 	out.Modules = r.Modules
 	if e := r.OwnReadsEvidence; e != nil {
 		out.OwnReads = &OwnReads{Policy: r.OwnReads.String(), Inferred: true, Own: e.Own, External: e.External}
