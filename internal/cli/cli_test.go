@@ -150,24 +150,6 @@ func TestCheckJSON(t *testing.T) {
 	}
 }
 
-// TestBadFileGivesNoVerdict: with several files, bad input in any of them
-// gives exit 2 and no verdict at all.
-func TestBadFileGivesNoVerdict(t *testing.T) {
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.jsonl")
-	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(good, []byte(lostUpdate), 0o644)
-	os.WriteFile(bad, []byte(serial+`{"id":3,"session":0,"ops":[["zap","x"]]}`+"\n"), 0o644)
-	code, out, errs := run(t, "", "check", good, bad)
-	if code != ExitBadInput || out != "" || !strings.Contains(errs, "bad.jsonl:3") {
-		t.Errorf("exit %d stdout %q stderr %q", code, out, errs)
-	}
-	code, out, _ = run(t, "", "check", "--level", "rc", good, good)
-	if code != ExitHolds || strings.Count(out, "holds") != 2 {
-		t.Errorf("two good files: exit %d, %q", code, out)
-	}
-}
-
 func TestGenThenCheck(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "h.jsonl.gz")

@@ -25,6 +25,10 @@ type Checked struct {
 	History *history.History
 	Result  check.Result
 	Elapsed time.Duration
+	// Err, when not nil, says why the file could not be checked (bad
+	// input, or no checker decides it); History and Result are then
+	// empty, and Result.Level is the level that was asked for.
+	Err error
 }
 
 // TextOptions tune the text report.
@@ -46,6 +50,11 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	var b strings.Builder
 	if o.ShowFile {
 		fmt.Fprintf(&b, "%s: ", c.File)
+	}
+	if c.Err != nil {
+		fmt.Fprintf(&b, "NOT CHECKED: %s\n", strings.TrimPrefix(c.Err.Error(), c.File+": "))
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
 	st := r.Stats
 	switch r.Outcome {
@@ -194,6 +203,21 @@ type Document struct {
 	// serializable.
 	CheckedAt string `json:"checked_at,omitempty"`
 	Note      string `json:"note,omitempty"`
+	// Error says why the file could not be checked (outcome "error",
+	// only among the results of several files): bad input, naming where
+	// and what, or no checker that decides it.
+	Error string `json:"error,omitempty"`
+}
+
+// OutcomeError is a Document's outcome for a file that could not be
+// checked (Document.Error says why). It appears only when several files
+// are checked: with one, bad input prints no result at all.
+const OutcomeError = "error"
+
+// ErrorDocument is the JSON result for a file that could not be checked:
+// the level asked for, outcome OutcomeError, and the error.
+func ErrorDocument(c *Checked) *Document {
+	return &Document{File: c.File, Level: c.Result.Level.Name, Outcome: OutcomeError, Anomalies: []Finding{}, Error: c.Err.Error()}
 }
 
 // OwnReads is a Document's read-your-own-writes policy: its name (own,
@@ -304,6 +328,9 @@ func NewFinding(h *history.History, a *anomaly.Anomaly) Finding {
 func JSON(w io.Writer, c *Checked, withFile bool) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	if c.Err != nil {
+		return enc.Encode(ErrorDocument(c))
+	}
 	return enc.Encode(NewDocument(c, withFile))
 }
 
