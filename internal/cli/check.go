@@ -30,6 +30,9 @@ type checkCommand struct {
 	Report  string
 	Dot     string
 	modelFlags
+	// levelSet says --level was given: a level the input format implies
+	// (history.Header.Implies) is used only without it.
+	levelSet bool
 }
 
 func newCheckCommand(std IO) *cobra.Command {
@@ -38,14 +41,19 @@ func newCheckCommand(std IO) *cobra.Command {
 		Use:   "check [flags] FILE…",
 		Short: "check histories against an isolation level",
 		Long: `check reads one or more histories ("-" is standard input) and checks each
-against an isolation level (default serializable). Exit status: 0 every history satisfies the level,
+against an isolation level (default serializable; knossos and porcupine
+register logs, whose own checkers judge linearizability, default to
+strict-serializable). Exit status: 0 every history satisfies the level,
 1 a violation was found, 2 bad usage or input, 3 undecided (timeout, or
 strict-serializable without begin and end instants and no serializability
 violation). With several files each gets its own result, a file that
 cannot be read or checked included, and the status is the most severe of
 theirs: 1, then 2, then 3, then 0.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c.levelSet = cmd.Flags().Changed("level")
+			return c.Run(cmd.Context(), args)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.Level, "level", "ser", "isolation level: strict-serializable (sser), serializable (ser), snapshot-isolation (si), repeatable-read (rr), pl-fcv, pl-2+, cursor-stability (cs), read-committed (rc), read-uncommitted (ru)")
@@ -155,7 +163,8 @@ func moreSevere(a, b int) int {
 	return a
 }
 
-// checkFile reads and checks one file at lvl. The error names the file.
+// checkFile reads and checks one file at lvl, or at the level its format
+// implies when --level was not given. The error names the file.
 func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Level, opts check.Options) (*report.Checked, error) {
 	h, err := c.read(name)
 	if err != nil {
@@ -165,6 +174,15 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 		return nil, err
 	}
 	checked := &report.Checked{File: name, History: h}
+	if !c.levelSet && h.Header.Implies != "" {
+		implied, err := level.Lookup(h.Header.Implies)
+		if err != nil {
+			return nil, fmt.Errorf("%s: the %s format implies level %q: %w", name, h.Header.ImpliedBy, h.Header.Implies, err)
+		}
+		if implied.ID != lvl.ID {
+			lvl, checked.ImpliedBy = implied, h.Header.ImpliedBy
+		}
+	}
 	start := time.Now()
 	res, err := check.Run(ctx, h, lvl, opts)
 	if err != nil {

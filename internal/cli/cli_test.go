@@ -208,7 +208,7 @@ func TestConvertRoundTrip(t *testing.T) {
 // TestCorpusFormatsDetected: a file of every importable format in the
 // shared corpora is detected and read by check.
 func TestCorpusFormatsDetected(t *testing.T) {
-	corpora := filepath.Join("..", "..", "..", "shared", "corpora")
+	corpora := corporaDir(t)
 	for _, p := range []string{
 		"isovista-bugs/history/bugs/pg_ser_bug.txt",
 		"cobra-logs/ser-violation/cock-G2",

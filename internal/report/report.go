@@ -25,6 +25,10 @@ type Checked struct {
 	History *history.History
 	Result  check.Result
 	Elapsed time.Duration
+	// ImpliedBy names the input format whose histories ask for the level
+	// checked (knossos and porcupine logs: strict serializability, their
+	// linearizability), when that level was used because none was chosen.
+	ImpliedBy string
 	// Err, when not nil, says why the file could not be checked (bad
 	// input, or no checker decides it); History and Result are then
 	// empty, and Result.Level is the level that was asked for.
@@ -67,6 +71,9 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	}
 	fmt.Fprintf(&b, " (checker %s; %d transactions, %d committed, %d sessions, %d operations; %s)\n",
 		r.Checker, st.Transactions, st.Committed, st.Sessions, st.Operations, durationString(c.Elapsed))
+	if c.ImpliedBy != "" {
+		fmt.Fprintf(&b, "level %s (implied by the %s format; pass --level to choose)\n", r.Level.Name, c.ImpliedBy)
+	}
 	if r.Note != "" {
 		fmt.Fprintf(&b, "note: %s\n", r.Note)
 	}
@@ -197,6 +204,10 @@ type Document struct {
 	// OwnReads is the read-your-own-writes policy the check followed,
 	// when it is not the default or was inferred.
 	OwnReads *OwnReads `json:"own_reads,omitempty"`
+	// LevelImpliedBy names the input format that implied Level, when no
+	// level was chosen and the format asks for one (knossos and porcupine
+	// logs: strict-serializable).
+	LevelImpliedBy string `json:"level_implied_by,omitempty"`
 	// CheckedAt is the level the history was really checked at when it
 	// is not Level, and Note why a violation found there is one of Level:
 	// strict-serializable without begin and end instants is checked at
@@ -273,6 +284,7 @@ func NewDocument(c *Checked, withFile bool) *Document {
 	if withFile {
 		out.File = c.File
 	}
+	out.LevelImpliedBy = c.ImpliedBy
 	if r.CheckedAt != nil {
 		out.CheckedAt = r.CheckedAt.Name
 	}
