@@ -176,7 +176,11 @@ type Edge = report.Edge
 
 // Check checks h against the level in o. It returns an error for an
 // unknown level or checker, or when no algorithm can decide this history
-// at this level; a context that ends gives outcome "unknown".
+// at this level; a context that ends gives outcome "unknown". Strict
+// serializability of a history whose transactions lack begin and end
+// instants is checked at serializability (Result.CheckedAt): a violation
+// there is a violation, with Result.Note saying so; otherwise the outcome
+// is "unknown", Result.Reason saying why.
 func Check(ctx context.Context, h *History, o Options) (*Result, error) {
 	name := o.Level
 	if name == "" {

@@ -174,6 +174,11 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 			ix = history.NewIndexWith(h, own)
 		}
 	}
+	if l.RealTime && !o.InnoDB {
+		if first, n, of := untimed(ix); n > 0 {
+			return runUntimed(ctx, h, l, o, first, n, of)
+		}
+	}
 	so := solverOptions{modules: o.Modules, tuning: o.Tuning}
 	var shared sharedFindings // the shared checks' findings on ix
 	var res Result
@@ -236,6 +241,58 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		if sub.Outcome == Satisfied {
 			res.Holds = append(res.Holds, w)
 		}
+	}
+	return res, nil
+}
+
+// untimed counts the transactions that took effect but have no begin and
+// end instants: n of the of that took effect, the first of them first.
+func untimed(ix *history.Index) (first history.TxnID, n, of int) {
+	h := ix.History()
+	for i := range h.Txns {
+		t := history.TxnID(i)
+		if !ix.Effective(t) {
+			continue
+		}
+		of++
+		if !h.Txns[i].HasTime {
+			if n == 0 {
+				first = t
+			}
+			n++
+		}
+	}
+	return first, n, of
+}
+
+// runUntimed checks h at l, a level with real time, when n of the of
+// transactions that took effect (first the first of them) lack begin and
+// end instants, so that their real-time order is unknown. Such a history
+// is checked at serializability, which l implies: a violation of it is a
+// violation of l, found at serializability; if it holds, l is undecided.
+// With some instants present, real time among the timed transactions is
+// not checked: the outcome is then Unknown rather than a verdict that
+// could depend on the order of the untimed ones.
+func runUntimed(ctx context.Context, h *history.History, l level.Level, o Options, first history.TxnID, n, of int) (Result, error) {
+	ser := level.Get(level.Serializable)
+	res, err := Run(ctx, h, ser, o)
+	if err != nil {
+		return res, fmt.Errorf("%s without begin and end instants is checked at %s, which it implies: %w", l.Name, ser.Name, err)
+	}
+	which := "transaction " + h.TxnName(first)
+	if line := h.Txns[first].Line; line > 0 {
+		which += fmt.Sprintf(", line %d", line)
+	}
+	missing := fmt.Sprintf("%d of %d transactions have no begin and end instants (the first: %s), so their real-time order is unknown", n, of, which)
+	res.Level, res.CheckedAt = l, &ser
+	switch res.Outcome {
+	case Violation:
+		res.Note = fmt.Sprintf("found at %s, which %s implies: %s", ser.Name, l.Name, missing)
+	case Satisfied:
+		res.Outcome = Unknown
+		res.Reason = fmt.Sprintf("%s holds, but %s cannot be decided: %s", ser.Name, l.Name, missing)
+	default:
+		res.Reason = fmt.Sprintf("%s (checked at %s, which %s implies: %s)", res.Reason, ser.Name, l.Name, missing)
 	}
 	return res, nil
 }

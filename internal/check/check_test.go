@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -199,4 +200,65 @@ func ExampleRun() {
 	res, _ := check.Run(context.Background(), h, level.Get(level.SnapshotIsolation), check.Options{})
 	fmt.Println(res.Outcome, res.Checker, res.Anomalies[0].Kind)
 	// Output: violation mt lost-update
+}
+
+// TestStrictWithoutInstants: strict serializability of a history whose
+// transactions lack begin and end instants is checked at serializability.
+// A serializability violation is a strict-serializability violation;
+// otherwise the outcome is unknown, saying that the instants are missing.
+func TestStrictWithoutInstants(t *testing.T) {
+	sser := level.Get(level.StrictSerializable)
+	for _, tc := range []struct {
+		name, hist, checker string
+		want                check.Outcome
+		kind, why           string
+	}{
+		{"lost update, no instants", "init: x=0 | s1: r x 0 w x 1 | s2: r x 0 w x 2", "auto",
+			check.Violation, "lost-update", "2 of 2 transactions have no begin and end instants"},
+		{"lost update, named checker", "init: x=0 | s1: r x 0 w x 1 | s2: r x 0 w x 2", "mt",
+			check.Violation, "lost-update", "2 of 2"},
+		{"serial, no instants", "init: x=0 | s1: r x 0 w x 1 | s2: r x 1 w x 2", "auto",
+			check.Unknown, "", "2 of 2 transactions have no begin and end instants (the first: transaction 1)"},
+		{"partial instants, write skew", "init: x=0 y=0 | s1: @0-1: r x 0 r y 0 w x 1 | s2: r x 0 r y 0 w y 1", "auto",
+			check.Violation, "write-skew", "1 of 2"},
+		{"partial instants, serial", "init: x=0 | s1: @0-1: r x 0 w x 1 | s2: r x 1 w x 2", "auto",
+			check.Unknown, "", "1 of 2 transactions have no begin and end instants (the first: transaction 2)"},
+		{"aborted without instants", "init: x=0 | s1: @0-1: r x 0 w x 1 | s2: aborted: r x 1 w x 2 | s3: @2-3: r x 0", "auto",
+			check.Violation, "real-time-violation", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := check.Run(context.Background(), history.MustParse(tc.hist), sser, check.Options{Checker: tc.checker, Holds: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != tc.want || res.Level.ID != level.StrictSerializable {
+				t.Fatalf("outcome %s at %s, want %s at strict-serializable (reason %q)", res.Outcome, res.Level.Name, tc.want, res.Reason)
+			}
+			if tc.kind != "" && (len(res.Anomalies) == 0 || res.Anomalies[0].Kind.String() != tc.kind) {
+				t.Errorf("anomalies %s, want %s first", kinds(res), tc.kind)
+			}
+			if tc.why == "" {
+				if res.CheckedAt != nil || res.Note != "" {
+					t.Errorf("every effective transaction has instants, yet checked at %v: %q", res.CheckedAt, res.Note)
+				}
+				return
+			}
+			if res.CheckedAt == nil || res.CheckedAt.ID != level.Serializable {
+				t.Errorf("checked at %v, want serializable", res.CheckedAt)
+			}
+			text := res.Note
+			if res.Outcome == check.Unknown {
+				text = res.Reason
+			}
+			if !strings.Contains(text, tc.why) {
+				t.Errorf("%q lacks %q", text, tc.why)
+			}
+		})
+	}
+	// A named checker that decides neither level still says so.
+	_, err := check.Run(context.Background(), history.MustParse("init: x=0 | s1: r x 0 w x 1 | s2: r x 0 w x 2"), sser, check.Options{Checker: "dsg"})
+	var ue *check.UnsupportedError
+	if !errors.As(err, &ue) || ue.Checker != "dsg" || !strings.Contains(err.Error(), "checked at serializable") {
+		t.Errorf("dsg at strict serializability without instants: want its refusal, got %v", err)
+	}
 }

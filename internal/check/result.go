@@ -63,6 +63,16 @@ type Result struct {
 	// Modules names the modules the check ran, in order (InnoDBModule for
 	// the InnoDB repeatable-read model).
 	Modules []string
+	// CheckedAt is the level the history was really checked at when that
+	// is not Level (nil otherwise), and Note says why a violation found
+	// there is one of Level (an Unknown outcome's Reason says why Level
+	// could not be decided). Strict
+	// serializability of a history whose transactions lack begin and end
+	// instants is checked at serializability: a violation of it is a
+	// violation of strict serializability; if it holds, the outcome is
+	// Unknown.
+	CheckedAt *level.Level
+	Note      string
 }
 
 // Caveated is implemented by checkers that are sound on every history they

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,9 @@ type checkCommand struct {
 	Report  string
 	Dot     string
 	modelFlags
+	// levelSet says --level was given: a level the input format implies
+	// (history.Header.Implies) is used only without it.
+	levelSet bool
 }
 
 func newCheckCommand(std IO) *cobra.Command {
@@ -37,10 +41,19 @@ func newCheckCommand(std IO) *cobra.Command {
 		Use:   "check [flags] FILE…",
 		Short: "check histories against an isolation level",
 		Long: `check reads one or more histories ("-" is standard input) and checks each
-against an isolation level. Exit status: 0 every history satisfies the level,
-1 a violation was found, 2 bad usage or input, 3 undecided (timeout).`,
+against an isolation level (default serializable; knossos and porcupine
+register logs, whose own checkers judge linearizability, default to
+strict-serializable). Exit status: 0 every history satisfies the level,
+1 a violation was found, 2 bad usage or input, 3 undecided (timeout, or
+strict-serializable without begin and end instants and no serializability
+violation). With several files each gets its own result, a file that
+cannot be read or checked included, and the status is the most severe of
+theirs: 1, then 2, then 3, then 0.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c.levelSet = cmd.Flags().Changed("level")
+			return c.Run(cmd.Context(), args)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.Level, "level", "ser", "isolation level: strict-serializable (sser), serializable (ser), snapshot-isolation (si), repeatable-read (rr), pl-fcv, pl-2+, cursor-stability (cs), read-committed (rc), read-uncommitted (ru)")
@@ -56,12 +69,21 @@ against an isolation level. Exit status: 0 every history satisfies the level,
 	return cmd
 }
 
-// Run checks every file; output is written only once every file has been
-// read and checked, so bad input anywhere gives an error and no verdict.
+// Run checks every file. Output is written once every file has been
+// read and checked. With one file, bad input (or a history no checker
+// decides) is an error and prints no result. With several, each file gets
+// its own result: one that cannot be read or checked is reported as such
+// (its error also goes to standard error at once) and the others are
+// still checked; the exit status is then the most severe (severity).
 func (c *checkCommand) Run(ctx context.Context, files []string) error {
 	lvl, err := level.Lookup(c.Level)
 	if err != nil {
 		return badInput(err)
+	}
+	if c.Format != "" && c.Format != "auto" {
+		if _, err := registry.Lookup(c.Format); err != nil {
+			return badInput(err)
+		}
 	}
 	opts := check.Options{Checker: c.Checker, Holds: !c.NoHolds}
 	if err := c.modelFlags.options(&opts); err != nil {
@@ -72,36 +94,39 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
+	several := len(files) > 1
 	var out bytes.Buffer
 	var all []*report.Checked // kept for --report and --dot
 	worst := ExitHolds
 	for _, name := range files {
-		h, err := c.read(name)
+		checked, err := c.checkFile(ctx, name, lvl, opts)
 		if err != nil {
-			return badInput(err)
+			if !several {
+				return badInput(err)
+			}
+			fmt.Fprintf(c.io.Stderr, "isoscope: %v\n", err)
+			checked = &report.Checked{File: name, Result: check.Result{Level: lvl}, Err: err}
 		}
-		start := time.Now()
-		res, err := check.Run(ctx, h, lvl, opts)
-		if err != nil {
-			return badInput(fmt.Errorf("%s: %w", name, err))
-		}
-		checked := &report.Checked{File: name, History: h, Result: res, Elapsed: time.Since(start)}
 		if c.JSON {
-			err = report.JSON(&out, checked, len(files) > 1)
+			err = report.JSON(&out, checked, several)
 		} else {
-			err = report.Text(&out, checked, report.TextOptions{PerKind: c.PerKind, ShowFile: len(files) > 1})
+			err = report.Text(&out, checked, report.TextOptions{PerKind: c.PerKind, ShowFile: several})
 		}
 		if err != nil {
 			return err
 		}
+		if checked.Err != nil {
+			worst = moreSevere(worst, ExitBadInput)
+			continue
+		}
 		if c.Report != "" || c.Dot != "" {
 			all = append(all, checked)
 		}
-		switch {
-		case res.Outcome == check.Violation:
-			worst = ExitViolation
-		case res.Outcome == check.Unknown && worst == ExitHolds:
-			worst = ExitUnknown
+		switch checked.Result.Outcome {
+		case check.Violation:
+			worst = moreSevere(worst, ExitViolation)
+		case check.Unknown:
+			worst = moreSevere(worst, ExitUnknown)
 		}
 	}
 	if err := writeCheckArtifacts(c.Report, c.Dot, all); err != nil {
@@ -114,6 +139,57 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 		return &exitError{code: worst}
 	}
 	return nil
+}
+
+// severity ranks the exit statuses of several files' results, most
+// severe first: the status of a check of several files is the most
+// severe of theirs. A violation comes first: it is a finding about the
+// database that a bad file elsewhere must not hide (a script that takes
+// status 2 for a broken harness would miss it), and status 1 still means
+// exactly what the contract says, that a violation was found. Bad input
+// comes next, before undecided: a file was not checked at all, and a
+// script that retries an undecided check with a longer timeout would not
+// mend it. The results on standard output say which file gave which.
+var severity = []int{ExitViolation, ExitBadInput, ExitUnknown, ExitHolds}
+
+// moreSevere returns whichever of the exit statuses a and b is more
+// severe (severity).
+func moreSevere(a, b int) int {
+	for _, s := range severity {
+		if a == s || b == s {
+			return s
+		}
+	}
+	return a
+}
+
+// checkFile reads and checks one file at lvl, or at the level its format
+// implies when --level was not given. The error names the file.
+func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Level, opts check.Options) (*report.Checked, error) {
+	h, err := c.read(name)
+	if err != nil {
+		if !strings.Contains(err.Error(), name) {
+			err = fmt.Errorf("%s: %w", name, err)
+		}
+		return nil, err
+	}
+	checked := &report.Checked{File: name, History: h}
+	if !c.levelSet && h.Header.Implies != "" {
+		implied, err := level.Lookup(h.Header.Implies)
+		if err != nil {
+			return nil, fmt.Errorf("%s: the %s format implies level %q: %w", name, h.Header.ImpliedBy, h.Header.Implies, err)
+		}
+		if implied.ID != lvl.ID {
+			lvl, checked.ImpliedBy = implied, h.Header.ImpliedBy
+		}
+	}
+	start := time.Now()
+	res, err := check.Run(ctx, h, lvl, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	checked.Result, checked.Elapsed = res, time.Since(start)
+	return checked, nil
 }
 
 // read opens name ("-" for standard input) and reads it in the chosen or

@@ -172,6 +172,14 @@ type Header struct {
 	// resolved to transactions.
 	VersionOrder map[KeyID][]TxnID
 	Source       string
+	// Implies names the isolation level the input format asks for, and
+	// ImpliedBy that format, when it asks for one: the register logs of
+	// knossos and porcupine are checked for linearizability, which is
+	// strict serializability of their one-operation transactions, so
+	// their readers set "strict-serializable". A check without an
+	// explicitly chosen level uses it. Not part of the history format:
+	// writers do not write it.
+	Implies, ImpliedBy string
 }
 
 // History is what the clients saw: transactions in file order, grouped into

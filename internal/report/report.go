@@ -25,6 +25,14 @@ type Checked struct {
 	History *history.History
 	Result  check.Result
 	Elapsed time.Duration
+	// ImpliedBy names the input format whose histories ask for the level
+	// checked (knossos and porcupine logs: strict serializability, their
+	// linearizability), when that level was used because none was chosen.
+	ImpliedBy string
+	// Err, when not nil, says why the file could not be checked (bad
+	// input, or no checker decides it); History and Result are then
+	// empty, and Result.Level is the level that was asked for.
+	Err error
 }
 
 // TextOptions tune the text report.
@@ -47,6 +55,11 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	if o.ShowFile {
 		fmt.Fprintf(&b, "%s: ", c.File)
 	}
+	if c.Err != nil {
+		fmt.Fprintf(&b, "NOT CHECKED: %s\n", strings.TrimPrefix(c.Err.Error(), c.File+": "))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	st := r.Stats
 	switch r.Outcome {
 	case check.Satisfied:
@@ -58,6 +71,12 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	}
 	fmt.Fprintf(&b, " (checker %s; %d transactions, %d committed, %d sessions, %d operations; %s)\n",
 		r.Checker, st.Transactions, st.Committed, st.Sessions, st.Operations, durationString(c.Elapsed))
+	if c.ImpliedBy != "" {
+		fmt.Fprintf(&b, "level %s (implied by the %s format; pass --level to choose)\n", r.Level.Name, c.ImpliedBy)
+	}
+	if r.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", r.Note)
+	}
 	if r.Caveat != "" {
 		fmt.Fprintf(&b, "note: %s\n", r.Caveat)
 	}
@@ -185,6 +204,31 @@ type Document struct {
 	// OwnReads is the read-your-own-writes policy the check followed,
 	// when it is not the default or was inferred.
 	OwnReads *OwnReads `json:"own_reads,omitempty"`
+	// LevelImpliedBy names the input format that implied Level, when no
+	// level was chosen and the format asks for one (knossos and porcupine
+	// logs: strict-serializable).
+	LevelImpliedBy string `json:"level_implied_by,omitempty"`
+	// CheckedAt is the level the history was really checked at when it
+	// is not Level, and Note why a violation found there is one of Level:
+	// strict-serializable without begin and end instants is checked at
+	// serializable.
+	CheckedAt string `json:"checked_at,omitempty"`
+	Note      string `json:"note,omitempty"`
+	// Error says why the file could not be checked (outcome "error",
+	// only among the results of several files): bad input, naming where
+	// and what, or no checker that decides it.
+	Error string `json:"error,omitempty"`
+}
+
+// OutcomeError is a Document's outcome for a file that could not be
+// checked (Document.Error says why). It appears only when several files
+// are checked: with one, bad input prints no result at all.
+const OutcomeError = "error"
+
+// ErrorDocument is the JSON result for a file that could not be checked:
+// the level asked for, outcome OutcomeError, and the error.
+func ErrorDocument(c *Checked) *Document {
+	return &Document{File: c.File, Level: c.Result.Level.Name, Outcome: OutcomeError, Anomalies: []Finding{}, Error: c.Err.Error()}
 }
 
 // OwnReads is a Document's read-your-own-writes policy: its name (own,
@@ -240,6 +284,11 @@ func NewDocument(c *Checked, withFile bool) *Document {
 	if withFile {
 		out.File = c.File
 	}
+	out.LevelImpliedBy = c.ImpliedBy
+	if r.CheckedAt != nil {
+		out.CheckedAt = r.CheckedAt.Name
+	}
+	out.Note = r.Note
 	out.Modules = r.Modules
 	if e := r.OwnReadsEvidence; e != nil {
 		out.OwnReads = &OwnReads{Policy: r.OwnReads.String(), Inferred: true, Own: e.Own, External: e.External}
@@ -291,6 +340,9 @@ func NewFinding(h *history.History, a *anomaly.Anomaly) Finding {
 func JSON(w io.Writer, c *Checked, withFile bool) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	if c.Err != nil {
+		return enc.Encode(ErrorDocument(c))
+	}
 	return enc.Encode(NewDocument(c, withFile))
 }
 

@@ -23,6 +23,10 @@
 // completed before another was invoked exactly when its completion line
 // comes first — the log's real-time order. The process number is the
 // session.
+//
+// Such a log asks for linearizability, so the history's header says that
+// it implies strict-serializable (history.Header.Implies): a check
+// without an explicit level uses it.
 package knossos
 
 import (
@@ -69,7 +73,8 @@ type pending struct {
 // Read reads a knossos register log.
 func Read(r io.Reader, name string) (*history.History, error) {
 	h := history.New()
-	h.Header = history.Header{Present: true, Version: 1, Source: "converted from a knossos register log " + name}
+	h.Header = history.Header{Present: true, Version: 1, Source: "converted from a knossos register log " + name,
+		Implies: "strict-serializable", ImpliedBy: "knossos"}
 	x := h.Key(history.StringValue("x"))
 	sessions := map[int64]int32{}
 	open := map[int64]pending{}

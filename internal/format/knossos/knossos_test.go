@@ -34,6 +34,9 @@ func TestRead(t *testing.T) {
 	if got := history.Notation(h); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	if h.Header.Implies != "strict-serializable" || h.Header.ImpliedBy != "knossos" {
+		t.Errorf("a register log asks for linearizability: header implies %q by %q", h.Header.Implies, h.Header.ImpliedBy)
+	}
 }
 
 func TestBadInput(t *testing.T) {

@@ -17,7 +17,9 @@
 // clock: the line number is the instant, so one operation precedes another
 // in real time exactly when its completion line comes before the other's
 // invocation line (the log's order), and linearizability is strict
-// serializability of the history.
+// serializability of the history. The history's header says so
+// (history.Header.Implies: strict-serializable), and a check without an
+// explicit level uses that level.
 //
 //   - a :get that completed :ok is [["r",k,v]]; one that failed or timed
 //     out had no effect and is dropped;

@@ -66,7 +66,8 @@ func (rd *reader) errf(line int, field, msg string, a ...any) error {
 func Read(r io.Reader, name string) (*history.History, error) {
 	rd := &reader{name: name, h: history.New(), sessions: map[int64]int32{}, open: map[int64]event{}}
 	rd.h.Name = name
-	rd.h.Header = history.Header{Present: true, Version: 1, Source: "converted from a porcupine key-value log " + name}
+	rd.h.Header = history.Header{Present: true, Version: 1, Source: "converted from a porcupine key-value log " + name,
+		Implies: "strict-serializable", ImpliedBy: "porcupine"}
 	d := edn.NewDecoder(r, name)
 	if err := d.Each(rd.event); err != nil {
 		return nil, err

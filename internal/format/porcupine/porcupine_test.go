@@ -26,6 +26,9 @@ const corpora = formattest.Corpora
 func TestGolden(t *testing.T) {
 	h := formattest.ReadFile(t, filepath.Join("testdata", "small.txt"), Read)
 	formattest.Golden(t, "small.jsonl", formattest.JSONL(t, h), *update)
+	if h.Header.Implies != "strict-serializable" || h.Header.ImpliedBy != "porcupine" {
+		t.Errorf("a key-value log asks for linearizability: header implies %q by %q", h.Header.Implies, h.Header.ImpliedBy)
+	}
 }
 
 // TestCorpus reads the six key-value logs of porcupine's test data.
