@@ -21,6 +21,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/isoscope/isoscope/internal/format"
@@ -494,6 +495,9 @@ func (d *Decoder) char(line int) (Value, error) {
 	default:
 		if len(w) == 5 && w[0] == 'u' {
 			if n, err := strconv.ParseUint(w[1:], 16, 32); err == nil {
+				if utf16.IsSurrogate(rune(n)) {
+					return Value{}, d.errf(line, `\%s is a UTF-16 surrogate, not a character`, w)
+				}
 				w = string(rune(n))
 			}
 		}
@@ -556,8 +560,12 @@ func (d *Decoder) escape(line int) error {
 		if err != nil {
 			return err
 		}
-		if utf16IsHigh(r) {
-			// A surrogate pair: \uD83D\uDE00.
+		if utf16.IsSurrogate(r) {
+			// A surrogate pair: \uD83D\uDE00. A lone surrogate is no
+			// character; made U+FFFD it would make "\ud800" and "\udbff"
+			// one key.
+			hi := r
+			r = utf8.RuneError
 			if b, _ := d.r.Peek(2); len(b) == 2 && b[0] == '\\' && b[1] == 'u' {
 				d.next()
 				d.next()
@@ -565,11 +573,11 @@ func (d *Decoder) escape(line int) error {
 				if err != nil {
 					return err
 				}
-				r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
+				r = utf16.DecodeRune(hi, lo)
 			}
-		}
-		if !utf8.ValidRune(r) {
-			r = utf8.RuneError
+			if r == utf8.RuneError {
+				return d.errf(line, `\u%04x in a string is a lone UTF-16 surrogate, not a character (strings must be valid Unicode text)`, hi)
+			}
 		}
 		d.buf = utf8.AppendRune(d.buf, r)
 	default:
@@ -577,8 +585,6 @@ func (d *Decoder) escape(line int) error {
 	}
 	return nil
 }
-
-func utf16IsHigh(r rune) bool { return r >= 0xd800 && r < 0xdc00 }
 
 // hex4 reads the four hex digits of a \u escape.
 func (d *Decoder) hex4(line int) (rune, error) {

@@ -77,6 +77,15 @@ func TestErrors(t *testing.T) {
 		{"\"\\x\"", 1, `unknown escape \x`},
 		{"\"\\u12\"", 1, "four hex digits"},
 		{"\"\xff\"", 1, "not valid UTF-8"},
+		// Lone surrogates: as U+FFFD, "\ud800" and "\udbff" were one
+		// string, so two keys one key (issue 16).
+		{"\n\"\\ud800\"", 2, `\ud800 in a string is a lone UTF-16 surrogate`},
+		{"\"a\\udbff\"", 1, `\udbff in a string is a lone UTF-16 surrogate`},
+		{"\"\\udc00\"", 1, `\udc00 in a string is a lone UTF-16 surrogate`},
+		{"\"\\ud800\\ud800\"", 1, `\ud800 in a string is a lone UTF-16 surrogate`},
+		{"\"\\ud800\\u0041\"", 1, `\ud800 in a string is a lone UTF-16 surrogate`},
+		{"\"\\ud800\\n\"", 1, `\ud800 in a string is a lone UTF-16 surrogate`},
+		{"[\\uD800]", 1, `\uD800 is a UTF-16 surrogate`},
 		{"\n\n#_", 3, "discards nothing"},
 		{"#foo", 1, "tags nothing"},
 		{"#", 1, "neither {, _ nor a tag"},
