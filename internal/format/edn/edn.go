@@ -326,6 +326,9 @@ func (d *Decoder) value() (Value, error) {
 		if w == "" {
 			return Value{}, d.errf(line, "a colon without a keyword name")
 		}
+		if !utf8.ValidString(w) {
+			return Value{}, d.errf(line, "a keyword that is not valid UTF-8")
+		}
 		return Value{Kind: Keyword, Text: w, Line: line}, nil
 	}
 	w := d.word()

@@ -86,6 +86,7 @@ func TestErrors(t *testing.T) {
 		{"\"\\ud800\\u0041\"", 1, `\ud800 in a string is a lone UTF-16 surrogate`},
 		{"\"\\ud800\\n\"", 1, `\ud800 in a string is a lone UTF-16 surrogate`},
 		{"[\\uD800]", 1, `\uD800 is a UTF-16 surrogate`},
+		{"\n[:a\xff]", 2, "a keyword that is not valid UTF-8"},
 		{"\n\n#_", 3, "discards nothing"},
 		{"#foo", 1, "tags nothing"},
 		{"#", 1, "neither {, _ nor a tag"},
