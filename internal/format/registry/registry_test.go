@@ -105,3 +105,26 @@ func TestOpenGarbage(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenLoneSurrogates: keys (or sessions) "\ud800" and "\udbff" are not
+// read as one U+FFFD key in any JSON format: each file is bad input that
+// names the line (issue 16).
+func TestOpenLoneSurrogates(t *testing.T) {
+	for _, c := range []struct {
+		format, in string
+		line       int
+	}{
+		{"isoscope", `{"id":1,"session":0,"ops":[["w","\ud800",1]]}` + "\n" + `{"id":2,"session":1,"ops":[["r","\udbff",1]]}` + "\n", 1},
+		{"jepsen", `{"type":"invoke","process":0,"f":"txn","value":[["append","k",1]]}` + "\n" +
+			`{"type":"ok","process":0,"f":"txn","value":[["append","\ud800",1]]}` + "\n", 2},
+		{"jepsen", "{:type :ok, :process 0, :f :txn, :value [[:append 1 1]]}\n{:type :ok, :process 1, :f :txn, :value [[:r \"\\udbff\" nil]]}\n", 2},
+		{"porcupine", `{:process 0, :type :invoke, :f :get, :key "\ud800", :value nil}` + "\n", 1},
+		{"timekiller", `[{"tid":1,"sid":"\ud800","sts":{"p":1,"l":0},"cts":{"p":2,"l":0},"ops":[{"t":"w","k":1,"v":1}]}]`, 1},
+	} {
+		_, err := Open(write(t, "h", []byte(c.in)), "auto", nil, nil)
+		var fe *format.Error
+		if !errors.As(err, &fe) || fe.Line != c.line || !strings.Contains(fe.Msg, "surrogate") {
+			t.Errorf("%s: got %v, want bad input on line %d about a lone surrogate", c.format, err, c.line)
+		}
+	}
+}
