@@ -128,3 +128,31 @@ func TestOpenLoneSurrogates(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenDirLaterBadRecord: a Cobra log directory whose first log starts
+// with a good transaction and has a bad record later is read as Cobra, and
+// --format auto reports Cobra's error, as --format cobra does.
+func TestOpenDirLaterBadRecord(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "cobra", "testdata", "small")
+	for _, name := range []string{"T0.log", "T1.log", "T2.log", "T10.log"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "T0.log" {
+			b = append(b, 'Z') // an unknown record after the good ones
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, named := Open(dir, "cobra", nil, nil)
+	var fe *format.Error
+	if !errors.As(named, &fe) {
+		t.Fatalf("--format cobra: got %v, want a *format.Error", named)
+	}
+	if _, auto := Open(dir, "auto", nil, nil); auto == nil || auto.Error() != named.Error() {
+		t.Errorf("--format auto: got %v, want what --format cobra gives: %v", auto, named)
+	}
+}
