@@ -657,9 +657,12 @@ func (d *Decoder) Each(f func(Value) error) error {
 		if c == ')' || c == ']' || c == '}' {
 			return d.errf(d.line, "%q closes the top-level vector opened on line %d, which wants %q", string(c), line, string(end))
 		}
-		v, err := d.Decode()
+		v, err := d.value()
 		if err != nil {
 			return err
+		}
+		if v.Kind == discarded {
+			continue
 		}
 		if err := f(v); err != nil {
 			return err
