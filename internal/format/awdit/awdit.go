@@ -145,24 +145,20 @@ func Read(r io.Reader, name string) (*history.History, error) {
 
 // Sniff reports whether prefix, the first bytes of an input, looks like an
 // AWDIT test history: its first non-blank line is an operation ("r 0 1" or
-// "w 0 1") and every following complete line is an operation, a separator
-// or blank.
+// "w 0 1"). The lines after it are the reader's to judge: a bad one later
+// is bad input of this format, which Read reports with its line, not a
+// reason to doubt the format.
 func Sniff(prefix []byte) bool {
-	seen := false
 	for len(prefix) > 0 {
-		ln, rest, complete := bytes.Cut(prefix, []byte("\n"))
+		ln, rest, _ := bytes.Cut(prefix, []byte("\n"))
 		prefix = rest
-		if !complete && seen {
-			break // the last line may be cut short
-		}
-		kind, _, _, _, _ := parseLine(bytes.TrimSpace(ln))
-		switch {
-		case kind == blankLine:
+		switch kind, _, _, _, _ := parseLine(bytes.TrimSpace(ln)); kind {
+		case blankLine:
 			continue
-		case kind == badLine, !seen && kind != opLine:
-			return false
+		case opLine:
+			return true
 		}
-		seen = true
+		return false
 	}
-	return seen
+	return false
 }

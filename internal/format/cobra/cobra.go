@@ -320,34 +320,25 @@ func (r *reader) finish() *history.History {
 }
 
 // Sniff reports whether prefix, the first bytes of a file, looks like a
-// Cobra session log: it starts with an 'S' record and every record that
-// fits in the prefix has a known tag. An empty prefix is not a log.
+// Cobra session log: it starts with an 'S' record, and every record of the
+// first transaction, up to its 'C' record or the end of the prefix, has a
+// known tag. The records after it are the reader's to judge: a bad one
+// later is bad input of this format, which ReadDir reports with its
+// offset, not a reason to doubt the format. An empty prefix is not a log.
 func Sniff(prefix []byte) bool {
 	if len(prefix) < recordSize('S') || prefix[0] != 'S' {
 		return false
 	}
-	open := false
 	for off := 0; off < len(prefix); {
 		tag := prefix[off]
 		n := recordSize(tag)
-		if n == 0 {
+		switch {
+		case n == 0:
 			return false
-		}
-		if off+n > len(prefix) {
+		case tag == 'C':
+			return true
+		case off+n > len(prefix):
 			return true // cut short by the prefix
-		}
-		switch tag {
-		case 'S':
-			open = true
-		case 'C':
-			if !open {
-				return false
-			}
-			open = false
-		default:
-			if !open {
-				return false
-			}
 		}
 		off += n
 	}

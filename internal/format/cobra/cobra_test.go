@@ -192,8 +192,13 @@ func TestSniff(t *testing.T) {
 		{[]byte("w(1,0,0,0)\n"), false},
 		{[]byte("r 1 2\n-----\n"), false},
 		{cat(rS(1), []byte{'Z'}, rC(1)), false},
-		{cat(rS(1), rC(1), rC(1)), false},
-		{cat(rS(1), rC(1), rW(1, 2, 3)), false},
+		// The first transaction decides; ReadDir reports a later bad
+		// record (issue 16).
+		{cat(rS(1), rC(1), rC(1)), true},
+		{cat(rS(1), rC(1), rW(1, 2, 3)), true},
+		{cat(rS(1), rW(1, 2, 3), rC(1), []byte{'Z'}), true},
+		{cat(rS(1), rW(1, 2, 3), []byte{'Z'}, rC(1)), false},
+		{cat(rC(1), rS(1)), false},
 		{rW(1, 2, 3), false},
 	} {
 		if got := Sniff(c.in); got != c.want {

@@ -21,6 +21,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/isoscope/isoscope/internal/format"
@@ -325,6 +326,9 @@ func (d *Decoder) value() (Value, error) {
 		if w == "" {
 			return Value{}, d.errf(line, "a colon without a keyword name")
 		}
+		if !utf8.ValidString(w) {
+			return Value{}, d.errf(line, "a keyword that is not valid UTF-8")
+		}
 		return Value{Kind: Keyword, Text: w, Line: line}, nil
 	}
 	w := d.word()
@@ -494,6 +498,9 @@ func (d *Decoder) char(line int) (Value, error) {
 	default:
 		if len(w) == 5 && w[0] == 'u' {
 			if n, err := strconv.ParseUint(w[1:], 16, 32); err == nil {
+				if utf16.IsSurrogate(rune(n)) {
+					return Value{}, d.errf(line, `\%s is a UTF-16 surrogate, not a character`, w)
+				}
 				w = string(rune(n))
 			}
 		}
@@ -556,8 +563,12 @@ func (d *Decoder) escape(line int) error {
 		if err != nil {
 			return err
 		}
-		if utf16IsHigh(r) {
-			// A surrogate pair: \uD83D\uDE00.
+		if utf16.IsSurrogate(r) {
+			// A surrogate pair: \uD83D\uDE00. A lone surrogate is no
+			// character; made U+FFFD it would make "\ud800" and "\udbff"
+			// one key.
+			hi := r
+			r = utf8.RuneError
 			if b, _ := d.r.Peek(2); len(b) == 2 && b[0] == '\\' && b[1] == 'u' {
 				d.next()
 				d.next()
@@ -565,11 +576,11 @@ func (d *Decoder) escape(line int) error {
 				if err != nil {
 					return err
 				}
-				r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
+				r = utf16.DecodeRune(hi, lo)
 			}
-		}
-		if !utf8.ValidRune(r) {
-			r = utf8.RuneError
+			if r == utf8.RuneError {
+				return d.errf(line, `\u%04x in a string is a lone UTF-16 surrogate, not a character (strings must be valid Unicode text)`, hi)
+			}
 		}
 		d.buf = utf8.AppendRune(d.buf, r)
 	default:
@@ -577,8 +588,6 @@ func (d *Decoder) escape(line int) error {
 	}
 	return nil
 }
-
-func utf16IsHigh(r rune) bool { return r >= 0xd800 && r < 0xdc00 }
 
 // hex4 reads the four hex digits of a \u escape.
 func (d *Decoder) hex4(line int) (rune, error) {
@@ -648,9 +657,12 @@ func (d *Decoder) Each(f func(Value) error) error {
 		if c == ')' || c == ']' || c == '}' {
 			return d.errf(d.line, "%q closes the top-level vector opened on line %d, which wants %q", string(c), line, string(end))
 		}
-		v, err := d.Decode()
+		v, err := d.value()
 		if err != nil {
 			return err
+		}
+		if v.Kind == discarded {
+			continue
 		}
 		if err := f(v); err != nil {
 			return err

@@ -77,6 +77,19 @@ func TestErrors(t *testing.T) {
 		{"\"\\x\"", 1, `unknown escape \x`},
 		{"\"\\u12\"", 1, "four hex digits"},
 		{"\"\xff\"", 1, "not valid UTF-8"},
+		// Lone surrogates: as U+FFFD, "\ud800" and "\udbff" were one
+		// string, so two keys one key (issue 16).
+		{"\n\"\\ud800\"", 2, `\ud800 in a string is a lone UTF-16 surrogate`},
+		{"\"a\\udbff\"", 1, `\udbff in a string is a lone UTF-16 surrogate`},
+		{"\"\\udc00\"", 1, `\udc00 in a string is a lone UTF-16 surrogate`},
+		{"\"\\ud800\\ud800\"", 1, `\ud800 in a string is a lone UTF-16 surrogate`},
+		{"\"\\ud800\\u0041\"", 1, `\ud800 in a string is a lone UTF-16 surrogate`},
+		{"\"\\ud800\\n\"", 1, `\ud800 in a string is a lone UTF-16 surrogate`},
+		{"[\\uD800]", 1, `\uD800 is a UTF-16 surrogate`},
+		{"\n[:a\xff]", 2, "a keyword that is not valid UTF-8"},
+		// A discard that ends the input inside the top-level vector.
+		{"(#_0", 1, "the input ends inside the top-level vector opened on line 1"},
+		{"[1\n#_2", 2, "the input ends inside the top-level vector opened on line 1"},
 		{"\n\n#_", 3, "discards nothing"},
 		{"#foo", 1, "tags nothing"},
 		{"#", 1, "neither {, _ nor a tag"},
@@ -122,4 +135,15 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("error %v is not a *format.Error", err)
 		}
 	})
+}
+
+// TestDiscardInTopLevelVector: #_ drops an element of the top-level
+// vector, the last one too.
+func TestDiscardInTopLevelVector(t *testing.T) {
+	for in, want := range map[string]int{"[1 #_2]": 1, "[#_1 2 3]": 2, "(#_ 1)": 0} {
+		vs, err := all(in)
+		if err != nil || len(vs) != want {
+			t.Errorf("%q: got %v, %v; want %d values", in, vs, err, want)
+		}
+	}
 }

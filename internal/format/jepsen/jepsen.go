@@ -74,6 +74,24 @@ type reader struct {
 	// without :time; anonymous and named those without and with :process.
 	timed, untimed, anonymous, named int
 	maxTime                          int64
+	// words holds, for each text read as a keyword (:x) or a string
+	// ("x") as a key, or as a value or an element, which of the two it
+	// was first, and where: both become the string x, so a history that
+	// uses both as keys (or both as values) is refused rather than read
+	// with two keys (or values) made one.
+	words map[wordUse]word
+}
+
+// wordUse is a text and whether it was a key.
+type wordUse struct {
+	text string
+	key  bool
+}
+
+// word is the first use of a text as a keyword or a string.
+type word struct {
+	kind edn.Kind
+	line int
 }
 
 func (rd *reader) errf(line int, field, msg string, a ...any) error {
@@ -268,6 +286,9 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 		if !ok {
 			return rd.errf(m.Line, field, "the key %s is not an integer, string or keyword", m.Items[1])
 		}
+		if err := rd.word(m.Items[1], true, m.Line, field); err != nil {
+			return err
+		}
 		op := history.Op{Key: rd.h.Key(k)}
 		x := m.Items[2]
 		switch f {
@@ -275,6 +296,9 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 			v, ok := scalar(x)
 			if !ok {
 				return rd.errf(m.Line, field, "the value %s is not an integer, string or keyword", x)
+			}
+			if err := rd.word(x, false, m.Line, field); err != nil {
+				return err
 			}
 			op.Kind, op.Value = history.Write, v
 			if f == "append" {
@@ -296,6 +320,9 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 					if !ok {
 						return rd.errf(y.Line, field, "element %d of the list read, %s, is not an integer, string or keyword", j, y)
 					}
+					if err := rd.word(y, false, y.Line, field); err != nil {
+						return err
+					}
 					op.List = append(op.List, v)
 				}
 			default:
@@ -303,12 +330,42 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 				if !ok {
 					return rd.errf(m.Line, field, "the value read, %s, is not an integer, string, keyword, list or nil", x)
 				}
+				if err := rd.word(x, false, m.Line, field); err != nil {
+					return err
+				}
 				op.Kind, op.Value = history.Read, v
 			}
 		default:
 			return rd.errf(m.Line, field, "unknown micro-operation %s (want :append, :r or :w)", m.Items[0])
 		}
 		t.Ops = append(t.Ops, op)
+	}
+	return nil
+}
+
+// word records a keyword or string v (a key when key is set; on line, in
+// field) and refuses the text of one used before as the other in the same
+// role: scalar reads both as the same string.
+func (rd *reader) word(v edn.Value, key bool, line int, field string) error {
+	if v.Kind != edn.String && v.Kind != edn.Keyword {
+		return nil
+	}
+	u := wordUse{v.Text, key}
+	w, ok := rd.words[u]
+	switch {
+	case !ok:
+		if rd.words == nil {
+			rd.words = map[wordUse]word{}
+		}
+		rd.words[u] = word{v.Kind, line}
+	case w.kind != v.Kind:
+		role := "value"
+		if key {
+			role = "key"
+		}
+		first := edn.Value{Kind: w.kind, Text: v.Text}
+		return rd.errf(line, field, "the %s %s is %s, but the %s %s (line %d) is %s: isoscope reads both as the string %q and cannot tell them apart",
+			role, v, v.Kind, role, first, w.line, w.kind, v.Text)
 	}
 	return nil
 }

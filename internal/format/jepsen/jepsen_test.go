@@ -143,6 +143,15 @@ func TestBadInput(t *testing.T) {
 		{`{:type :ok :process}`, "", "a key without a value"},
 		{`{"type":"ok","process":0,"value":[["r","x",1e400x]]}`, "", "is not a number"},
 		{strings.Repeat("[", 2000), "", "nested more than"},
+		// Keywords and strings are both read as strings: :x and "x" would
+		// be one key, or one value (issue 16).
+		{"{:type :ok, :process 0, :value [[:append :x 1]]}\n{:type :ok, :process 1, :value [[:r \"x\" [1]]]}\n", "value[0]",
+			`the key "x" is a string, but the key :x (line 1) is a keyword: isoscope reads both as the string "x" and cannot tell them apart`},
+		{"{:type :ok, :process 0, :value [[:w 1 \"a\"] [:r 2 nil]]}\n{:type :ok, :process 1, :value [[:r 1 :a]]}\n", "value[0]",
+			`the value :a is a keyword, but the value "a" (line 1) is a string`},
+		{"{:type :ok, :process 0, :value [[:append 1 :e]]}\n{:type :ok, :process 1, :value [[:r 1 [\"e\"]]]}\n", "value[0]",
+			`the value "e" is a string, but the value :e (line 1) is a keyword`},
+		{`{"type":"ok","process":0,"value":[["w","k","\ud800"],["w","k","\udbff"]]}`, "", `\ud800 in a string is a lone UTF-16 surrogate`},
 	} {
 		_, err := Read(strings.NewReader(c.in), "b.edn")
 		var fe *format.Error
@@ -343,4 +352,16 @@ func Example() {
 	}
 	fmt.Println(history.Notation(h))
 	// Output: t1: s0: @1-2: a x 1 r y [2]
+}
+
+// TestWordsByRole: a text may be a keyword key and a string value (or the
+// other way round): keys and values are not confused.
+func TestWordsByRole(t *testing.T) {
+	h, err := Read(strings.NewReader(`{:type :ok, :process 0, :value [[:w :x "x"] [:w "y" :y] [:r :x "x"]]}`), "w.edn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := history.Notation(h), `t1: s0: w x x w y y r x x`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
 }

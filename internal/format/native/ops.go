@@ -106,7 +106,7 @@ func (r *Reader) op(op *history.Op, i int) error {
 	case "d":
 		name, op.Kind = "d", history.Delete
 	case "append":
-		name, op.Kind = "append", history.Append
+		name, op.Kind, r.lists = "append", history.Append, true
 	case "scan":
 		name, op.Kind = "scan", history.Scan
 	case "iter":
@@ -131,7 +131,7 @@ func (r *Reader) op(op *history.Op, i int) error {
 				return err
 			}
 			if op.Kind == history.Read && s.ws() == '[' {
-				op.Kind = history.ReadList
+				op.Kind, r.lists = history.ReadList, true
 				if op.List, err = r.list(i); err != nil {
 					return err
 				}

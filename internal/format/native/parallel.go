@@ -47,6 +47,7 @@ type chunk struct {
 	sessions []history.Value
 	kind     history.ValueKind
 	kindLine int
+	lists    bool // an append or a list read
 
 	// keyMap and sessionMap take the chunk-local ids of a parsed chunk
 	// to the history's (set by the merge).
@@ -161,7 +162,7 @@ func (w *Reader) parse(c *chunk) {
 		keys, sessions = len(w.h.Keys), len(w.h.Sessions)
 	}
 	w.h = &history.History{Keys: make([]history.Value, 0, keys), Sessions: make([]history.Value, 0, sessions)}
-	w.keyKind, w.keyKindLine, w.initDone = history.Null, 0, true
+	w.keyKind, w.keyKindLine, w.initDone, w.lists = history.Null, 0, true, false
 	clear(w.denseKeys)
 	clear(w.denseSessions)
 	clear(w.intKeys)
@@ -178,7 +179,7 @@ func (w *Reader) parse(c *chunk) {
 		return
 	}
 	c.parsed, c.txns, c.keys, c.sessions = true, txns, w.h.Keys, w.h.Sessions
-	c.kind, c.kindLine = w.keyKind, w.keyKindLine
+	c.kind, c.kindLine, c.lists = w.keyKind, w.keyKindLine, w.lists
 }
 
 // merge takes chunk c, the next in file order, into the history: the ids
@@ -208,6 +209,7 @@ func (r *Reader) merge(c *chunk, sp *splitter) error {
 		}
 		return c.err
 	}
+	r.lists = r.lists || c.lists
 	c.sessionMap = make([]int32, len(c.sessions))
 	for i, v := range c.sessions {
 		c.sessionMap[i] = r.internSession(v)

@@ -23,8 +23,8 @@ func withChunks(t *testing.T, size, workers int) {
 	t.Cleanup(func() { chunkSize, readWorkers = oldSize, oldWorkers })
 }
 
-// streamRead reads in with the streaming Reader, one line at a time: the
-// sequential reference for Read.
+// streamRead reads in with the streaming Reader, one line at a time, and
+// does what Read does at the end: the sequential reference for Read.
 func streamRead(in []byte, name string) (*history.History, error) {
 	rd, err := NewReader(bytes.NewReader(in), name)
 	if err != nil {
@@ -41,6 +41,7 @@ func streamRead(in []byte, name string) (*history.History, error) {
 		}
 		h.Txns = append(h.Txns, *t)
 	}
+	resolveListNulls(h, rd.lists)
 	if h.Header.UniqueValues {
 		if err := checkUnique(h); err != nil {
 			return nil, err

@@ -59,6 +59,9 @@ type Reader struct {
 	// ops).
 	slab []history.Op
 
+	// lists is set at the first append or list read (see lists.go).
+	lists bool
+
 	// local marks a worker of Read, parsing chunks with keys of its own:
 	// its tables of keys are complete, and the history's index of keys
 	// is not kept.
@@ -177,8 +180,10 @@ func (r *Reader) History() *history.History { return r.h }
 // Next returns the next transaction, or io.EOF after the last one. At the
 // end it checks the header's version order against the transactions read
 // (their TxnIDs count them in the order Next returned them); it does not
-// check the unique_values promise, which Read does. After an error every
-// call returns the same error.
+// check the unique_values promise, which Read does, nor take a read of null
+// for a read of the empty list, as Read does where the history has lists
+// (it cannot see the key's later operations). After an error every call
+// returns the same error.
 func (r *Reader) Next() (*history.Txn, error) {
 	t := new(history.Txn)
 	if err := r.next(t); err != nil {
@@ -290,7 +295,9 @@ func dense(tab *[]int32, n int64, used int) *int32 {
 
 // Read reads a whole history from r (gzip or plain). It checks everything
 // the format calls bad input, including the unique_values promise, and
-// returns it as a *format.Error naming the line and the field. An input
+// returns it as a *format.Error naming the line and the field. In a
+// history with appends or list reads, a read of null of a key that nothing
+// uses as a register is a read of the empty list (see lists.go). An input
 // longer than a chunk (4 MiB) is parsed on every processor (see
 // parallel.go), to the same history, or the same error, as one line at a
 // time.
@@ -320,6 +327,7 @@ func Read(r io.Reader, name string) (*history.History, error) {
 		}
 		rd.err = io.EOF
 	}
+	resolveListNulls(h, rd.lists)
 	if h.Header.UniqueValues {
 		if err := checkUnique(h); err != nil {
 			return nil, err

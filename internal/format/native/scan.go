@@ -175,19 +175,24 @@ func (s *scanner) escaped(start int) ([]byte, error) {
 				return nil, s.syntax("four hex digits after \\u")
 			}
 			if utf16.IsSurrogate(r) {
-				// A high surrogate followed by a low one is one rune; a
-				// lone surrogate becomes U+FFFD, as in encoding/json.
-				save := s.i
+				// A high surrogate followed by a low one is one rune. A
+				// lone surrogate is no character: encoding/json makes it
+				// U+FFFD, which would make "\ud800" and "\udbff" one key
+				// (or one value, or one session); it is bad input.
+				at := s.i - 6
 				if s.i+1 < len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
 					s.i += 2
 					r2, ok := s.hex4()
-					if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
-						r = d
-					} else {
-						r, s.i = utf8.RuneError, save
+					if !ok {
+						return nil, s.syntax("four hex digits after \\u")
 					}
+					r = utf16.DecodeRune(r, r2)
 				} else {
 					r = utf8.RuneError
+				}
+				if r == utf8.RuneError {
+					return nil, s.errf(s.where(), "malformed JSON: "+string(s.b[at:at+6])+" at byte "+strconv.Itoa(at+1)+
+						" is a lone UTF-16 surrogate, not a character (strings must be valid Unicode text)")
 				}
 			}
 			s.buf = utf8.AppendRune(s.buf, r)

@@ -210,23 +210,17 @@ func hoistInitial(h *history.History) bool {
 
 // Sniff reports whether prefix, the first bytes of an input, looks like a
 // PolySI/Plume text history: its first non-blank line is a well-formed
-// r(…) or w(…) operation, and so is every following complete line.
+// r(…) or w(…) operation. The lines after it are the reader's to judge: a
+// bad one later is bad input of this format, which Read reports with its
+// line, not a reason to doubt the format.
 func Sniff(prefix []byte) bool {
-	seen := false
 	for len(prefix) > 0 {
-		ln, rest, complete := bytes.Cut(prefix, []byte("\n"))
+		ln, rest, _ := bytes.Cut(prefix, []byte("\n"))
 		prefix = rest
-		ln = bytes.TrimSpace(ln)
-		if len(ln) == 0 {
-			continue
+		if ln = bytes.TrimSpace(ln); len(ln) > 0 {
+			_, msg := parseLine(ln)
+			return msg == ""
 		}
-		if !complete && seen {
-			break // the last line may be cut short
-		}
-		if _, msg := parseLine(ln); msg != "" {
-			return false
-		}
-		seen = true
 	}
-	return seen
+	return false
 }

@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/history"
@@ -350,6 +352,9 @@ func label(raw json.RawMessage) (history.Value, error) {
 	case len(raw) == 0:
 		return history.Value{}, errors.New("missing: want an integer or a string")
 	case raw[0] == '"':
+		if err := notText(raw); err != nil {
+			return history.Value{}, err
+		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return history.Value{}, err
@@ -361,6 +366,59 @@ func label(raw json.RawMessage) (history.Value, error) {
 		return history.Value{}, errors.New("want an integer or a string, got " + excerpt(raw))
 	}
 	return history.IntValue(n), nil
+}
+
+// notText reports what keeps the JSON string raw from being Unicode text:
+// invalid UTF-8, or an escaped UTF-16 surrogate that is not half of a
+// pair. encoding/json reads both as U+FFFD, which would make the sessions
+// "\ud800" and "\udbff" one session; they are bad input instead.
+func notText(raw []byte) error {
+	for i := 1; i < len(raw)-1; {
+		c := raw[i]
+		switch {
+		case c == '\\' && raw[i+1] == 'u' && i+6 <= len(raw):
+			r := hex4(raw[i+2 : i+6])
+			if !utf16.IsSurrogate(r) {
+				i += 6
+				break
+			}
+			if i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' && utf16.DecodeRune(r, hex4(raw[i+8:i+12])) != utf8.RuneError {
+				i += 12
+				break
+			}
+			return fmt.Errorf("%s in %s is a lone UTF-16 surrogate, not a character (strings must be valid Unicode text)", raw[i:i+6], excerpt(raw))
+		case c == '\\':
+			i += 2
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, n := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && n == 1 {
+				return fmt.Errorf("%q is not valid UTF-8", raw)
+			}
+			i += n
+		}
+	}
+	return nil
+}
+
+// hex4 is the value of four hex digits, or -1 if they are not.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // integer reads a 64-bit integer, written as a JSON number or, as

@@ -144,6 +144,12 @@ func TestReadBad(t *testing.T) {
 		{"list read of a number", txn(ok + `,"ops":[{"t":"a","k":1,"v":1},{"t":"r","k":1,"v":1}]`), 1, "[0].ops[1].v", "want the list read"},
 		{"write in a list history", txn(ok + `,"ops":[{"t":"a","k":1,"v":1},{"t":"w","k":1,"v":1}]`), 1, "[0].ops[1].t", "a write in a list history"},
 		{"duplicate tid", "[\n" + `{"tid":1,` + ok + `,"ops":[{"t":"r","k":1}]},` + "\n" + `{"tid":1,` + ok + `,"ops":[{"t":"r","k":1}]}]`, 3, "[1].tid", "1 is also the tid of [0] (line 2)"},
+		// Lone surrogates and invalid UTF-8 were U+FFFD: sessions "\ud800"
+		// and "\udbff" were one session (issue 16).
+		{"lone surrogate in a sid", "[\n" + `{"tid":1,"sid":"\ud800","sts":{"p":1,"l":0},"cts":{"p":2,"l":0},"ops":[{"t":"r","k":1}]}]`, 2, "[0].sid", `\ud800 in "\ud800" is a lone UTF-16 surrogate`},
+		{"low surrogate in a sid", `[{"tid":1,"sid":"s\uDC00","sts":{"p":1,"l":0},"cts":{"p":2,"l":0},"ops":[{"t":"r","k":1}]}]`, 1, "[0].sid", `\uDC00 in "s\uDC00" is a lone UTF-16 surrogate`},
+		{"two high surrogates in a tid", `[{"tid":"\udbff\ud800",` + ok + `,"ops":[{"t":"r","k":1}]}]`, 1, "[0].tid", `\udbff in "\udbff\ud800" is a lone UTF-16 surrogate`},
+		{"invalid UTF-8 in a tid", "[{\"tid\":\"a\xff\"," + ok + `,"ops":[{"t":"r","k":1}]}]`, 1, "[0].tid", `"\"a\xff\"" is not valid UTF-8`},
 		{"clock does not fit", `[{"tid":1,"sid":0,"sts":{"p":1,"l":0},"cts":{"p":9223372036854775807,"l":0},"ops":[{"t":"r","k":1}]},` + "\n" +
 			`{"tid":2,"sid":0,"sts":{"p":1,"l":7},"cts":{"p":2,"l":0},"ops":[{"t":"r","k":1}]}]`, 1, "[0].cts",
 			"(p 9223372036854775807, l 0) does not fit in 64 bits: its physical part needs 63 bits, and 3 more hold the logical parts (the largest, l 7, is at [1].sts)"},
@@ -238,4 +244,17 @@ func FuzzRead(f *testing.F) {
 		_ = history.Notation(h)
 		_ = history.NewIndex(h)
 	})
+}
+
+// TestLabelText: string tids and sids that are Unicode text are read as
+// text, escaped or not; "\ud83d\ude00" and "😀" are the same session.
+func TestLabelText(t *testing.T) {
+	const clocks = `"sts":{"p":1,"l":0},"cts":{"p":2,"l":0},"ops":[{"t":"r","k":1}]`
+	h := read(t, `[{"tid":"\ud83d\ude00\u00e9\n","sid":"\ud83d\ude00",`+clocks+`},{"tid":"é","sid":"😀",`+clocks+`}]`)
+	if len(h.Sessions) != 1 || h.Sessions[0] != history.StringValue("😀") {
+		t.Errorf("sessions %v, want one, 😀", h.Sessions)
+	}
+	if len(h.Txns) != 2 || h.Txns[0].ID != history.StringValue("😀é\n") || h.Txns[1].ID != history.StringValue("é") {
+		t.Errorf("transactions %v", h.Txns)
+	}
 }
