@@ -5,6 +5,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/depgraph"
+	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -164,6 +165,7 @@ func (a *analysis) key(e *depgraph.Edges, k history.KeyID, reads []readRef, appe
 	for i := 1; i < len(order); i++ {
 		if w, v := appender(i-1), appender(i); w != v && a.isEffective(w) && a.isEffective(v) {
 			e.Dep(w, v, anomaly.WW, k)
+			a.ww = append(a.ww, polygraph.Edge{From: w, To: v, Dep: anomaly.WW, Key: k})
 		}
 	}
 	var unobserved []history.TxnID
@@ -176,10 +178,14 @@ func (a *analysis) key(e *depgraph.Edges, k history.KeyID, reads []readRef, appe
 		}
 	}
 	slices.Sort(unobserved)
+	if len(unobserved) >= 2 {
+		a.choice = true
+	}
 	last := appender(len(order) - 1)
 	for _, u := range unobserved {
 		if last != history.Init && last != u && a.isEffective(last) {
 			e.Dep(last, u, anomaly.WW, k)
+			a.ww = append(a.ww, polygraph.Edge{From: last, To: u, Dep: anomaly.WW, Key: k})
 		}
 	}
 	for _, r := range reads {
