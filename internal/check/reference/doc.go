@@ -38,7 +38,6 @@
 //     (G-cursor), no G-single, or no cycle through an item
 //     anti-dependency respectively. Without predicate reads repeatable read
 //     is a serial order without session order.
-//
 //   - Lists (lists.go), at read committed, snapshot isolation,
 //     serializability and strict serializability, in histories made only
 //     of appends and list reads: a key's state is a list, empty at first;
