@@ -47,18 +47,22 @@ func (a *analysis) solve(ctx context.Context, l level.Level) ([]anomaly.Anomaly,
 // lists reveal among appends (the listOrder module) and every check of the
 // lists themselves (duplicates, prefixes, own appends) stay here.
 func (a *analysis) registers() *history.History {
+	h := a.h
 	val := func(k history.KeyID, e history.Value) history.Value { return e }
 	for ek := range a.appends {
 		if ek.e.IsNull() {
 			number := make(map[elemKey]history.Value, len(a.appends))
-			for ek := range a.appends {
-				number[ek] = history.IntValue(int64(len(number) + 1))
+			for i := range h.Txns {
+				for _, op := range h.Txns[i].Ops {
+					if op.Kind == history.Append {
+						number[elemKey{op.Key, op.Value}] = history.IntValue(int64(len(number) + 1))
+					}
+				}
 			}
 			val = func(k history.KeyID, e history.Value) history.Value { return number[elemKey{k, e}] }
 			break
 		}
 	}
-	h := a.h
 	out := *h
 	out.Txns = make([]history.Txn, len(h.Txns))
 	for i := range h.Txns {
