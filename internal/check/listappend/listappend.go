@@ -21,10 +21,13 @@
 // forbidden cycle (two transactions that read the same list and both
 // append to it: a lost update). So at snapshot isolation, when a key has
 // two or more unobserved appenders and the partial graph has no cycle,
-// the history is rewritten as reads and writes with the same transactions
-// and operations and the solver checker (internal/check/polygraph) orders
-// the unobserved appends, with the order the lists reveal given as known
-// edges. Otherwise no search runs.
+// one order of them is guessed in linear time (a topological order of the
+// serializability graph): if the split graph stays acyclic with it, it
+// witnesses snapshot isolation. Otherwise the history is rewritten as
+// reads and writes with the same transactions and operations and the
+// solver checker (internal/check/polygraph) orders the unobserved
+// appends, with the order the lists reveal given as known edges. No other
+// history is searched.
 package listappend
 
 import (
@@ -94,8 +97,9 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 // Check finds the intra-transaction and read anomalies of the lists, then
 // the cycles of the dependency graph the version order gives. At snapshot
 // isolation, when that graph has no cycle, the lists are otherwise sound
-// and some key's unobserved appends may be ordered more than one way, the
-// solver chooses their order (solve).
+// and some key's unobserved appends may be ordered more than one way, one
+// order is guessed (guess) and, if it closes a cycle, the solver chooses
+// their order (solve).
 func (Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
 	a := newAnalysis(ix.History(), l)
 	a.resolve()
@@ -105,8 +109,11 @@ func (Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	}
 	g := a.graph(l)
 	found, err := cycles.Find(ctx, a.h, g.G, g.Mask, g.Nodes)
-	if len(found) > 0 || err != nil || len(a.found) > 0 || !a.choice || l.ID != level.SnapshotIsolation {
+	if len(found) > 0 || err != nil || len(a.found) > 0 || len(a.open) == 0 || l.ID != level.SnapshotIsolation {
 		return append(a.found, found...), err
+	}
+	if ok, err := a.guess(ctx, l, g); ok || err != nil {
+		return nil, err
 	}
 	return a.solve(ctx, l)
 }
@@ -139,11 +146,19 @@ type analysis struct {
 	effective []bool
 	listReads []readRef
 	found     []anomaly.Anomaly
-	// ww are the ww edges the lists reveal (graph fills it), and choice
-	// says some key has two or more appenders no read saw, whose order
-	// the lists leave open.
-	ww     []polygraph.Edge
-	choice bool
+	// edges are the dependency edges the lists give, ww those of them
+	// that are ww edges, and open the keys with two or more appenders no
+	// read saw, whose order the lists leave open (collect fills them).
+	edges []depEdge
+	ww    []polygraph.Edge
+	open  []openKey
+}
+
+// openKey is a key whose unobserved appenders (two or more transactions)
+// the lists leave unordered.
+type openKey struct {
+	k    history.KeyID
+	txns []history.TxnID
 }
 
 func newAnalysis(h *history.History, l level.Level) *analysis {
