@@ -115,8 +115,7 @@ func (a *analysis) graph(l level.Level) *depgraph.Graph {
 	return a.build(l, l.ID == level.SnapshotIsolation, nil)
 }
 
-// collect gathers the edges the lists give, key by key, in edges (and the
-// ww ones also in ww), the keys whose unobserved appends the lists leave
+// collect gathers the edges the lists give, key by key, in edges, the keys whose unobserved appends the lists leave
 // unordered in open, and incompatible orders in found.
 func (a *analysis) collect(l level.Level) {
 	h := a.h
@@ -205,7 +204,6 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 	for i := 1; i < len(order); i++ {
 		if w, v := appender(i-1), appender(i); w != v && a.isEffective(w) && a.isEffective(v) {
 			a.dep(w, v, anomaly.WW, k)
-			a.ww = append(a.ww, polygraph.Edge{From: w, To: v, Dep: anomaly.WW, Key: k})
 		}
 	}
 	var unobserved []history.TxnID
@@ -225,7 +223,6 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 	for _, u := range unobserved {
 		if last != history.Init && last != u && a.isEffective(last) {
 			a.dep(last, u, anomaly.WW, k)
-			a.ww = append(a.ww, polygraph.Edge{From: last, To: u, Dep: anomaly.WW, Key: k})
 		}
 	}
 	for _, r := range reads {

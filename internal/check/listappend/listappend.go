@@ -36,7 +36,6 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/cycles"
-	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -146,11 +145,10 @@ type analysis struct {
 	effective []bool
 	listReads []readRef
 	found     []anomaly.Anomaly
-	// edges are the dependency edges the lists give, ww those of them
-	// that are ww edges, and open the keys with two or more appenders no
-	// read saw, whose order the lists leave open (collect fills them).
+	// edges are the dependency edges the lists give, and open the keys
+	// with two or more appenders no read saw, whose order the lists leave
+	// open (collect fills them).
 	edges []depEdge
-	ww    []polygraph.Edge
 	open  []openKey
 }
 

@@ -69,11 +69,17 @@ func (a *analysis) guess(ctx context.Context, l level.Level, g *depgraph.Graph) 
 // operations.
 func (a *analysis) solve(ctx context.Context, l level.Level) ([]anomaly.Anomaly, error) {
 	rw := a.registers()
+	var ww []polygraph.Edge
+	for _, e := range a.edges {
+		if e.Dep == anomaly.WW {
+			ww = append(ww, e.Edge)
+		}
+	}
 	c := polygraph.Checker{
 		// Shrinking and the unsat search check sub-histories without the
 		// lists' order: the refutation's own cycle is the counterexample.
 		NoShrink: true, NoUnsatSearch: true,
-		Modules: []polygraph.Module{listOrder{edges: a.ww}},
+		Modules: []polygraph.Module{listOrder{edges: ww}},
 	}
 	return c.Check(ctx, history.NewIndexWith(rw, history.ReadsExternal), l)
 }
