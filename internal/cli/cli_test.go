@@ -46,6 +46,13 @@ const ownBeforeRead = `{"format":"isoscope-history","version":1,"initial":{"x":0
 {"id":1,"session":0,"ops":[["w","x",1],["r","x",0]]}
 `
 
+// elleLostUpdate is Elle's lost update on a list: transactions 2 and 3 both
+// read [0] and both append to x (issue 16, item 0).
+const elleLostUpdate = `{"id":1,"session":0,"ops":[["append","x",0]]}
+{"id":2,"session":1,"ops":[["r","x",[0]],["append","x",1]]}
+{"id":3,"session":2,"ops":[["r","x",[0]],["append","x",2]]}
+`
+
 // phantom scans after two inserts and sees one.
 const phantom = `{"id":1,"session":0,"ops":[["w",1,"a"],["w",2,"b"]]}
 {"id":2,"session":1,"ops":[["scan",0,10,[[1,"a"]]]]}
@@ -107,6 +114,10 @@ func TestCheckExitStatuses(t *testing.T) {
 		{"external reads", ownBeforeRead, []string{"check", "--own-reads", "external", "-"}, ExitHolds, "serializable holds", ""},
 		{"unknown own-reads", ownBeforeRead, []string{"check", "--own-reads", "maybe", "-"}, ExitBadInput, "", "unknown --own-reads"},
 		{"scan phantom", phantom, []string{"check", "-"}, ExitViolation, "a phantom", ""},
+		{"lost update on a list at si", elleLostUpdate, []string{"check", "--level", "si", "-"}, ExitViolation, "lost-update", ""},
+		{"lost update on a list, named checker", elleLostUpdate, []string{"check", "--level", "si", "--checker", "list-append", "-"}, ExitViolation, "lost-update", ""},
+		{"lost update on a list at ser", elleLostUpdate, []string{"check", "--level", "ser", "-"}, ExitViolation, "lost-update", ""},
+		{"lost update on a list at rc", elleLostUpdate, []string{"check", "--level", "rc", "-"}, ExitHolds, "read-committed holds (checker list-append", ""},
 	}
 	runCLICases(t, cases)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/depgraph"
+	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -107,10 +108,17 @@ func duplicate(list []history.Value) (history.Value, bool) {
 	return history.Value{}, false
 }
 
-// graph builds the dependency graph that the lists' version order gives.
+// graph builds the dependency graph that the lists' version order gives
+// (collecting its edges first).
 func (a *analysis) graph(l level.Level) *depgraph.Graph {
+	a.collect(l)
+	return a.build(l, l.ID == level.SnapshotIsolation, nil)
+}
+
+// collect gathers the edges the lists give, key by key, in edges, the keys whose unobserved appends the lists leave
+// unordered in open, and incompatible orders in found.
+func (a *analysis) collect(l level.Level) {
 	h := a.h
-	e := depgraph.NewEdges(len(h.Txns), l.ID == level.SnapshotIsolation, 4*len(h.Txns))
 	readsByKey := map[history.KeyID][]readRef{}
 	var keys []history.KeyID
 	for _, r := range a.listReads {
@@ -131,7 +139,25 @@ func (a *analysis) graph(l level.Level) *depgraph.Graph {
 	keys = slices.Compact(keys)
 	anti := l.ID != level.ReadCommitted
 	for _, k := range keys {
-		a.key(e, k, readsByKey[k], appended[k], anti)
+		a.key(k, readsByKey[k], appended[k], anti)
+	}
+}
+
+// build builds a graph of the collected edges and extra (ww edges), with
+// the split encoding when split is set, and session order and real time
+// as l asks.
+func (a *analysis) build(l level.Level, split bool, extra []polygraph.Edge) *depgraph.Graph {
+	h := a.h
+	e := depgraph.NewEdges(len(h.Txns), split, len(a.edges)+len(extra)+len(h.Txns))
+	for _, d := range a.edges {
+		if d.anti {
+			e.Anti(d.From, d.To, d.Dep, d.Key)
+		} else {
+			e.Dep(d.From, d.To, d.Dep, d.Key)
+		}
+	}
+	for _, d := range extra {
+		e.Dep(d.From, d.To, d.Dep, d.Key)
 	}
 	if l.SessionOrder {
 		e.SessionOrder(h, a.isEffective)
@@ -142,8 +168,22 @@ func (a *analysis) graph(l level.Level) *depgraph.Graph {
 	return e.Finish()
 }
 
+// depEdge is a collected edge: an anti-dependency or not.
+type depEdge struct {
+	polygraph.Edge
+	anti bool
+}
+
+func (a *analysis) dep(from, to history.TxnID, d anomaly.Dep, k history.KeyID) {
+	a.edges = append(a.edges, depEdge{Edge: polygraph.Edge{From: from, To: to, Dep: d, Key: k}})
+}
+
+func (a *analysis) antiDep(from, to history.TxnID, d anomaly.Dep, k history.KeyID) {
+	a.edges = append(a.edges, depEdge{Edge: polygraph.Edge{From: from, To: to, Dep: d, Key: k}, anti: true})
+}
+
 // key adds the edges of one key.
-func (a *analysis) key(e *depgraph.Edges, k history.KeyID, reads []readRef, appended []history.Value, anti bool) {
+func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Value, anti bool) {
 	var order []history.Value
 	var longest readRef
 	for _, r := range reads {
@@ -163,7 +203,7 @@ func (a *analysis) key(e *depgraph.Edges, k history.KeyID, reads []readRef, appe
 	}
 	for i := 1; i < len(order); i++ {
 		if w, v := appender(i-1), appender(i); w != v && a.isEffective(w) && a.isEffective(v) {
-			e.Dep(w, v, anomaly.WW, k)
+			a.dep(w, v, anomaly.WW, k)
 		}
 	}
 	var unobserved []history.TxnID
@@ -176,10 +216,13 @@ func (a *analysis) key(e *depgraph.Edges, k history.KeyID, reads []readRef, appe
 		}
 	}
 	slices.Sort(unobserved)
+	if len(unobserved) >= 2 {
+		a.open = append(a.open, openKey{k, unobserved})
+	}
 	last := appender(len(order) - 1)
 	for _, u := range unobserved {
 		if last != history.Init && last != u && a.isEffective(last) {
-			e.Dep(last, u, anomaly.WW, k)
+			a.dep(last, u, anomaly.WW, k)
 		}
 	}
 	for _, r := range reads {
@@ -190,20 +233,20 @@ func (a *analysis) key(e *depgraph.Edges, k history.KeyID, reads []readRef, appe
 			continue
 		}
 		if w := appender(p - 1); w != history.Init && w != r.t && a.isEffective(w) {
-			e.Dep(w, r.t, anomaly.WR, k)
+			a.dep(w, r.t, anomaly.WR, k)
 		}
 		if !anti {
 			continue
 		}
 		if p < len(order) {
 			if next := appender(p); next != r.t && a.isEffective(next) {
-				e.Anti(r.t, next, anomaly.RW, k)
+				a.antiDep(r.t, next, anomaly.RW, k)
 			}
 			continue
 		}
 		for _, u := range unobserved {
 			if u != r.t {
-				e.Anti(r.t, u, anomaly.RW, k)
+				a.antiDep(r.t, u, anomaly.RW, k)
 			}
 		}
 	}

@@ -38,9 +38,20 @@
 //     (G-cursor), no G-single, or no cycle through an item
 //     anti-dependency respectively. Without predicate reads repeatable read
 //     is a serial order without session order.
+//   - Lists (lists.go), at read committed, snapshot isolation,
+//     serializability and strict serializability, in histories made only
+//     of appends and list reads: a key's state is a list, empty at first;
+//     an append adds its element at the end of the state its
+//     transaction's position gives it; a list read returns the whole
+//     list. The orders and snapshots are those above; at read committed a
+//     read returns a list some earlier transaction in a total order of the
+//     effective transactions installed (the version order of each key is
+//     that order restricted to its appenders).
 //
 // Every level requires internal consistency (Int): a read of a key after the
-// transaction's own write of it returns that write. Transactions of unknown
+// transaction's own write of it returns that write; a list read after the
+// transaction's own appends to the key returns the list it would otherwise
+// see followed by those appends. Transactions of unknown
 // status are enumerated both ways: the history satisfies a level iff some
 // choice of which of them committed makes it satisfy the level.
 package reference

@@ -3,6 +3,7 @@ package reference
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -41,6 +42,11 @@ func Check(h *history.History, id level.ID) (bool, error) {
 	c, err := newChecker(h)
 	if err != nil {
 		return false, err
+	}
+	if c.lists {
+		if err := c.listLevel(id); err != nil {
+			return false, err
+		}
 	}
 	return c.check(id)
 }
@@ -142,6 +148,9 @@ type txn struct {
 	final []kv
 	// writes holds every write op, intermediate ones included.
 	writes []kv
+	// appends holds, per key it appends to, the encoding of the elements
+	// it appends, in program order (lists.go).
+	appends []kv
 }
 
 // finalValue returns the value t installs at k, if it writes k.
@@ -166,6 +175,9 @@ type checker struct {
 	ranges bool
 	// sorted lists the keys in key order, for range operations.
 	sorted []history.KeyID
+	// lists says some transaction appends or reads a list (lists.go), and
+	// plain that some transaction reads, writes, deletes or ranges.
+	lists, plain bool
 }
 
 func newChecker(h *history.History) (*checker, error) {
@@ -183,11 +195,15 @@ func newChecker(h *history.History) (*checker, error) {
 			t.end = math.MaxInt64
 		}
 		own := map[history.KeyID]int{} // key -> index into t.final
+		ownList := map[history.KeyID][]history.Value{}
 		for j, op := range ht.Ops {
 			switch op.Kind {
+			case history.Append, history.ReadList:
+				c.lists = true
 			case history.Read, history.Write:
+				c.plain = true
 			case history.Delete, history.Scan, history.Iter:
-				c.general = true
+				c.general, c.plain = true, true
 				if op.Kind.IsRange() {
 					if err := c.checkRange(op.Range); err != nil {
 						return nil, fmt.Errorf("reference: transaction %s, operation %d: %v", h.TxnName(history.TxnID(i)), j+1, err)
@@ -197,10 +213,14 @@ func newChecker(h *history.History) (*checker, error) {
 					continue
 				}
 			default:
-				return nil, fmt.Errorf("reference: transaction %s, operation %d: %q is not modelled (only reads, writes, deletes, scans and iterators)", h.TxnName(history.TxnID(i)), j+1, op.Kind)
+				return nil, fmt.Errorf("reference: transaction %s, operation %d: %q is not modelled (only reads, writes, deletes, scans, iterators, appends and list reads)", h.TxnName(history.TxnID(i)), j+1, op.Kind)
 			}
 			if op.Key < 0 || int(op.Key) >= len(h.Keys) {
 				return nil, fmt.Errorf("reference: transaction %s, operation %d: key id %d out of range", h.TxnName(history.TxnID(i)), j+1, op.Key)
+			}
+			if op.Kind == history.Append || op.Kind == history.ReadList {
+				c.listOp(t, op, ownList)
+				continue
 			}
 			x := kv{key: op.Key, value: op.Value}
 			if op.Kind == history.Delete {
@@ -225,6 +245,11 @@ func newChecker(h *history.History) (*checker, error) {
 			t.ext = append(t.ext, x)
 		}
 	}
+	if c.lists {
+		for k := range c.init {
+			c.init[k] = listEncoding(nil)
+		}
+	}
 	return c, nil
 }
 
@@ -240,6 +265,9 @@ func (c *checker) satisfies(id level.ID, eff []int) bool {
 	case level.ReadUncommitted:
 		return c.readUncommitted(eff)
 	case level.ReadCommitted:
+		if c.lists {
+			return c.readCommittedLists(eff)
+		}
 		return c.readCommitted(eff)
 	case level.SnapshotIsolation:
 		return c.snapshotIsolation(eff)
@@ -356,6 +384,9 @@ func (c *checker) readCommitted(eff []int) bool {
 // both need it (a read sees the state after some effective transactions
 // other than the reader); it prunes hopeless choices before enumerating.
 func (c *checker) explainable(eff []int) bool {
+	if c.lists {
+		return true // a list read is explained by an order, not a single write
+	}
 	for _, i := range eff {
 	reads:
 		for _, r := range c.txns[i].ext {
@@ -387,11 +418,12 @@ func readsMatch(t *txn, state []history.Value) bool {
 	return true
 }
 
-// apply installs t's final writes in state.
+// apply installs t's final writes and appends in state.
 func apply(t *txn, state []history.Value) {
 	for _, w := range t.final {
 		state[w.key] = w.value
 	}
+	appendTo(t, state)
 }
 
 // mustPrecede returns, for each position q of eff, the positions of eff that
@@ -529,8 +561,8 @@ func (c *checker) snapshotIsolation(eff []int) bool {
 			if p == q {
 				continue
 			}
-			for _, w := range c.txns[i].final {
-				if _, ok := c.txns[j].finalValue(w.key); ok {
+			for _, w := range append(slices.Clip(c.txns[i].final), c.txns[i].appends...) {
+				if c.txns[j].writesKey(w.key) {
 					conflict[q][p] = true
 				}
 			}

@@ -107,9 +107,9 @@ func TestErrors(t *testing.T) {
 	}{
 		{"too many transactions", tooBig, level.ReadUncommitted},
 		{"too many transactions, unknown ones count", history.MustParse(strings.Join(big[:MaxTxns], " | ") + " | unknown: w y 1"), level.Serializable},
-		{"append", history.MustParse(`a x 1`), level.Serializable},
-		{"list read", history.MustParse(`r x [1]`), level.SnapshotIsolation},
-		{"unsupported operation in an aborted transaction", history.MustParse(`aborted: a x 1 | w x 1`), level.ReadCommitted},
+		{"append beside a write", history.MustParse(`a x 1 | w y 1`), level.Serializable},
+		{"list read at a level lists are not modelled at", history.MustParse(`r x [1]`), level.CursorStability},
+		{"list operation in an aborted transaction beside a write", history.MustParse(`aborted: a x 1 | w x 1`), level.ReadCommitted},
 		{"too many transactions for the Adya enumeration", history.MustParse(strings.Join(big[:MaxAdyaTxns+1], " | ")), level.PL2Plus},
 		{"unsupported level", history.MustParse(`w x 1`), level.ID(200)},
 		{"SSER without time", history.MustParse(`@0-1: w x 1 | r x 1`), level.StrictSerializable},

@@ -1,0 +1,169 @@
+package listappend
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/depgraph"
+	"github.com/isoscope/isoscope/internal/check/polygraph"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// guess tries one order of the unobserved appends of every open key, in
+// linear time, before any search: the order of a topological sort of the
+// graph without the split encoding (the serializability graph: its
+// strongly connected components in topological order), ties broken by
+// the order of the transactions' first nodes in a topological sort of g,
+// the split graph (acyclic here). When the split graph with those ww
+// edges added is acyclic, that order witnesses snapshot isolation: the
+// collected edges with the chosen ww chains are the dependency graph of
+// that version order, up to edges its paths imply (rw and ww edges to
+// every unobserved appender where the graph has them to the first). It
+// reports false when the guess closes a cycle, which proves nothing: the
+// solver decides then.
+func (a *analysis) guess(ctx context.Context, l level.Level, g *depgraph.Graph) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	n := len(a.h.Txns)
+	merged := a.build(l, false, nil)
+	comp, _ := merged.G.SCC(merged.Mask)
+	pos := make([]int, n)
+	if order, ok := g.G.TopoOrder(g.Mask); ok {
+		for i, v := range order {
+			if v >= 1 && int(v) <= n { // the first node of transaction v-1
+				pos[v-1] = i
+			}
+		}
+	}
+	var extra []polygraph.Edge
+	for _, o := range a.open {
+		ts := slices.Clone(o.txns)
+		slices.SortFunc(ts, func(x, y history.TxnID) int {
+			// An edge from u to v in the merged graph has comp[u] >= comp[v].
+			cx, cy := comp[depgraph.Node(x)], comp[depgraph.Node(y)]
+			return cmp.Or(cmp.Compare(cy, cx), cmp.Compare(pos[x], pos[y]), cmp.Compare(x, y))
+		})
+		for i := 1; i < len(ts); i++ {
+			extra = append(extra, polygraph.Edge{From: ts[i-1], To: ts[i], Dep: anomaly.WW, Key: o.k})
+		}
+	}
+	withOrder := a.build(l, true, extra)
+	_, acyclic := withOrder.G.TopoOrder(withOrder.Mask)
+	return acyclic, ctx.Err()
+}
+
+// solve decides the cycle part of a list-append history at snapshot
+// isolation when the lists leave the order of some key's appends open
+// (two or more transactions appended to it and no read saw their
+// elements). Snapshot isolation needs every two committed writers of a key
+// ordered, and either order may close a forbidden cycle, so the order is
+// searched: the history is rewritten as reads and writes (registers) and
+// handed to the solver checker with the order the lists reveal as known
+// ww edges (the listOrder module); the solver orders only the unobserved
+// appends. The rewriting keeps every transaction and operation position,
+// so the counterexample names the history's own transactions and
+// operations.
+func (a *analysis) solve(ctx context.Context, l level.Level) ([]anomaly.Anomaly, error) {
+	rw := a.registers()
+	var ww []polygraph.Edge
+	for _, e := range a.edges {
+		if e.Dep == anomaly.WW {
+			ww = append(ww, e.Edge)
+		}
+	}
+	c := polygraph.Checker{
+		// Shrinking and the unsat search check sub-histories without the
+		// lists' order: the refutation's own cycle is the counterexample.
+		NoShrink: true, NoUnsatSearch: true,
+		Modules: []polygraph.Module{listOrder{edges: ww}},
+	}
+	return c.Check(ctx, history.NewIndexWith(rw, history.ReadsExternal), l)
+}
+
+// registers returns the history as reads and writes with the same
+// transactions, sessions, keys and operation positions: an append of e to
+// k becomes a write of e to k, and a list read becomes a read of the last
+// element its transaction did not append itself (null, the initial state,
+// when there is none): it reads the version of the transaction whose
+// append ends that part of the list. The result is read with the
+// history.ReadsExternal policy: a list read after the transaction's own
+// appends observes another transaction's version. Unknown transactions
+// that took effect (an effective transaction read their elements) become
+// committed, the others aborted, as resolve decided. When some element is
+// null, every element is renumbered (a write of null would be a delete).
+//
+// The rewriting keeps only which version each read saw; the order the
+// lists reveal among appends (the listOrder module) and every check of the
+// lists themselves (duplicates, prefixes, own appends) stay here.
+func (a *analysis) registers() *history.History {
+	h := a.h
+	val := func(k history.KeyID, e history.Value) history.Value { return e }
+	for ek := range a.appends {
+		if ek.e.IsNull() {
+			number := make(map[elemKey]history.Value, len(a.appends))
+			for i := range h.Txns {
+				for _, op := range h.Txns[i].Ops {
+					if op.Kind == history.Append {
+						number[elemKey{op.Key, op.Value}] = history.IntValue(int64(len(number) + 1))
+					}
+				}
+			}
+			val = func(k history.KeyID, e history.Value) history.Value { return number[elemKey{k, e}] }
+			break
+		}
+	}
+	out := *h
+	out.Txns = make([]history.Txn, len(h.Txns))
+	for i := range h.Txns {
+		t := h.Txns[i]
+		switch {
+		case t.Status != history.Unknown:
+		case a.effective[i]:
+			t.Status = history.Committed
+		default:
+			t.Status = history.Aborted
+		}
+		ops := make([]history.Op, len(t.Ops))
+		own := map[history.KeyID]int{}
+		for j, op := range t.Ops {
+			switch op.Kind {
+			case history.Append:
+				ops[j] = history.Op{Kind: history.Write, Key: op.Key, Value: val(op.Key, op.Value)}
+				own[op.Key]++
+			case history.ReadList:
+				v := history.NullValue
+				if n := len(op.List) - own[op.Key]; n > 0 {
+					v = val(op.Key, op.List[n-1])
+				}
+				ops[j] = history.Op{Kind: history.Read, Key: op.Key, Value: v}
+			default:
+				ops[j] = op
+			}
+		}
+		t.Ops = ops
+		out.Txns[i] = t
+	}
+	return &out
+}
+
+// listOrder is the module that gives the solver the version order the
+// lists reveal: ww edges along the longest list read of each key, and
+// from its last appender to every appender no read saw.
+type listOrder struct{ edges []polygraph.Edge }
+
+// Name returns "list-order".
+func (listOrder) Name() string { return "list-order" }
+
+// Extend adds the lists' ww edges.
+func (m listOrder) Extend(g *polygraph.ASG) error {
+	for _, e := range m.edges {
+		if err := g.Before(e.From, e.To, e.Dep, e.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package reference
+
+import (
+	"testing"
+
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// listCases are list-append histories with their verdicts at RC, SI, SER
+// and SSER ('+' holds, '-' violated, 'e' an error: SSER without instants).
+var listCases = []struct {
+	name, h, want string
+}{
+	{"serial appends", `s1: a x 1 | s1: a x 2 r x [1,2] | s2: r x [1,2]`, "+++e"},
+	{"empty read before an append", `s1: r x [] | s2: a x 1 | s3: r x [1]`, "+++e"},
+	{"Elle's lost update", `s0: a x 0 | s1: r x [0] a x 1 | s2: r x [0] a x 2`, "+--e"},
+	{"lost update from the empty list", `s1: r x [] a x 1 | s2: r x [] a x 2`, "+--e"},
+	{"lost update, one append observed", `s1: r x [] a x 1 | s2: r x [] a x 2 | s3: r x [1,2]`, "+--e"},
+	{"stale read, one appender", `s1: r x [] a x 1 | s2: r x []`, "+++e"},
+	{"write skew", `s1: r x [] r y [] a x 1 | s2: r x [] r y [] a y 1`, "++-e"},
+	{"G1c", `s1: a x 1 r y [1] | s2: a y 1 r x [1]`, "---e"},
+	{"incompatible orders", `s1: a x 1 | s2: a x 2 | s3: r x [1,2] | s4: r x [2,1]`, "---e"},
+	{"duplicate elements", `s1: a x 1 | s2: r x [1,1]`, "---e"},
+	{"thin air", `s1: r x [7]`, "---e"},
+	{"aborted read", `s1: aborted: a x 1 | s2: r x [1]`, "---e"},
+	{"intermediate read", `s1: a x 1 a x 2 | s2: r x [1]`, "---e"},
+	{"own appends at the end", `s1: a x 1 | s2: r x [1] a x 2 r x [1,2] a x 3 r x [1,2,3]`, "+++e"},
+	{"own append missing", `s1: a x 1 r x []`, "---e"},
+	{"own appends out of order", `s1: a x 1 a x 2 r x [2,1]`, "---e"},
+	{"snapshot changes across own append", `s1: a x 1 | s2: a x 2 | s3: r x [1] a x 3 r x [1,2,3]`, "+--e"},
+	{"unknown observed in the middle", `s1: unknown: a x 1 | s2: a x 2 | s3: r x [1,2]`, "+++e"},
+	{"unknown unobserved, stale", `s1: unknown: r x [] a x 1 | s2: r x [] a x 2 | s3: r x [2]`, "+++e"},
+	{"session order", `s1: a x 1 | s1: r x []`, "+--e"},
+	{"fractured read", `s1: a x 1 a y 1 | s2: r y [] r x [1]`, "+--e"},
+	{"long fork", `s1: a x 1 | s2: a y 1 | s3: r x [1] r y [] | s4: r y [1] r x []`, "+--e"},
+	{"non-repeatable read", `s1: a x 1 | s2: r x [] r x [1]`, "+--e"},
+	{"real time", `s1: @0-1: a x 1 | s2: @2-3: r x []`, "+++-"},
+	{"real time, overlapping", `s1: @0-3: a x 1 | s2: @2-4: r x []`, "++++"},
+}
+
+func TestLists(t *testing.T) {
+	levels := []level.ID{level.ReadCommitted, level.SnapshotIsolation, level.Serializable, level.StrictSerializable}
+	for _, tc := range listCases {
+		h := history.MustParse(tc.h)
+		for i, id := range levels {
+			ok, err := Check(h, id)
+			got := byte('-')
+			switch {
+			case err != nil:
+				got = 'e'
+			case ok:
+				got = '+'
+			}
+			if got != tc.want[i] {
+				t.Errorf("%s at %v: got %c, want %c (err %v)", tc.name, id, got, tc.want[i], err)
+			}
+		}
+	}
+}
+
+func TestListsDecline(t *testing.T) {
+	for _, s := range []string{`s1: a x 1 | s2: r y 1`, `s1: a x 1 w x 2`} {
+		if _, err := Check(history.MustParse(s), level.Serializable); err == nil {
+			t.Errorf("%q: mixing lists and registers should be an error", s)
+		}
+	}
+	if _, err := Check(history.MustParse(`s1: a x 1`), level.CursorStability); err == nil {
+		t.Errorf("lists at cursor stability should be an error")
+	}
+}
