@@ -29,7 +29,15 @@ func newConvertCommand(std IO) *cobra.Command {
 		Long: fmt.Sprintf(`convert reads a history in any format isoscope reads (detected, or named with
 --from) and writes it in the format named by --to (default isoscope). IN or OUT
 may be "-" for standard input or output; an OUT name ending in .gz is compressed.
-Formats: %s.`, strings.Join(registry.Names(), ", ")),
+Formats: %s.
+
+A conversion never changes a verdict: what the output format cannot record
+(begin and end instants in dbcop, the database's timestamps, a white-box
+version order, deletes and scans in Jepsen, …) is refused with exit status 2
+and a message naming the transaction, operation or key. A non-empty initial
+state is written to Jepsen as a first transaction that isoscope reads back as
+the initial state, and a history without instants as completions alone, with
+no real-time order.`, strings.Join(registry.Names(), ", ")),
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1]) },
 	}
@@ -68,7 +76,7 @@ func (c *convertCommand) Run(_ context.Context, in, out string) error {
 	}
 	err = to.Write(dst, h)
 	if err != nil {
-		err = badInput(fmt.Errorf("%s: %w", out, err))
+		err = badInput(fmt.Errorf("cannot convert %s to %s without changing what it says, so nothing was written: %w", in, to.Name, err))
 	}
 	if zw != nil && err == nil {
 		err = zw.Close()
