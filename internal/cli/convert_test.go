@@ -65,3 +65,36 @@ func TestConvertRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertDrop: --drop leaves out, on request, what the output format
+// cannot record, and says so; a refusal names the --drop that would
+// write it.
+func TestConvertDrop(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	timed := `{"format":"isoscope-history","version":1,"initial":{"7":0}}
+{"id":1,"session":0,"begin":1,"end":2,"ops":[["r",7,0],["w",7,1]]}
+{"id":2,"session":1,"begin":3,"end":4,"ops":[["r",7,1],["w",7,2]]}
+{"id":3,"session":2,"begin":5,"end":6,"ops":[["r",7,1],["w",7,3]]}
+`
+	if err := os.WriteFile(in, []byte(timed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.dbcop")
+	if code, _, errs := run(t, "", "convert", "--to", "dbcop", in, out); code != ExitBadInput || !strings.Contains(errs, "--drop instants writes it without them") {
+		t.Errorf("without --drop: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs := run(t, "", "convert", "--to", "dbcop", "--drop", "instants", in, out)
+	if code != 0 || !strings.Contains(errs, "instants dropped as asked (strict serializability cannot be checked on the output)") {
+		t.Fatalf("--drop instants: exit %d, stderr %q", code, errs)
+	}
+	if code, stdout, errs := run(t, "", "check", "--level", "si", out); code != ExitViolation || !strings.Contains(stdout, "lost-update") {
+		t.Errorf("check of the output at si: exit %d: %s %s", code, stdout, errs)
+	}
+	if code, _, errs := run(t, "", "check", "--level", "sser", out); code != ExitBadInput || !strings.Contains(errs, "instants") {
+		t.Errorf("check of the output at sser: exit %d, stderr %q; want exit 2 (no instants)", code, errs)
+	}
+	if code, _, errs := run(t, "", "convert", "--to", "dbcop", "--drop", "ids", in, out); code != ExitBadInput || !strings.Contains(errs, "can drop instants, timestamps, version-order") {
+		t.Errorf("--drop ids: exit %d, stderr %q", code, errs)
+	}
+}

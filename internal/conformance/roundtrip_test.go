@@ -258,12 +258,19 @@ func corpusHistories(t *testing.T, corpora string) []string {
 // compare-and-sets, 1 to 5 s of checks each) all but every 50th and
 // etcd_024 (a real-time violation that unknown compare-and-sets decide).
 // The veristrong-perf histories are not in LABELS.tsv and are left out
-// as well.
+// as well. ISOSCOPE_ROUNDTRIP_ALL=1 takes every porcupine log (about ten
+// minutes on two cores).
 func skipped(path string) bool {
 	switch path {
 	case "cobra-logs/ser-violation/fauna-page", "cobra-logs/ser-violation/yuga-G2-a",
-		"cobra-logs/ser-violation/yuga-G2-b", "cobra-logs/ser-violation/yuga-G2-c",
-		"porcupine/test_data/kv/c50-ok.txt", "porcupine/test_data/kv/c50-bad.txt":
+		"cobra-logs/ser-violation/yuga-G2-b", "cobra-logs/ser-violation/yuga-G2-c":
+		return true
+	}
+	if os.Getenv("ISOSCOPE_ROUNDTRIP_ALL") == "1" {
+		return false
+	}
+	switch path {
+	case "porcupine/test_data/kv/c50-ok.txt", "porcupine/test_data/kv/c50-bad.txt":
 		return true
 	}
 	var n int

@@ -270,6 +270,7 @@ func TestWriteRefuses(t *testing.T) {
 		{"t1: s1: @1-5: w x 1 | t2: s1: @5-9: w x 2", "overlap in time"},
 		{"t1: s1: a x 1 | t2: s2: r y 5", "transaction 2 has a register operation (r y 5) in a history of appends and list reads"},
 		{"t1: s1: w x _", "no writes of nil"},
+		{"t1: s1: a x 1 | t2: s2: r x _", "transaction 2 reads x as null in a history of appends and list reads"},
 		{"t1: s1: w x 1 | t2: s2:", "transaction 2 commits no operations"},
 		{"init: x=3 | t1: s1: a y 1", "key x has initial value 3; Jepsen's list-append histories start with every list empty"},
 		{"t1: s1: @1-2: w x 1 | t2: s2: aborted: w x 2", "transaction 2 (aborted) has no instants while every committed one has"},

@@ -187,6 +187,10 @@ func writable(h *history.History) (lists bool, err error) {
 	}
 	if lists && register != nil {
 		t := &h.Txns[registerTxn]
+		if register.Kind == history.Read && register.Value.IsNull() {
+			return false, fmt.Errorf("jepsen: transaction %s%s reads %s as null in a history of appends and list reads; Jepsen's readers take [:r k nil] there for a read of the empty list (write it as [] in the input if that is what it was)",
+				h.TxnName(registerTxn), lineOf(t), h.KeyName(register.Key))
+		}
 		return false, fmt.Errorf("jepsen: transaction %s%s has a register operation (%s) in a history of appends and list reads; a Jepsen history is list-append or rw-register, not both",
 			h.TxnName(registerTxn), lineOf(t), history.OpString(h, *register))
 	}
@@ -218,8 +222,8 @@ func timing(h *history.History) (bool, error) {
 		}
 	}
 	t := &h.Txns[untimed]
-	return false, fmt.Errorf("jepsen: transaction %s%s (%s) has no instants while every committed one has; a Jepsen history has :time on every operation or none, and without them strict serializability could not be checked",
-		h.TxnName(history.TxnID(untimed)), lineOf(t), t.Status)
+	return false, &format.LossError{What: "instants", Msg: fmt.Sprintf("jepsen: transaction %s%s (%s) has no instants while every committed one has; a Jepsen history has :time on every operation or none, and without them strict serializability could not be checked",
+		h.TxnName(history.TxnID(untimed)), lineOf(t), t.Status)}
 }
 
 // timedPoints returns the invocations and completions of every
@@ -229,8 +233,8 @@ func timedPoints(h *history.History) ([]point, error) {
 	for _, s := range h.SessionOrder() {
 		for j := 1; j < len(s); j++ {
 			if a, b := &h.Txns[s[j-1]], &h.Txns[s[j]]; b.Begin <= a.End {
-				return nil, fmt.Errorf("jepsen: transactions %s and %s of session %s overlap in time (%d-%d and %d-%d); a Jepsen process runs one operation at a time",
-					h.TxnName(s[j-1]), h.TxnName(s[j]), h.Sessions[b.Session], a.Begin, a.End, b.Begin, b.End)
+				return nil, &format.LossError{What: "instants", Msg: fmt.Sprintf("jepsen: transactions %s and %s of session %s overlap in time (%d-%d and %d-%d); a Jepsen process runs one operation at a time",
+					h.TxnName(s[j-1]), h.TxnName(s[j]), h.Sessions[b.Session], a.Begin, a.End, b.Begin, b.End)}
 			}
 		}
 	}
