@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/registry"
+	"github.com/isoscope/isoscope/internal/history"
 )
 
 // convertCommand is `isoscope convert [flags] IN OUT`.
@@ -19,6 +23,9 @@ type convertCommand struct {
 	io   IO
 	From string
 	To   string
+	// Drop lists what to leave out of the output knowingly: "instants",
+	// "timestamps", "version-order".
+	Drop []string
 }
 
 func newConvertCommand(std IO) *cobra.Command {
@@ -29,12 +36,22 @@ func newConvertCommand(std IO) *cobra.Command {
 		Long: fmt.Sprintf(`convert reads a history in any format isoscope reads (detected, or named with
 --from) and writes it in the format named by --to (default isoscope). IN or OUT
 may be "-" for standard input or output; an OUT name ending in .gz is compressed.
-Formats: %s.`, strings.Join(registry.Names(), ", ")),
+Formats: %s.
+
+A conversion never changes a verdict: what the output format cannot record
+(begin and end instants in dbcop, the database's timestamps, a white-box
+version order, deletes and scans in Jepsen, …) is refused with exit status 2
+and a message naming the transaction, operation or key. A non-empty initial
+state is written to Jepsen as a first transaction that isoscope reads back as
+the initial state, and a history without instants as completions alone, with
+no real-time order. --drop leaves out, on request, instants (strict
+serializability can then not be checked), timestamps or a version order.`, strings.Join(registry.Names(), ", ")),
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1]) },
 	}
 	cmd.Flags().StringVar(&c.From, "from", "auto", "input format")
 	cmd.Flags().StringVar(&c.To, "to", "isoscope", "output format")
+	cmd.Flags().StringSliceVar(&c.Drop, "drop", nil, "leave out what the output format cannot record, knowing that checks of the output cannot use it: instants, timestamps, version-order")
 	return cmd
 }
 
@@ -47,9 +64,19 @@ func (c *convertCommand) Run(_ context.Context, in, out string) error {
 	if to.Write == nil {
 		return badInput(fmt.Errorf("isoscope cannot write format %s (it writes: %s)", to.Name, strings.Join(writable(), ", ")))
 	}
+	for _, d := range c.Drop {
+		if !slices.Contains(droppable, d) {
+			return badInput(fmt.Errorf("--drop %s: can drop %s", d, strings.Join(droppable, ", ")))
+		}
+	}
 	h, err := readHistory(c.io, in, c.From)
 	if err != nil {
 		return badInput(err)
+	}
+	for _, d := range c.Drop {
+		if drop(h, d) {
+			fmt.Fprintf(c.io.Stderr, "isoscope: convert: %s dropped as asked (%s)\n", d, dropNotes[d])
+		}
 	}
 	var w io.Writer = c.io.Stdout
 	var f *os.File
@@ -68,7 +95,11 @@ func (c *convertCommand) Run(_ context.Context, in, out string) error {
 	}
 	err = to.Write(dst, h)
 	if err != nil {
-		err = badInput(fmt.Errorf("%s: %w", out, err))
+		hint := ""
+		if le := (*format.LossError)(nil); errors.As(err, &le) {
+			hint = fmt.Sprintf(" (--drop %s writes it without them: %s)", le.What, dropNotes[le.What])
+		}
+		err = badInput(fmt.Errorf("cannot convert %s to %s without changing what it says, so nothing was written: %w%s", in, to.Name, err, hint))
 	}
 	if zw != nil && err == nil {
 		err = zw.Close()
@@ -85,6 +116,40 @@ func (c *convertCommand) Run(_ context.Context, in, out string) error {
 		}
 	}
 	return err
+}
+
+// droppable is what --drop leaves out, and dropNotes what checks of the
+// output then cannot do.
+var (
+	droppable = []string{"instants", "timestamps", "version-order"}
+	dropNotes = map[string]string{
+		"instants":      "strict serializability cannot be checked on the output",
+		"timestamps":    "the timestamp checkers cannot be used on the output",
+		"version-order": "checkers must infer the order of writes on the output",
+	}
+)
+
+// drop leaves d out of h and reports whether h had any.
+func drop(h *history.History, d string) bool {
+	had := false
+	switch d {
+	case "instants":
+		for i := range h.Txns {
+			t := &h.Txns[i]
+			had = had || t.HasTime
+			t.HasTime, t.Begin, t.End = false, 0, 0
+		}
+	case "timestamps":
+		for i := range h.Txns {
+			t := &h.Txns[i]
+			had = had || t.HasStartTS || t.HasCommitTS
+			t.HasStartTS, t.HasCommitTS, t.StartTS, t.CommitTS = false, false, 0, 0
+		}
+	case "version-order":
+		had = len(h.Header.VersionOrder) > 0
+		h.Header.VersionOrder = nil
+	}
+	return had
 }
 
 func writable() []string {

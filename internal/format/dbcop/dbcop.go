@@ -250,8 +250,16 @@ const epoch = "1970-01-01T00:00:00+00:00"
 // reads and writes, keys or values that are not integers, null reads,
 // transactions of unknown outcome, initial values other than 0, writes of
 // 0 (dbcop's initial value) and reads of 0 from keys whose initial value
-// is not 0. Integers are written as their 64-bit two's-complement patterns.
+// is not 0, begin and end instants (strict serializability is checked by
+// them), the database's timestamps and a white-box version order (checkers
+// decide by them). Integers are written as their 64-bit two's-complement
+// patterns.
 func Write(w io.Writer, h *history.History) error {
+	for _, refuse := range []func(string, *history.History) error{format.RefuseInstants, format.RefuseTimestamps, format.RefuseVersionOrder} {
+		if err := refuse("dbcop", h); err != nil {
+			return err
+		}
+	}
 	for k, v := range h.Header.Initial.Values {
 		if v != history.IntValue(0) {
 			return fmt.Errorf("dbcop: key %s has initial value %s; dbcop's initial value is 0 for every key", h.KeyName(k), v)

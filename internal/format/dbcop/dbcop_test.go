@@ -103,11 +103,18 @@ func TestWriteRefuses(t *testing.T) {
 		{"init: 1=0 | t1: s1: w 1 0", "a write of 0"},
 		{"t1: s1: r 1 0", "a read of 0, which dbcop takes for the initial value, but the key's initial value is null"},
 		{"init: 1=3 | t1: s1: r 1 3", "initial value 3"},
+		{"t1: s1: w 1 5 | t2: s1: @3-4: r 1 5", "transaction 2 has begin and end instants (real time), which dbcop cannot record"},
+		{"t1: s1: ts=3-4: w 1 5", "transaction 1 carries the database's timestamps (start_ts/commit_ts), which dbcop cannot record"},
 	} {
 		err := Write(&bytes.Buffer{}, history.MustParse(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.in, err, c.want)
 		}
+	}
+	h := history.MustParse("t1: s1: w 1 5 | t2: s2: r 1 5")
+	h.Header.VersionOrder = map[history.KeyID][]history.TxnID{0: {0}}
+	if err := Write(&bytes.Buffer{}, h); err == nil || !strings.Contains(err.Error(), "white-box version order (of key 1") {
+		t.Errorf("version order: got %v", err)
 	}
 }
 

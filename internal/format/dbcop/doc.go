@@ -43,7 +43,12 @@
 //
 // Write writes a history of committed and aborted transactions made only
 // of reads and writes of integer keys and values, with no null reads and
-// no initial values other than 0; it refuses (with a clear error) what
-// dbcop cannot express, such as a write of 0 (dbcop's initial value) or a
-// read of 0 from a key whose initial value is not 0.
+// no initial values other than 0; it refuses (with a clear error naming
+// the transaction and operation) what dbcop cannot express, so that the
+// file it writes has the history's verdict at every level: a write of 0
+// (dbcop's initial value), a read of 0 from a key whose initial value is
+// not 0, begin and end instants (strict serializability is checked by
+// them), the database's timestamps and a white-box version order. A key
+// initially absent becomes initially 0, which no read can then tell apart.
+// Locking-read attributes, which no checker reads, are dropped.
 package dbcop

@@ -61,12 +61,39 @@
 // # Writing
 //
 // Write writes a history as Jepsen EDN, one operation a line, that Elle
-// reads: an invocation and a completion for each transaction, the session
-// as the :process. With instants on every transaction the events go in
-// time order and carry :time; without, each transaction's invocation is
-// followed at once by its completion, in file order, which Elle takes for
-// the real-time order, so such a history should be checked at a level
-// without real time. It refuses what Jepsen's workloads cannot express:
-// deletes, scans and iterators, and sessions whose transactions overlap in
-// time.
+// reads, and never one whose verdict at any level differs from the
+// history's when Read reads it back:
+//
+//   - with instants on every transaction, an invocation and a completion
+//     for each, in time order, with :time (at one instant invocations
+//     first, so that transactions that only touch stay concurrent);
+//   - with no instants (or some committed transaction without them: then
+//     strict serializability, the one level that uses them, cannot be
+//     checked on the history either), completions alone, in file order,
+//     without :time: Read gives them no instants, and Elle, which orders
+//     an operation after those that completed before its invocation, sees
+//     no real-time order. Write does not invent one;
+//   - a non-empty initial state as a first completion, marked
+//     :isoscope/initial true, that writes each key's initial value (and
+//     with :time, completes before anything else begins): Read takes it
+//     back as the initial state. Elle reads an ordinary transaction,
+//     first in real time when there is :time; without, Elle may order its
+//     writes after others' and miss an anomaly that needs the initial
+//     state first;
+//   - a transaction of unknown outcome as :info, its reads marked
+//     :isoscope/reads true when it has any: Read keeps them (they count
+//     when the transaction is found to have taken effect), Elle ignores
+//     them as it ignores every :info operation's reads;
+//   - an aborted transaction as :fail (its reads, which no level judges,
+//     are dropped).
+//
+// It refuses, naming the transaction, operation or key, what the format
+// cannot record: deletes, scans and iterators; a history that mixes
+// register and list operations; a write of nil; a committed transaction
+// without operations (readers drop it); an initial state in a list-append
+// history; instants on the committed transactions but not on some aborted
+// or unknown one; sessions whose transactions overlap in time (a process
+// runs one operation at a time); the database's timestamps and a
+// white-box version order (checkers decide by them). Locking-read
+// attributes, which no checker reads, are dropped.
 package jepsen

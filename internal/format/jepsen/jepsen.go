@@ -52,6 +52,7 @@ type event struct {
 	hasTime   bool
 	index     int64
 	hasIndex  bool
+	infoReads bool // an :info completion marked with InfoReadsField
 }
 
 // txn is a transaction read, before ids and instants are settled.
@@ -152,6 +153,15 @@ func (rd *reader) op(v edn.Value) error {
 		e.f = n
 	}
 	e.value, e.hasValue = v.Get("value")
+	if m, ok := v.Get(InitialField); ok && m.Kind != edn.Nil {
+		return rd.initial(e, m)
+	}
+	if m, ok := v.Get(InfoReadsField); ok && m.Kind != edn.Nil {
+		if e.typ != "info" || m.Kind != edn.Bool || m.Text != "true" {
+			return rd.errf(v.Line, InfoReadsField, "%s on :%s; it marks an :info completion, and is true", m, e.typ)
+		}
+		e.infoReads = true
+	}
 	for _, n := range [2]struct {
 		name string
 		at   *int64
@@ -188,6 +198,32 @@ func (rd *reader) op(v edn.Value) error {
 		return rd.add(inv, e)
 	}
 	return rd.add(nil, e)
+}
+
+// initial reads the initial state Write records: the first operation, a
+// completion (:ok) whose writes are each key's initial value, marked with
+// InitialField. It is no transaction.
+func (rd *reader) initial(e *event, mark edn.Value) error {
+	switch {
+	case mark.Kind != edn.Bool || mark.Text != "true":
+		return rd.errf(e.line, InitialField, "%s, want true", mark)
+	case rd.pos > 0 || rd.h.Header.Initial.Values != nil:
+		return rd.errf(e.line, InitialField, "the initial state must be the first operation")
+	case e.typ != "ok":
+		return rd.errf(e.line, InitialField, "the initial state is a completion (:ok), not :%s", e.typ)
+	}
+	var t history.Txn
+	if err := rd.ops(&t, e, true); err != nil {
+		return err
+	}
+	rd.h.Header.Initial.Values = make(map[history.KeyID]history.Value, len(t.Ops))
+	for i, op := range t.Ops {
+		if _, dup := rd.h.Header.Initial.Values[op.Key]; op.Kind != history.Write || dup {
+			return rd.errf(e.line, "value["+strconv.Itoa(i)+"]", "the initial state writes (:w) each key once")
+		}
+		rd.h.Header.Initial.Values[op.Key] = op.Value
+	}
+	return nil
 }
 
 // consistent checks that every operation has :time, or none has, and
@@ -243,7 +279,7 @@ func (rd *reader) add(inv, done *event) error {
 		}
 	}
 	if src.hasValue && src.value.Kind != edn.Nil || t.Status == history.Committed {
-		if err := rd.ops(&t.Txn, src, t.Status == history.Committed); err != nil {
+		if err := rd.ops(&t.Txn, src, t.Status == history.Committed || src.infoReads); err != nil {
 			return err
 		}
 	}
@@ -388,7 +424,7 @@ func (rd *reader) finish() *history.History {
 	if rd.lists {
 		workload = "list-append"
 	}
-	h.Header = history.Header{Present: true, Version: 1, Source: "converted from a Jepsen " + workload + " history " + rd.name}
+	h.Header = history.Header{Present: true, Version: 1, Initial: h.Header.Initial, Source: "converted from a Jepsen " + workload + " history " + rd.name}
 	byIndex := true
 	seen := map[int64]bool{}
 	for i := range rd.txns {

@@ -273,3 +273,28 @@ func TestWriteError(t *testing.T) {
 		t.Errorf("Write: %v", err)
 	}
 }
+
+// TestWriteRefusesInexpressible: what other formats' readers can give but
+// the format cannot hold, and its reader would reject, is refused by name.
+func TestWriteRefusesInexpressible(t *testing.T) {
+	twoKinds := history.MustParse("t1: s0: w x 1")
+	twoKinds.Txns[0].Ops = append(twoKinds.Txns[0].Ops, history.Op{Kind: history.Write, Key: twoKinds.Key(history.IntValue(5)), Value: history.IntValue(2)})
+	for _, c := range []struct {
+		h    *history.History
+		want string
+	}{
+		{twoKinds, "keys of two kinds"},
+		{history.MustParse("t1: s0: w x 1 | t7: s1:"), "transaction 7 commits no operations"},
+	} {
+		if err := Write(io.Discard, c.h); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", history.Notation(c.h), err, c.want)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, history.MustParse("t1: s0: w x 1 | t7: s1: aborted:")); err != nil {
+		t.Errorf("an aborted transaction without operations: %v", err)
+	}
+	if _, err := Read(&buf, "aborted.jsonl"); err != nil {
+		t.Errorf("reading it back: %v", err)
+	}
+}

@@ -16,10 +16,14 @@ const flushAt = 64 << 10
 // when its header says anything (initial values, unique values, tombstone
 // deletes, a version order, a source), then one line per transaction in
 // file order, fields in the format's order. Reading the output back gives
-// h again. Write fails only on a write error or a history that breaks the
+// h again. Write fails only on a write error, a history that breaks the
 // model (a null id, a session, key or transaction out of range, a range
-// operation without its range).
+// operation without its range), or one the format cannot hold (keys of
+// two kinds, a committed transaction without operations).
 func Write(w io.Writer, h *history.History) error {
+	if err := expressible(h); err != nil {
+		return err
+	}
 	buf := make([]byte, 0, flushAt+4096)
 	var err error
 	if needsHeader(h) {
@@ -42,6 +46,26 @@ func Write(w io.Writer, h *history.History) error {
 		_, err = w.Write(buf)
 	}
 	return err
+}
+
+// expressible refuses the two things other formats' readers can give a
+// history that the format cannot hold, and that its reader would reject:
+// keys of two kinds (integers and strings), and a committed transaction
+// without operations.
+func expressible(h *history.History) error {
+	for i, k := range h.Keys {
+		if k.Kind != h.Keys[0].Kind {
+			return errModel("keys of two kinds, " + h.Keys[0].String() + " and " + h.KeyName(history.KeyID(i)) +
+				"; the isoscope format has integer keys or string keys, not both")
+		}
+	}
+	for i := range h.Txns {
+		if t := &h.Txns[i]; t.Status == history.Committed && len(t.Ops) == 0 {
+			return errModel("transaction " + h.TxnName(history.TxnID(i)) +
+				" commits no operations; the isoscope format allows no operations only in an aborted transaction")
+		}
+	}
+	return nil
 }
 
 func needsHeader(h *history.History) bool {
