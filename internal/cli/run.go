@@ -100,10 +100,19 @@ history (start_ts, commit_ts).
 of transactions per second, latency percentiles and abort reasons over the run
 (also as SVG and PNG files in DIR), the verdict and the anomalies.
 
+--collector URL also publishes each transaction as it finishes, to isoscope
+serve (http://) or NATS JetStream (nats://), in a stream of the run's own
+(--collector-stream; every run numbers its transactions from 1), in the
+keyspace of its database (the run's own for an in-memory one). A batch the
+service refuses does not stop the run; at the end the run says how many
+batches and transactions were refused (over NATS: waiting up to
+--collector-wait for the service's verdicts).
+
 Exit status: 0 the level holds, 1 a violation was found, 2 bad usage or a
 database that cannot be reached, 3 undecided: the check timed out, or the run
 was cut short (interrupted, database lost) without a violation in what was
-recorded. When no checker decides this workload at the default level, run says
+recorded, or --collector's service refused batches or did not confirm them
+(the online check is incomplete). When no checker decides this workload at the default level, run says
 so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -153,7 +153,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		return badInput(err)
 	}
 	log.Info(fmt.Sprintf("checking %s online on http://%s (Ext timeout %s)", l.Name, ln.Addr(), c.Timeout),
-		"level", l.Name, "addr", ln.Addr().String(), "timeout", c.Timeout.String())
+		"checks", l.Name, "addr", ln.Addr().String(), "timeout", c.Timeout.String())
 	if c.NATS != "" {
 		log.Info("consuming NATS JetStream", "url", c.NATS, "subject", c.NATSSubject, "stream", c.NATSStream, "durable", c.NATSDurable)
 	}

@@ -69,14 +69,14 @@ type collectedRun struct {
 // runTo runs the mt workload on Badger in memory, checked by Chronos (the
 // service judges by the same timestamps), with --collector url as
 // stream, history (file and published) rewritten by historyMutate and
-// published lines by collectMutate.
-func runTo(t *testing.T, url, stream string, seed, txns int, historyMutate, collectMutate func([]byte) []byte) *collectedRun {
+// published lines by collectMutate, and more flags.
+func runTo(t *testing.T, url, stream string, seed, txns int, historyMutate, collectMutate func([]byte) []byte, more ...string) *collectedRun {
 	t.Helper()
 	r := &collectedRun{file: filepath.Join(t.TempDir(), stream+".jsonl")}
 	cmd := runCommandFor(&runCommand{io: IO{Stdin: strings.NewReader(""), Stdout: &r.stdout, Stderr: &r.stderr},
 		historyMutate: historyMutate, collectMutate: collectMutate})
-	cmd.SetArgs([]string{"--db", "badger::memory:", "--level", "si", "--sessions", "6", "--txns", fmt.Sprint(txns), "--keys", "20",
-		"--seed", fmt.Sprint(seed), "--checker", "chronos", "-o", r.file, "--collector", url, "--collector-stream", stream})
+	cmd.SetArgs(append([]string{"--db", "badger::memory:", "--level", "si", "--sessions", "6", "--txns", fmt.Sprint(txns), "--keys", "20",
+		"--seed", fmt.Sprint(seed), "--checker", "chronos", "-o", r.file, "--collector", url, "--collector-stream", stream}, more...))
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
 	err := cmd.ExecuteContext(context.Background())

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -178,5 +179,30 @@ func TestRefusedWriterNoThinAir(t *testing.T) {
 	}
 	if sum.Suppressed != 1 || sum.Pending != 1 || sum.Rejected["bad_input"] != 1 {
 		t.Fatalf("summary %+v", sum)
+	}
+}
+
+// TestStreamsShareKeyspace: the streams of one keyspace share its keys
+// (a read in one of a write in another is explained; two overlapping
+// writers from two streams are a lost update naming both streams), those
+// of another keyspace do not (the same read there is a thin-air read).
+func TestStreamsShareKeyspace(t *testing.T) {
+	l := start(t, serve.Config{Checker: aion.Config{Timeout: time.Hour}, Tick: time.Hour})
+	w := `{"id":1,"session":0,"start_ts":1,"commit_ts":2,"ops":[["w","x",1]]}` + "\n"
+	r := `{"id":1,"session":0,"start_ts":3,"commit_ts":4,"ops":[["r","x",1]]}` + "\n"
+	lost := `{"id":%d,"session":0,"start_ts":10,"commit_ts":%d,"ops":[["r","y",null],["w","y",%d]]}` + "\n"
+	for _, p := range []struct{ stream, keyspace, body string }{
+		{"a", "db", w}, {"b", "db", r}, {"c", "else", r},
+		{"a", "db", fmt.Sprintf(lost, 2, 11, 1)}, {"b", "db", fmt.Sprintf(lost, 2, 12, 2)},
+	} {
+		if code, msg := postTo(t, l.url, p.body, "Isoscope-Stream", p.stream, "Isoscope-Keyspace", p.keyspace); code != http.StatusAccepted {
+			t.Fatalf("%+v: %d %s", p, code, msg)
+		}
+	}
+	l.stop()
+	out := l.out.String()
+	if strings.Count(out, "\n") != 2 || !strings.Contains(out, `"stream":"c","kind":"thin-air-read","transactions":[1],"key":"x"`) ||
+		!strings.Contains(out, `"stream":"a","streams":["a","b"],"kind":"lost-update","phenomenon":"G-SIa","transactions":[2,2],"key":"y"`) {
+		t.Fatalf("want a thin-air read in c and a lost update of a and b:\n%s", out)
 	}
 }
