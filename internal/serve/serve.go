@@ -355,13 +355,19 @@ func (s *Server) submit(ctx context.Context, id Identity, source, name string, b
 		}
 		return 0, err
 	}
+	done := ctx.Done()
+	if wait {
+		// A source acknowledges what the checker took: the verdict comes,
+		// as the checker drains its queue before it stops.
+		done = nil
+	}
 	select {
 	case err := <-b.reply:
 		if err != nil {
 			return 0, err
 		}
 		return len(txns), nil
-	case <-ctx.Done():
+	case <-done:
 		// The sender is gone; the checker still takes or refuses the
 		// batch, and counts a refusal.
 		return 0, ctx.Err()

@@ -280,7 +280,7 @@ func TestEndToEndHTTP(t *testing.T) {
 
 // TestBackPressure: with the checker not taking batches, the first batch
 // waits for its verdict, the queue fills and the next batch gets 429 with
-// Retry-After.
+// Retry-After, counted as refused for a full queue.
 func TestBackPressure(t *testing.T) {
 	s, err := serve.New(serve.Config{Queue: 1})
 	if err != nil {
@@ -311,6 +311,10 @@ func TestBackPressure(t *testing.T) {
 	resp.Body.Close()
 	cancel() // the first gives up waiting for the checker's verdict
 	<-first
+	if m := get(t, ts.URL+"/metrics"); !strings.Contains(m, `isoscope_batches_rejected_total{reason="queue_full",source="http"} 1`) ||
+		!strings.Contains(m, `isoscope_transactions_rejected_total{reason="queue_full",source="http"} 1`) {
+		t.Fatalf("the 429 is not counted:\n%s", m)
+	}
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("second: %s", resp.Status)
 	}
