@@ -194,6 +194,9 @@ func TestCollectorNATSRefusedExits3(t *testing.T) {
 	if bad.code != ExitUnknown || !strings.Contains(bad.stderr.String(), "refused 1 of") || !strings.Contains(bad.stderr.String(), "first refusal: message") {
 		t.Fatalf("a run with a refused message: exit %d\n%s", bad.code, bad.stderr.String())
 	}
+	if log := s.stderr.String(); !strings.Contains(log, "source=nats") || !strings.Contains(log, "stream=bad") || !strings.Contains(log, "reason=bad_input") {
+		t.Fatalf("the service's log lacks the refused message:\n%s", log)
+	}
 	name := fmt.Sprintf("ISONOBODY%d", time.Now().UnixNano())
 	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name)}}); err != nil {
 		t.Fatal(err)

@@ -294,7 +294,7 @@ func (c *runCommand) collected(ctx context.Context, cw *collect.Writer, err erro
 		fmt.Fprintf(c.io.Stderr, "collector: %s took all %d batches (%d transactions)\n", c.Collector, o.Batches, o.Txns)
 		return err
 	}
-	fmt.Fprintf(c.io.Stderr, "collector: %s refused %d of %d batches (%d of %d transactions)", c.Collector, o.Refused, o.Batches, o.RefusedTxns, o.Txns)
+	fmt.Fprintf(c.io.Stderr, "collector: %s refused %d of %d batches (%d of %d transactions; a batch it could not be sent counts as refused)", c.Collector, o.Refused, o.Batches, o.RefusedTxns, o.Txns)
 	if o.Unconfirmed > 0 {
 		fmt.Fprintf(c.io.Stderr, "; %d batches had no verdict within %s", o.Unconfirmed, c.CollectorWait)
 	}
