@@ -157,7 +157,8 @@ type HTTP struct {
 	// Token is the bearer token, if the service wants one.
 	Token string
 	// ID is the stream the batches belong to.
-	ID     serve.Identity
+	ID serve.Identity
+	// Client sends the requests (http.DefaultClient when nil).
 	Client *http.Client
 }
 

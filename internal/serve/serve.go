@@ -111,6 +111,7 @@ type Refusal struct {
 	Err error
 }
 
+// Error says why the batch was refused.
 func (r *Refusal) Error() string { return r.Err.Error() }
 
 // Unwrap returns r.Err.
@@ -449,8 +450,10 @@ func ParseBatch(r io.Reader, name string) (*history.History, []history.Txn, erro
 // service stops taking batches, when the source should leave the message
 // to be delivered again.
 type Source struct {
+	// Name labels the source's refusals in the metrics and the log.
 	Name string
-	Run  func(ctx context.Context, submit func(id Identity, name string, body []byte) (int, error)) error
+	// Run consumes until ctx is done.
+	Run func(ctx context.Context, submit func(id Identity, name string, body []byte) (int, error)) error
 }
 
 // listViolations serves the kept violations with seq above ?after, as

@@ -21,7 +21,11 @@ import (
 // the keyspace of its first batch. The empty names are the default stream
 // and keyspace, where a batch without identity goes (old clients).
 type Identity struct {
-	Stream, Keyspace string
+	// Stream names the producer's id space ("": the default stream).
+	Stream string
+	// Keyspace names the database its keys belong to ("": the default
+	// keyspace).
+	Keyspace string
 }
 
 // Request headers (and, lower-case, query parameters) naming a batch's

@@ -358,6 +358,7 @@ type InputError struct {
 	Err error
 }
 
+// Error says what is wrong with the transaction.
 func (e *InputError) Error() string { return e.Err.Error() }
 
 // Unwrap returns e.Err.
