@@ -98,7 +98,8 @@ const ids1to4 = `{"id":1,"session":0,"start_ts":1,"commit_ts":2,"ops":[["w","x",
 // TestDuplicateRefusedBeforeAccepted is issue 16's reproduction: a batch
 // repeating ids the service holds gets 409 naming the line, not 202 and a
 // refusal later; so does a batch repeating an id of its own, and of an
-// aborted transaction; the same ids in another stream are accepted. The
+// aborted transaction; the same ids in another stream are accepted; the
+// checker's own refusal names the line, id and key as sent. The
 // refusals are counted by reason, and nothing but findings reaches the
 // output.
 func TestDuplicateRefusedBeforeAccepted(t *testing.T) {
@@ -132,10 +133,14 @@ func TestDuplicateRefusedBeforeAccepted(t *testing.T) {
 	if code, msg := postTo(t, l.url+"?stream=third&keyspace=else", "", "Isoscope-Stream", "third"); code != http.StatusBadRequest || !strings.Contains(msg, "keyspace") {
 		t.Fatalf("a stream moving to another keyspace: %d %s", code, msg)
 	}
+	list := `{"id":7,"session":0,"start_ts":15,"commit_ts":16,"ops":[["append","x",1]]}` + "\n"
+	if code, msg := postTo(t, l.url+"?stream=third&keyspace=third", list); code != http.StatusBadRequest || !strings.Contains(msg, `transaction 7 (line 1): ops[0] appends to or reads the list at key x, which`) {
+		t.Fatalf("a value key appended to: %d %s", code, msg)
+	}
 	metrics := get(t, l.url+"/metrics")
 	for _, m := range []string{
 		`isoscope_batches_rejected_total{reason="duplicate_id",source="http"} 2`,
-		`isoscope_batches_rejected_total{reason="bad_input",source="http"} 2`,
+		`isoscope_batches_rejected_total{reason="bad_input",source="http"} 3`,
 		`isoscope_transactions_rejected_total{reason="duplicate_id",source="http"} 5`,
 		`isoscope_batches_accepted_total 4`,
 		`isoscope_transactions_checked_total 12`,
@@ -145,7 +150,7 @@ func TestDuplicateRefusedBeforeAccepted(t *testing.T) {
 		}
 	}
 	sum := l.stop()
-	if sum.Rejected["duplicate_id"] != 2 || sum.Rejected["bad_input"] != 2 || sum.RejectedTxns != 5 || sum.Checked != 12 {
+	if sum.Rejected["duplicate_id"] != 2 || sum.Rejected["bad_input"] != 3 || sum.RejectedTxns != 6 || sum.Checked != 12 {
 		t.Errorf("summary %+v", sum)
 	}
 	if out := l.out.String(); out != "" {

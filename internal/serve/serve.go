@@ -34,6 +34,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -644,13 +645,19 @@ func (s *Server) take(b *batch) error {
 	for i := range b.txns {
 		ids[i] = b.txns[i].ID
 	}
+	keys := slices.Clone(b.h.Keys)
 	st.encodeBatch(b.h, b.txns)
 	if err := s.checker.Add(b.h, b.txns); err != nil {
 		var bad *aion.InputError
 		if errors.As(err, &bad) {
 			t := &b.txns[bad.Index]
 			msg := strings.Replace(bad.Error(), "transaction "+t.ID.String(), "transaction "+ids[bad.Index].String(), 1)
-			return &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Txns: len(b.txns), Err: fmt.Errorf("line %d: %s", t.Line, msg)}
+			for _, o := range t.Ops { // the key a message names, as sent
+				if o.Key >= 0 && int(o.Key) < len(keys) {
+					msg = strings.Replace(msg, "key "+b.h.Keys[o.Key].String()+",", "key "+keys[o.Key].String()+",", 1)
+				}
+			}
+			return &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Txns: len(b.txns), Err: errors.New(msg)} // msg names the line
 		}
 		s.log.Error("the checker stopped", "error", err.Error())
 		return &Refusal{Reason: reasonCheckerFailed, Status: http.StatusInternalServerError, Txns: len(b.txns), Err: err}
