@@ -16,10 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
+
+	"github.com/isoscope/isoscope/internal/db/dbtest"
 )
 
-// liveHTTPServe is `isoscope serve` over HTTP only, logging JSON.
+// liveHTTPServe is `isoscope serve` logging JSON, over HTTP (and NATS
+// when more flags say).
 type liveHTTPServe struct {
 	url    string
 	stdout *lockedWriter
@@ -28,13 +33,13 @@ type liveHTTPServe struct {
 	code   chan int
 }
 
-func startHTTPServe(t *testing.T, timeout time.Duration) *liveHTTPServe {
+func startHTTPServe(t *testing.T, timeout time.Duration, more ...string) *liveHTTPServe {
 	t.Helper()
 	s := &liveHTTPServe{stdout: &lockedWriter{}, stderr: &announcer{addr: make(chan string, 1)}, code: make(chan int, 1)}
 	var ctx context.Context
 	ctx, s.cancel = context.WithCancel(context.Background())
 	go func() {
-		s.code <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--memory-mb", "0", "--timeout", timeout.String(), "--log-format", "json"},
+		s.code <- Main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--memory-mb", "0", "--timeout", timeout.String(), "--log-format", "json"}, more...),
 			nil, s.stdout, s.stderr)
 	}()
 	select {
@@ -126,8 +131,8 @@ func TestRunCollectorRefusedExits3(t *testing.T) {
 }
 
 // TestServeSoak: two concurrent runs on Badger (their transactions both
-// numbered from 1) feed one service over HTTP while a third client posts
-// duplicates and garbage. The first run's history carries planted faults
+// numbered from 1) feed one service, one over HTTP, the other through
+// NATS JetStream, while a third client posts duplicates and garbage. The first run's history carries planted faults
 // (in its file and in what it publishes); the second has one published
 // line garbled. The service's findings for each run are exactly those of
 // `check --checker chronos` on that run's history file (for the second
@@ -138,7 +143,20 @@ func TestRunCollectorRefusedExits3(t *testing.T) {
 func TestServeSoak(t *testing.T) {
 	const txns = 1500
 	began := time.Now()
-	s := startHTTPServe(t, time.Second)
+	dbtest.NATS(t)
+	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
+	if err != nil {
+		t.Fatalf("NATS at %s: %v", natsURL, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("ISOSOAK%d", time.Now().UnixNano())
+	subject := strings.ToLower(name) + ".txns"
+	t.Cleanup(func() { js.DeleteStream(context.Background(), name) })
+	s := startHTTPServe(t, time.Second, "--nats", natsURL, "--nats-stream", name, "--nats-subject", subject, "--nats-durable", "soak")
 
 	startTS := regexp.MustCompile(`"start_ts":\d+`)
 	readsValue := regexp.MustCompile(`\["r",\d+,\d+\]`)
@@ -154,7 +172,10 @@ func TestServeSoak(t *testing.T) {
 	var a, b *collectedRun
 	wg.Add(3)
 	go func() { defer wg.Done(); a = runTo(t, s.url, "soak-a", 21, txns, plant, nil) }()
-	go func() { defer wg.Done(); b = runTo(t, s.url, "soak-b", 22, txns, nil, garble(200)) }()
+	go func() {
+		defer wg.Done()
+		b = runTo(t, natsURL, "soak-b", 22, txns, nil, garble(200), "--collector-subject", subject)
+	}()
 	var dups, garbage int
 	var third []string
 	go func() {
