@@ -189,7 +189,8 @@ func TestRefusedWriterNoThinAir(t *testing.T) {
 
 // TestStreamsShareKeyspace: the streams of one keyspace share its keys
 // (a read in one of a write in another is explained; two overlapping
-// writers from two streams are a lost update naming both streams), those
+// writers from two streams are a lost update naming both streams, and
+// its explanation each transaction with its stream), those
 // of another keyspace do not (the same read there is a thin-air read).
 func TestStreamsShareKeyspace(t *testing.T) {
 	l := start(t, serve.Config{Checker: aion.Config{Timeout: time.Hour}, Tick: time.Hour})
@@ -209,5 +210,8 @@ func TestStreamsShareKeyspace(t *testing.T) {
 	if strings.Count(out, "\n") != 2 || !strings.Contains(out, `"stream":"c","kind":"thin-air-read","transactions":[1],"key":"x"`) ||
 		!strings.Contains(out, `"stream":"a","streams":["a","b"],"kind":"lost-update","phenomenon":"G-SIa","transactions":[2,2],"key":"y"`) {
 		t.Fatalf("want a thin-air read in c and a lost update of a and b:\n%s", out)
+	}
+	if !strings.Contains(out, "T2@b (start_ts 10)") || !strings.Contains(out, "T2@a wrote y") {
+		t.Fatalf("the lost update's explanation does not tell the streams' transactions apart:\n%s", out)
 	}
 }

@@ -700,6 +700,13 @@ func (s *Server) emit(v *aion.Violation, pending bool) {
 						l.Streams[i] = streams[t]
 					}
 				}
+				// Ids of several streams may be equal: the explanation
+				// names each transaction Tid@stream.
+				named := &history.History{Header: h.Header, Keys: h.Keys, Sessions: h.Sessions, Txns: slices.Clone(h.Txns)}
+				for i := range named.Txns {
+					named.Txns[i].ID = history.StringValue("T" + named.Txns[i].ID.String() + "@" + streams[i])
+				}
+				l.Explanation = report.Explain(named, &a)
 				break
 			}
 		}
