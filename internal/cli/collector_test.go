@@ -168,3 +168,42 @@ func TestCollectorEndToEnd(t *testing.T) {
 		t.Fatalf("stdout lacks the violation:\n%s", bad.stdout.String())
 	}
 }
+
+// TestCollectorNATSRefusedExits3: over NATS, the service's verdict on
+// each message comes back to the run: a message it refused (a line
+// garbled on the way) makes the run say so and exit 3; a clean run
+// exits 0 once every verdict came; a run whose messages nobody consumes
+// exits 3 when the verdicts do not come within --collector-wait.
+func TestCollectorNATSRefusedExits3(t *testing.T) {
+	dbtest.NATS(t)
+	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
+	if err != nil {
+		t.Fatalf("NATS at %s: %v", natsURL, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, js, time.Second)
+	good := runTo(t, natsURL, "good", 4, 300, nil, nil, "--collector-subject", s.subject)
+	if good.code != ExitHolds || !strings.Contains(good.stderr.String(), "took all") {
+		t.Fatalf("a clean run: exit %d\n%s", good.code, good.stderr.String())
+	}
+	bad := runTo(t, natsURL, "bad", 4, 300, nil, garble(30), "--collector-subject", s.subject)
+	if bad.code != ExitUnknown || !strings.Contains(bad.stderr.String(), "refused 1 of") || !strings.Contains(bad.stderr.String(), "first refusal: message") {
+		t.Fatalf("a run with a refused message: exit %d\n%s", bad.code, bad.stderr.String())
+	}
+	if log := s.stderr.String(); !strings.Contains(log, "source=nats") || !strings.Contains(log, "stream=bad") || !strings.Contains(log, "reason=bad_input") {
+		t.Fatalf("the service's log lacks the refused message:\n%s", log)
+	}
+	name := fmt.Sprintf("ISONOBODY%d", time.Now().UnixNano())
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name)}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.DeleteStream(context.Background(), name) })
+	alone := runTo(t, natsURL, "alone", 4, 100, nil, nil, "--collector-subject", strings.ToLower(name), "--collector-wait", "300ms")
+	if alone.code != ExitUnknown || !strings.Contains(alone.stderr.String(), "had no verdict within 300ms") {
+		t.Fatalf("a run nobody consumes: exit %d\n%s", alone.code, alone.stderr.String())
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"github.com/isoscope/isoscope/internal/report/htmlreport"
 	"github.com/isoscope/isoscope/internal/report/runplot"
 	"github.com/isoscope/isoscope/internal/runner"
+	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -63,8 +65,15 @@ type runCommand struct {
 	Collector        string
 	CollectorSubject string
 	CollectorToken   string
-	// collectMutate rewrites published lines (tests plant faults here).
-	collectMutate func([]byte) []byte
+	// CollectorStream is the run's stream at the service (default: a
+	// fresh run id); CollectorWait bounds the wait for the verdicts of the
+	// batches published to NATS.
+	CollectorStream string
+	CollectorWait   time.Duration
+	// collectMutate rewrites published lines (tests plant faults here);
+	// historyMutate rewrites the history's lines, written and published
+	// (not the run's record, which its own check judges).
+	collectMutate, historyMutate func([]byte) []byte
 	modelFlags
 	// described says what ran (for --report); label is the plots'
 	// second title line.
@@ -91,10 +100,19 @@ history (start_ts, commit_ts).
 of transactions per second, latency percentiles and abort reasons over the run
 (also as SVG and PNG files in DIR), the verdict and the anomalies.
 
+--collector URL also publishes each transaction as it finishes, to isoscope
+serve (http://) or NATS JetStream (nats://), in a stream of the run's own
+(--collector-stream; every run numbers its transactions from 1), in the
+keyspace of its database (the run's own for an in-memory one). A batch the
+service refuses does not stop the run; at the end the run says how many
+batches and transactions were refused (over NATS: waiting up to
+--collector-wait for the service's verdicts).
+
 Exit status: 0 the level holds, 1 a violation was found, 2 bad usage or a
 database that cannot be reached, 3 undecided: the check timed out, or the run
 was cut short (interrupted, database lost) without a violation in what was
-recorded. When no checker decides this workload at the default level, run says
+recorded, or --collector's service refused batches or did not confirm them
+(the online check is incomplete). When no checker decides this workload at the default level, run says
 so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -124,6 +142,8 @@ so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 	f.StringVar(&c.Collector, "collector", "", "also publish each transaction as it finishes, for online checking: to isoscope serve at an http:// URL, or to NATS JetStream at a nats:// URL")
 	f.StringVar(&c.CollectorSubject, "collector-subject", "isoscope.txns", "the NATS subject --collector publishes to")
 	f.StringVar(&c.CollectorToken, "collector-token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token for --collector's service (default $ISOSCOPE_TOKEN)")
+	f.StringVar(&c.CollectorStream, "collector-stream", "", "the run's stream at --collector's service, its own id space for transaction ids and sessions (default: a fresh run id, printed)")
+	f.DurationVar(&c.CollectorWait, "collector-wait", 30*time.Second, "after the run, how long to wait for the service's verdicts on the batches published to NATS")
 	f.StringVar(&c.Level, "level", "", "isolation level to check (default: the one --isolation promises)")
 	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
 	f.BoolVar(&c.JSON, "json", false, "print the check's result as JSON")
@@ -216,18 +236,24 @@ func (c *runCommand) Run(ctx context.Context) error {
 		}
 		cfg.Out = file
 	}
+	var cw *collect.Writer
 	if c.Collector != "" {
 		if c.NoTrace {
 			return badInput(errors.New("--collector publishes the history --no-trace does not record"))
 		}
-		pub, err := c.publisher()
+		id := c.identity(target)
+		pub, err := c.publisher(id)
 		if err != nil {
 			return badInput(err)
 		}
 		defer pub.Close()
-		cw := collect.NewWriter(ctx, pub)
+		cw = collect.NewWriter(ctx, pub)
 		cw.Mutate = c.collectMutate
 		cfg.Out = io.MultiWriter(file, cw)
+		fmt.Fprintf(c.io.Stderr, "collector: publishing to %s as %s\n", c.Collector, id)
+	}
+	if c.historyMutate != nil {
+		cfg.Out = &lineRewriter{w: cfg.Out, rewrite: c.historyMutate}
 	}
 	cfg.Progress = &runner.Progress{}
 	stopBar := c.progress(cfg.Progress, plan.Len())
@@ -248,7 +274,86 @@ func (c *runCommand) Run(ctx context.Context) error {
 		}
 		return cutShort(cut)
 	}
-	return c.check(ctx, res, lvl, cut)
+	err = c.check(ctx, res, lvl, cut)
+	if cw != nil {
+		err = c.collected(ctx, cw, err)
+	}
+	return err
+}
+
+// collected says on standard error what became of the batches the
+// collector published, and fails a run whose online check is incomplete:
+// a batch the service refused or never confirmed turns an exit status
+// below 3 (the level holds) into 3, undecided, as a run cut short does.
+// A violation found in the history (1) stays.
+func (c *runCommand) collected(ctx context.Context, cw *collect.Writer, err error) error {
+	wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.CollectorWait)
+	defer cancel()
+	o := cw.Outcome(wait)
+	if o.Complete() {
+		fmt.Fprintf(c.io.Stderr, "collector: %s took all %d batches (%d transactions)\n", c.Collector, o.Batches, o.Txns)
+		return err
+	}
+	fmt.Fprintf(c.io.Stderr, "collector: %s refused %d of %d batches (%d of %d transactions; a batch it could not be sent counts as refused)", c.Collector, o.Refused, o.Batches, o.RefusedTxns, o.Txns)
+	if o.Unconfirmed > 0 {
+		fmt.Fprintf(c.io.Stderr, "; %d batches had no verdict within %s", o.Unconfirmed, c.CollectorWait)
+	}
+	fmt.Fprintln(c.io.Stderr, ": the online check is incomplete")
+	if o.First != nil {
+		fmt.Fprintf(c.io.Stderr, "  first refusal: %v\n", o.First)
+	}
+	var exit *exitError
+	if err == nil || errors.As(err, &exit) && exit.code == ExitHolds {
+		return &exitError{code: ExitUnknown}
+	}
+	return err
+}
+
+// identity is the run's stream at the collector's service: its own id
+// space (every run numbers its transactions from 1), in the keyspace of
+// its database — the run's own when the database lives in this process,
+// the database's address and table otherwise, which other runs against it
+// share.
+func (c *runCommand) identity(target db.Target) serve.Identity {
+	id := serve.Identity{Stream: c.CollectorStream}
+	if id.Stream == "" {
+		var b [4]byte
+		_, _ = crand.Read(b[:])
+		id.Stream = fmt.Sprintf("run-%s-%x", time.Now().UTC().Format("20060102T150405"), b)
+	}
+	id.Keyspace = target.Display + "#" + c.Table
+	if target.InMemory() {
+		id.Keyspace = id.Stream
+	}
+	return id
+}
+
+// lineRewriter rewrites each complete line written through it (tests
+// plant faults in a run's history, file and collector alike).
+type lineRewriter struct {
+	w       io.Writer
+	rewrite func([]byte) []byte
+	partial []byte
+}
+
+func (l *lineRewriter) Write(p []byte) (int, error) {
+	buf := append(l.partial, p...)
+	end := bytes.LastIndexByte(buf, '\n')
+	if end < 0 {
+		l.partial = buf
+		return len(p), nil
+	}
+	var out []byte
+	for _, line := range bytes.SplitAfter(buf[:end+1], []byte("\n")) {
+		if len(line) > 0 {
+			out = append(out, l.rewrite(line)...)
+		}
+	}
+	l.partial = append([]byte(nil), buf[end+1:]...)
+	if _, err := l.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (c *runCommand) plan() (*workload.Plan, error) {
@@ -464,13 +569,13 @@ func runStats(s *runner.Summary) []htmlreport.Stat {
 	return st
 }
 
-// publisher connects to --collector.
-func (c *runCommand) publisher() (collect.Publisher, error) {
+// publisher connects to --collector, publishing as id.
+func (c *runCommand) publisher(id serve.Identity) (collect.Publisher, error) {
 	switch {
 	case strings.HasPrefix(c.Collector, "nats://"):
-		return collect.DialNATS(c.Collector, c.CollectorSubject)
+		return collect.DialNATS(c.Collector, c.CollectorSubject, id)
 	case strings.HasPrefix(c.Collector, "http://"), strings.HasPrefix(c.Collector, "https://"):
-		return &collect.HTTP{URL: c.Collector, Token: c.CollectorToken}, nil
+		return &collect.HTTP{URL: c.Collector, Token: c.CollectorToken, ID: id}, nil
 	}
 	return nil, fmt.Errorf("--collector %q: want an http://, https:// or nats:// URL", c.Collector)
 }

@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,6 +35,9 @@ type serveCommand struct {
 	NATSStream  string
 	NATSSubject string
 	NATSDurable string
+	// LogFormat is how the log on standard error is written: text or
+	// json.
+	LogFormat string
 }
 
 func newServeCommand(std IO) *cobra.Command {
@@ -42,16 +48,30 @@ func newServeCommand(std IO) *cobra.Command {
 		Long: `serve runs the online checker (Aion: snapshot isolation, or serializability in
 commit-timestamp order, by the database's start_ts/commit_ts) as an HTTP service.
 POST batches of transactions (JSON Lines of the history format) to
-/v1/transactions: 202 when queued, 400 naming the line of a bad one, 429 when the
-queue is full. Final violations are written to standard output as JSON lines and
-served at /v1/violations (?after=SEQ); an Ext verdict (a stale read, a read
+/v1/transactions, each in its producer's stream: the Isoscope-Stream header (or
+?stream=) names the stream, whose transaction ids and sessions are its own, and
+Isoscope-Keyspace (or ?keyspace=) the database whose keys it shares with the
+other streams of that keyspace; a batch without them goes to the default stream
+and keyspace. The answer comes once the checker has validated the batch against
+what it holds: 202 when it took it, 400 naming the line of a bad one, 409 naming
+the line of an id the stream already has, 429 when the queue is full; a refused
+batch is kept in no part. Final violations are written to standard output as
+JSON lines (standard output carries nothing else) and served at /v1/violations
+(?after=SEQ); in a keyspace that lost a refused batch, findings about reads of
+other transactions' writes are suppressed, since the missing writer may explain
+them (counted in isoscope_findings_suppressed_total). an Ext verdict (a stale read, a read
 beyond the snapshot) is final --timeout after its transaction arrived. /metrics
 serves Prometheus metrics, /healthz and /readyz the probes. It listens on
 loopback unless --listen says otherwise, and then only with a bearer token
 (--token, or ISOSCOPE_TOKEN). With --nats it also consumes batches (one or more
-transaction lines per message) from a JetStream durable consumer, acknowledging
-each once it is queued. On interrupt it stops intake, checks what was
-queued, and writes the verdicts still pending (marked "pending") before it exits.`,
+transaction lines per message, the identity in the same headers) from a
+JetStream durable consumer, acknowledging each once the checker took it and
+terminating those it refused; a message with an Isoscope-Verdicts header gets
+its verdict published to that subject. Refusals are counted by reason in
+isoscope_batches_rejected_total and logged; the log (text, or JSON with
+--log-format json) goes to standard error. On interrupt it stops intake, checks
+what was queued, and writes the verdicts still pending (marked "pending")
+before it exits, with a summary in the log.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return c.Run(cmd.Context()) },
 	}
@@ -66,6 +86,7 @@ queued, and writes the verdicts still pending (marked "pending") before it exits
 	cmd.Flags().StringVar(&c.NATSStream, "nats-stream", "ISOSCOPE", "the JetStream stream (created over --nats-subject if missing)")
 	cmd.Flags().StringVar(&c.NATSSubject, "nats-subject", "isoscope.txns", "the subject carrying the batches")
 	cmd.Flags().StringVar(&c.NATSDurable, "nats-durable", "isoscope-serve", "the durable consumer's name")
+	cmd.Flags().StringVar(&c.LogFormat, "log-format", "text", "the log on standard error: text or json")
 	return cmd
 }
 
@@ -81,7 +102,16 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if c.MemoryMB < 0 || c.Queue < 1 || c.Timeout <= 0 {
 		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --timeout positive"))
 	}
-	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout,
+	var log *slog.Logger
+	switch c.LogFormat {
+	case "text":
+		log = slog.New(slog.NewTextHandler(c.io.Stderr, nil))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(c.io.Stderr, nil))
+	default:
+		return badInput(fmt.Errorf("--log-format %q: want text or json", c.LogFormat))
+	}
+	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Log: log,
 		Checker: aion.Config{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
 	if c.MemoryMB > 0 {
 		dir := c.SpillDir
@@ -107,8 +137,8 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(c.MemoryMB << 20))
 	}
 	if c.NATS != "" {
-		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable,
-			Rejected: func(err error) { fmt.Fprintf(c.io.Stderr, "isoscope serve: a NATS message refused: %v\n", err) }}))
+		// The service logs each refusal.
+		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable}))
 	}
 	s, err := serve.New(cfg)
 	if err != nil {
@@ -122,13 +152,30 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		ln.Close()
 		return badInput(err)
 	}
-	fmt.Fprintf(c.io.Stderr, "isoscope serve: checking %s online on http://%s (Ext timeout %s)\n", l.Name, ln.Addr(), c.Timeout)
+	log.Info(fmt.Sprintf("checking %s online on http://%s (Ext timeout %s)", l.Name, ln.Addr(), c.Timeout),
+		"checks", l.Name, "addr", ln.Addr().String(), "timeout", c.Timeout.String())
 	if c.NATS != "" {
-		fmt.Fprintf(c.io.Stderr, "isoscope serve: consuming %s (stream %s, durable %s) at %s\n", c.NATSSubject, c.NATSStream, c.NATSDurable, c.NATS)
+		log.Info("consuming NATS JetStream", "url", c.NATS, "subject", c.NATSSubject, "stream", c.NATSStream, "durable", c.NATSDurable)
 	}
 	sum, err := s.Serve(ctx, ln)
-	fmt.Fprintf(c.io.Stderr, "isoscope serve: stopped: %d transactions checked, %d set aside, %d violations, %d verdicts still pending, %d flip-flops\n",
-		sum.Checked, sum.Skipped, sum.Violations, sum.Pending, sum.FlipFlops)
+	var refused uint64
+	attrs := []any{"checked", sum.Checked, "set_aside", sum.Skipped, "violations", sum.Violations, "pending", sum.Pending,
+		"flip_flops", sum.FlipFlops, "suppressed", sum.Suppressed}
+	for _, reason := range slices.Sorted(maps.Keys(sum.Rejected)) {
+		refused += sum.Rejected[reason]
+		attrs = append(attrs, "refused_"+reason, sum.Rejected[reason])
+	}
+	attrs = append(attrs, "refused_batches", refused, "refused_transactions", sum.RejectedTxns)
+	msg := fmt.Sprintf("stopped: %d transactions checked, %d set aside, %d violations, %d verdicts still pending, %d flip-flops; %d batches refused (%d transactions), %d findings suppressed",
+		sum.Checked, sum.Skipped, sum.Violations, sum.Pending, sum.FlipFlops, refused, sum.RejectedTxns, sum.Suppressed)
+	if refused > 0 {
+		log.Warn(msg, attrs...)
+	} else {
+		log.Info(msg, attrs...)
+	}
+	if err != nil {
+		log.Error("serving stopped", "error", err.Error())
+	}
 	return err
 }
 

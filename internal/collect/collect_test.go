@@ -2,6 +2,7 @@ package collect_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,12 +10,17 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/collect"
+	"github.com/isoscope/isoscope/internal/serve"
 )
 
-// recorder is a Publisher that keeps what it is given.
+// recorder is a Publisher that keeps what it is given, and refuses the
+// batches holding "bad".
 type recorder struct{ batches []string }
 
-func (r *recorder) Publish(_ context.Context, b []byte) error {
+func (r *recorder) Publish(_ context.Context, b []byte, _ int) error {
+	if strings.Contains(string(b), "bad") {
+		return errors.New("refused: bad")
+	}
 	r.batches = append(r.batches, string(b))
 	return nil
 }
@@ -40,10 +46,30 @@ func TestWriterBatches(t *testing.T) {
 	if strings.Join(rec.batches, "|") != strings.Join(want, "|") || w.Published != 4 {
 		t.Fatalf("batches %q, published %d", rec.batches, w.Published)
 	}
+	if o := w.Outcome(context.Background()); !o.Complete() || o.Batches != 3 || o.Txns != 4 {
+		t.Fatalf("outcome %+v", o)
+	}
+}
+
+// TestWriterCountsRefusals: a refused batch does not fail the write (the
+// run and its history go on); the outcome counts it and keeps the first
+// refusal.
+func TestWriterCountsRefusals(t *testing.T) {
+	rec := &recorder{}
+	w := collect.NewWriter(context.Background(), rec)
+	for _, s := range []string{"{\"id\":1}\n", "{\"id\":\"bad\"}\n{\"id\":3}\n", "{\"id\":4}\n"} {
+		if n, err := io.WriteString(w, s); err != nil || n != len(s) {
+			t.Fatalf("write %q: %d, %v", s, n, err)
+		}
+	}
+	o := w.Outcome(context.Background())
+	if o.Complete() || o.Refused != 1 || o.RefusedTxns != 2 || o.Batches != 3 || o.Txns != 4 || o.First == nil || w.Published != 2 {
+		t.Fatalf("outcome %+v, published %d", o, w.Published)
+	}
 }
 
 // TestHTTPPublisher: a 429 is waited out and the batch sent again with the
-// token; another refusal is an error with the service's message.
+// token and the stream's identity; another refusal is an error with the service's message.
 func TestHTTPPublisher(t *testing.T) {
 	calls := 0
 	var bodies []string
@@ -54,6 +80,8 @@ func TestHTTPPublisher(t *testing.T) {
 		switch {
 		case r.Header.Get("Authorization") != "Bearer tok":
 			http.Error(w, "no token", http.StatusUnauthorized)
+		case r.Header.Get(serve.StreamHeader) != "run-1" || r.Header.Get(serve.KeyspaceHeader) != "db":
+			http.Error(w, "no identity", http.StatusBadRequest)
 		case calls == 1:
 			http.Error(w, "full", http.StatusTooManyRequests)
 		case strings.Contains(string(b), "bad"):
@@ -63,14 +91,14 @@ func TestHTTPPublisher(t *testing.T) {
 		}
 	}))
 	defer ts.Close()
-	p := &collect.HTTP{URL: ts.URL, Token: "tok"}
-	if err := p.Publish(context.Background(), []byte("{\"id\":1}\n")); err != nil {
+	p := &collect.HTTP{URL: ts.URL, Token: "tok", ID: serve.Identity{Stream: "run-1", Keyspace: "db"}}
+	if err := p.Publish(context.Background(), []byte("{\"id\":1}\n"), 1); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 2 || bodies[1] != "{\"id\":1}\n" {
 		t.Fatalf("%d calls, bodies %q", calls, bodies)
 	}
-	if err := p.Publish(context.Background(), []byte("bad\n")); err == nil || !strings.Contains(err.Error(), "batch:1: bad") {
+	if err := p.Publish(context.Background(), []byte("bad\n"), 1); err == nil || !strings.Contains(err.Error(), "batch:1: bad") {
 		t.Fatalf("error %v", err)
 	}
 }

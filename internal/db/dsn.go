@@ -143,3 +143,7 @@ func parseBadger(addr, rest string) (Target, error) {
 	}
 	return Target{Kind: Badger, Display: "badger://" + path, path: path}, nil
 }
+
+// InMemory says the database lives in this process's memory
+// (sqlite::memory:, badger::memory:): no other process shares its keys.
+func (t Target) InMemory() bool { return t.memory }

@@ -2,15 +2,21 @@
 // pull consumer on a subject, whose messages are batches of transactions
 // (JSON Lines of the history format, one or more lines each).
 //
-// A message is acknowledged once its batch is queued for the checker, so
-// a batch the service had not taken when it stopped is redelivered to the
-// durable consumer when it starts again; a message that is not a valid
-// batch is terminated (never redelivered) and reported.
+// A message's Identity is in its headers (Isoscope-Stream,
+// Isoscope-Keyspace; none: the default stream). A message is acknowledged
+// once the checker took its batch, so a batch the service had not taken
+// when it stopped is redelivered to the durable consumer when it starts
+// again; a message the service refused (not a valid batch, duplicate ids)
+// is terminated (never redelivered), and counted and logged by the
+// service. When the message names a subject in its Isoscope-Verdicts
+// header, the verdict is published there (core NATS): a JSON object with
+// "accepted" (the transactions taken) or "refused" (why) and "reason", so
+// that the sender learns what was refused.
 package natsin
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -19,7 +25,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/serve"
 )
 
@@ -33,14 +38,29 @@ type Config struct {
 	Subject string
 	// Durable is the durable consumer's name.
 	Durable string
-	// Rejected, when set, is told about each message that was not a valid
-	// batch.
+	// Rejected, when set, is told about each message the service refused.
 	Rejected func(err error)
+}
+
+// VerdictsHeader names the subject a message's verdict is published to.
+const VerdictsHeader = "Isoscope-Verdicts"
+
+// Verdict is what the service publishes to a message's verdicts subject.
+type Verdict struct {
+	// Seq is the message's sequence number in the JetStream stream (its
+	// publisher's acknowledgement has it too).
+	Seq uint64 `json:"seq"`
+	// Accepted is the number of transactions the checker took.
+	Accepted int `json:"accepted"`
+	// Refused says why the batch was refused, Reason is the refusal's
+	// label; both are empty for a batch taken.
+	Refused string `json:"refused,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // Source returns a serve.Source that consumes cfg's subject.
 func Source(cfg Config) serve.Source {
-	return func(ctx context.Context, submit func(*history.History, []history.Txn) error) error {
+	return serve.Source{Name: "nats", Run: func(ctx context.Context, submit func(serve.Identity, string, []byte) (int, error)) error {
 		nc, err := nats.Connect(cfg.URL, nats.Name("isoscope serve"))
 		if err != nil {
 			return fmt.Errorf("nats %s: %w", cfg.URL, err)
@@ -75,23 +95,39 @@ func Source(cfg Config) serve.Source {
 			if meta != nil {
 				name += " " + strconv.FormatUint(meta.Sequence.Stream, 10)
 			}
-			h, txns, err := serve.ParseBatch(bytes.NewReader(m.Data()), name)
-			if err != nil {
+			hdr := m.Headers()
+			id := serve.Identity{Stream: hdr.Get(serve.StreamHeader), Keyspace: hdr.Get(serve.KeyspaceHeader)}
+			n, err := submit(id, name, m.Data())
+			var ref *serve.Refusal
+			switch {
+			case err == nil:
+				if err := m.Ack(); err != nil {
+					return fmt.Errorf("acknowledging %s: %w", name, err)
+				}
+			case errors.As(err, &ref) && !ref.Retry():
 				m.Term()
 				if cfg.Rejected != nil {
 					cfg.Rejected(err)
 				}
-				continue
-			}
-			if err := submit(h, txns); err != nil {
+			default:
 				m.NakWithDelay(time.Second)
 				return nil // shutting down: the message comes again
 			}
-			if err := m.Ack(); err != nil {
-				return fmt.Errorf("acknowledging %s: %w", name, err)
+			if to := hdr.Get(VerdictsHeader); to != "" {
+				v := Verdict{Accepted: n}
+				if ref != nil {
+					v = Verdict{Refused: ref.Error(), Reason: ref.Reason}
+				}
+				if meta != nil {
+					v.Seq = meta.Sequence.Stream
+				}
+				b, _ := json.Marshal(v)
+				if err := nc.Publish(to, b); err != nil {
+					return fmt.Errorf("publishing the verdict on %s: %w", name, err)
+				}
 			}
 		}
-	}
+	}}
 }
 
 // Consumer creates (or finds) cfg's stream and durable pull consumer.

@@ -1,7 +1,9 @@
 package natsin_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/isoscope/isoscope/internal/db/dbtest"
-	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/natsin"
+	"github.com/isoscope/isoscope/internal/serve"
 )
 
 // natsURL is the NATS server these machines run.
@@ -36,8 +38,10 @@ func jetStream(t *testing.T) jetstream.JetStream {
 }
 
 // TestSource: batches published to the subject reach submit in order,
-// each message acknowledged; a message that is no batch is refused and
-// reported; a second source on the same durable consumer does not see
+// with the identity their headers name, each message acknowledged; a
+// message that is no batch is refused and reported; each message's
+// verdict (accepted and how many, or refused and why) is published to
+// the subject its Isoscope-Verdicts header names; a second source on the same durable consumer does not see
 // the acknowledged ones again.
 func TestSource(t *testing.T) {
 	js := jetStream(t)
@@ -53,8 +57,25 @@ func TestSource(t *testing.T) {
 		`{"id":3,"session":0,"ops":[["bogus"]]}` + "\n",
 		`{"id":4,"session":0,"start_ts":5,"commit_ts":6,"ops":[["r","x",1]]}` + "\n",
 	}
-	for _, m := range msgs {
-		if _, err := js.Publish(ctx, cfg.Subject, []byte(m)); err != nil {
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	inbox := nats.NewInbox()
+	verdicts, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		msg := nats.NewMsg(cfg.Subject)
+		msg.Data = []byte(m)
+		msg.Header.Set(natsin.VerdictsHeader, inbox)
+		if i == 2 {
+			msg.Header.Set(serve.StreamHeader, "s2")
+			msg.Header.Set(serve.KeyspaceHeader, "k2")
+		}
+		if _, err := js.PublishMsg(ctx, msg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,28 +87,47 @@ func TestSource(t *testing.T) {
 	sctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- natsin.Source(cfg)(sctx, func(h *history.History, txns []history.Txn) error {
+		errc <- natsin.Source(cfg).Run(sctx, func(id serve.Identity, name string, body []byte) (int, error) {
+			_, txns, err := serve.ParseBatch(bytes.NewReader(body), name)
+			if err != nil {
+				return 0, &serve.Refusal{Reason: "bad_input", Status: 400, Err: err}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			for _, tx := range txns {
-				got = append(got, tx.ID.String())
+				got = append(got, id.Stream+"/"+id.Keyspace+":"+tx.ID.String())
 			}
 			if len(got) == 3 {
 				close(done)
 			}
-			return nil
+			return len(txns), nil
 		})
 	}()
 	<-done
+	var answers []natsin.Verdict
+	for range msgs {
+		m, err := verdicts.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("verdicts: %v", err)
+		}
+		var v natsin.Verdict
+		if err := json.Unmarshal(m.Data, &v); err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, v)
+	}
 	cancel()
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got, ",") != "1,2,4" {
+	if strings.Join(got, ",") != "/:1,/:2,s2/k2:4" {
 		t.Fatalf("submitted %v", got)
 	}
 	if len(rejected) != 1 || !strings.Contains(rejected[0].Error(), "message 2:1") {
 		t.Fatalf("rejected %v", rejected)
+	}
+	if answers[0].Accepted != 2 || answers[1].Reason != "bad_input" || !strings.Contains(answers[1].Refused, "message 2:1") || answers[2].Accepted != 1 {
+		t.Fatalf("verdicts %+v", answers)
 	}
 	cons, err := js.Consumer(ctx, name, "d")
 	if err != nil {

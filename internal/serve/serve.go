@@ -2,28 +2,41 @@
 // serve`: an HTTP service around one aion.Checker.
 //
 // Clients POST batches of transactions (JSON Lines of the history format,
-// an optional header line first) to /v1/transactions; a batch is parsed
-// and validated at once (400 naming the line of the first bad one) and
-// queued for the checker (202), or refused with 429 when the queue is
-// full. One goroutine owns the checker: it checks the batches in arrival
-// order and advances the clock on a ticker, so that Ext verdicts become
-// final. Each final violation is written as one JSON line to the output
-// and kept for GET /v1/violations. /metrics serves Prometheus metrics,
-// /healthz and /readyz the probes. The service listens on loopback unless
-// told otherwise, and anywhere else only with a bearer token. Shutdown
-// stops intake, checks what was queued, and reports the Ext verdicts still
-// pending.
+// an optional header line first) to /v1/transactions, each in its stream
+// (an Identity: the Isoscope-Stream and Isoscope-Keyspace headers or the
+// stream and keyspace query parameters; none for the default stream). A
+// batch is parsed and checked in the handler, queued for the checker (429
+// when the queue is full), and the handler waits for the checker's
+// goroutine to validate it against what it holds — duplicate ids in the
+// stream, keys used both as values and lists — and take it: 202 means the
+// batch is in the checker, and a refusal (400, 409, 413) names the line
+// and nothing of the batch is kept. One goroutine owns the checker: it
+// checks the batches in arrival order and advances the clock on a ticker,
+// so that Ext verdicts become final. Each final violation is written as
+// one JSON line to the output, which carries nothing else, and kept for GET
+// /v1/violations; in a keyspace that lost a refused batch, findings about
+// reads of other transactions' writes are suppressed (counted, not
+// reported). Refusals are counted by reason and logged. /metrics serves
+// Prometheus metrics, /healthz and /readyz the probes. The service listens
+// on loopback unless told otherwise, and anywhere else only with a bearer
+// token. Shutdown stops intake, checks what was queued, and reports the
+// Ext verdicts still pending.
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,23 +68,75 @@ type Config struct {
 	// MaxBatch bounds a request body in bytes (64 MiB when 0).
 	MaxBatch int64
 	// Out receives every final violation as a JSON line, and the pending
-	// ones at shutdown.
+	// ones at shutdown: findings only.
 	Out io.Writer
+	// Log receives what the service has to say besides findings: refused
+	// batches, a source's failure, the checker's (nothing when nil).
+	Log *slog.Logger
 	// Sources are further ways in (NATS JetStream): Serve runs each until
 	// shutdown, and stops them before it drains the queue. An error from
-	// one is written to Out, and the others go on.
+	// one is logged, and the others go on.
 	Sources []Source
 }
 
 // item is what the checker's goroutine takes from the queue: a batch, a
 // tick, or a barrier to close once everything before it is done.
 type item struct {
+	batch   *batch
+	tick    bool
+	barrier chan struct{}
+}
+
+// batch is a parsed batch waiting for the checker, which sends its
+// verdict (nil or a *Refusal) on reply.
+type batch struct {
+	id       Identity
+	source   string
 	h        *history.History
 	txns     []history.Txn
 	received time.Time
-	tick     bool
-	barrier  chan struct{}
+	reply    chan error
 }
+
+// Refusal is a batch the service refused: nothing of it was kept.
+type Refusal struct {
+	// Reason is the metrics' label: bad_input, duplicate_id, too_large,
+	// queue_full, shutting_down or checker_failed.
+	Reason string
+	// Status is the HTTP status the refusal is answered with.
+	Status int
+	// Txns is how many transactions the batch held (0 when it did not
+	// parse).
+	Txns int
+	// Err says why, naming the line where one is at fault.
+	Err error
+}
+
+// Error says why the batch was refused.
+func (r *Refusal) Error() string { return r.Err.Error() }
+
+// Unwrap returns r.Err.
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// Retry says whether the batch was refused for now only (queue full,
+// shutting down): resent later, it may be taken. Other refusals lose the
+// batch's transactions, and findings that may depend on them are
+// suppressed.
+func (r *Refusal) Retry() bool { return r.Reason == reasonQueueFull || r.Reason == reasonShuttingDown }
+
+// The reasons of refusals.
+const (
+	reasonBadInput      = "bad_input"
+	reasonDuplicate     = "duplicate_id"
+	reasonTooLarge      = "too_large"
+	reasonQueueFull     = "queue_full"
+	reasonShuttingDown  = "shutting_down"
+	reasonCheckerFailed = "checker_failed"
+)
+
+// ErrShuttingDown is a Source's submit's error once the service stops
+// taking batches.
+var ErrShuttingDown = errors.New("the service is shutting down")
 
 // Server is the online checking service.
 type Server struct {
@@ -80,18 +145,37 @@ type Server struct {
 	level   string
 	work    chan item
 
+	log *slog.Logger
+	// streams belongs to the checker's goroutine.
+	streams *streams
+
+	// intake guards closed and the sends on work: a sender holds it for
+	// reading, the closer for writing.
+	intake sync.RWMutex
+	closed bool
+
 	mu      sync.Mutex
-	closed  bool
 	stats   aion.Stats
 	lag     time.Duration
 	kept    []keptLine
 	seq     uint64
 	running bool
+	// tainted holds the keyspaces that lost a refused batch; rejected,
+	// rejectedTxns and suppressed count for the summary.
+	tainted      map[string]bool
+	rejected     map[string]uint64
+	rejectedTxns uint64
+	suppressed   uint64
+	// finals and pendings count the violations reported.
+	finals   uint64
+	pendings int
 
-	reg        *prometheus.Registry
-	violations *prometheus.CounterVec
-	rejected   prometheus.Counter
-	batches    prometheus.Counter
+	reg          *prometheus.Registry
+	violations   *prometheus.CounterVec
+	rejectedM    *prometheus.CounterVec
+	rejectedTxnM *prometheus.CounterVec
+	suppressedM  *prometheus.CounterVec
+	batches      prometheus.Counter
 }
 
 // keptLine is a violation's JSON line and its sequence number.
@@ -109,6 +193,11 @@ type Line struct {
 	At      time.Time `json:"at"`
 	Pending bool      `json:"pending,omitempty"`
 	Level   string    `json:"level"`
+	// Stream is the stream of the finding's first transaction (empty:
+	// the default stream); Streams, when its transactions come from more
+	// than one, the stream of each, in the order of Transactions.
+	Stream  string   `json:"stream,omitempty"`
+	Streams []string `json:"streams,omitempty"`
 	report.Finding
 }
 
@@ -132,11 +221,22 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
 	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Checker.Initial) > 0 { // keys of the default keyspace
+		init := make(map[history.Value]history.Value, len(cfg.Checker.Initial))
+		for k, v := range cfg.Checker.Initial {
+			init[encode(0, k)] = v
+		}
+		cfg.Checker.Initial = init
+	}
 	c, err := aion.New(cfg.Checker)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, checker: c, work: make(chan item, cfg.Queue), level: "snapshot-isolation"}
+	s := &Server{cfg: cfg, checker: c, work: make(chan item, cfg.Queue), level: "snapshot-isolation", log: cfg.Log, streams: newStreams(),
+		tainted: map[string]bool{}, rejected: map[string]uint64{}}
 	if cfg.Checker.Serializable {
 		s.level = "serializable"
 	}
@@ -185,8 +285,11 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 
 // ready is 200 while the checker runs and its queue has room.
 func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
+	s.intake.RLock()
+	closed := s.closed
+	s.intake.RUnlock()
 	s.mu.Lock()
-	ok := s.running && !s.closed
+	ok := s.running && !closed
 	s.mu.Unlock()
 	switch {
 	case !ok:
@@ -198,38 +301,121 @@ func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
-// ingest parses and validates a batch and queues it.
+// ingest parses a batch, queues it, and answers with the checker's
+// verdict: 202 once the checker took it, a refusal otherwise.
 func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
+	id := Identity{Stream: r.Header.Get(StreamHeader), Keyspace: r.Header.Get(KeyspaceHeader)}
+	q := r.URL.Query()
+	if id.Stream == "" {
+		id.Stream = q.Get("stream")
+	}
+	if id.Keyspace == "" {
+		id.Keyspace = q.Get("keyspace")
+	}
 	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBatch)
-	h, txns, err := ParseBatch(body, "batch")
+	n, err := s.submit(r.Context(), id, "http", "batch", body, false)
 	if err != nil {
-		s.rejected.Inc()
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, fmt.Sprintf("batch over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
-			return
+		var ref *Refusal
+		if !errors.As(err, &ref) {
+			ref = &Refusal{Reason: reasonShuttingDown, Status: http.StatusServiceUnavailable, Err: err}
 		}
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		if ref.Reason == reasonQueueFull {
+			w.Header().Set("Retry-After", "1")
+		}
+		http.Error(w, ref.Error(), ref.Status)
 		return
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
-		return
-	}
-	select {
-	case s.work <- item{h: h, txns: txns, received: time.Now()}:
-	default:
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "the checker's queue is full", http.StatusTooManyRequests)
-		return
-	}
-	s.batches.Inc()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
-	fmt.Fprintf(w, "{\"accepted\":%d}\n", len(txns))
+	fmt.Fprintf(w, "{\"accepted\":%d}\n", n)
+}
+
+// submit parses a batch of identity id from body (name names it in
+// errors), queues it — waiting for room when wait is set, refusing it with
+// queue_full otherwise — and waits for the checker's verdict. It returns
+// the number of transactions taken, or a *Refusal (counted and logged
+// here, for source), or the context's error.
+func (s *Server) submit(ctx context.Context, id Identity, source, name string, body io.Reader, wait bool) (int, error) {
+	if err := id.Check(); err != nil {
+		return 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
+	}
+	h, txns, err := ParseBatch(body, name)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return 0, s.refuse(source, id, &Refusal{Reason: reasonTooLarge, Status: http.StatusRequestEntityTooLarge,
+				Err: fmt.Errorf("batch over %d bytes", tooBig.Limit)})
+		}
+		return 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
+	}
+	b := &batch{id: id, source: source, h: h, txns: txns, received: time.Now(), reply: make(chan error, 1)}
+	if err := s.enqueue(ctx, item{batch: b}, wait); err != nil {
+		var ref *Refusal
+		if errors.As(err, &ref) {
+			ref.Txns = len(txns)
+			return 0, s.refuse(source, id, ref)
+		}
+		return 0, err
+	}
+	done := ctx.Done()
+	if wait {
+		// A source acknowledges what the checker took: the verdict comes,
+		// as the checker drains its queue before it stops.
+		done = nil
+	}
+	select {
+	case err := <-b.reply:
+		if err != nil {
+			return 0, err
+		}
+		return len(txns), nil
+	case <-done:
+		// The sender is gone; the checker still takes or refuses the
+		// batch, and counts a refusal.
+		return 0, ctx.Err()
+	}
+}
+
+// enqueue puts it on the checker's queue, waiting for room when wait is
+// set (until ctx is done).
+func (s *Server) enqueue(ctx context.Context, it item, wait bool) error {
+	s.intake.RLock()
+	defer s.intake.RUnlock()
+	if s.closed {
+		return &Refusal{Reason: reasonShuttingDown, Status: http.StatusServiceUnavailable, Err: ErrShuttingDown}
+	}
+	if !wait {
+		select {
+		case s.work <- it:
+			return nil
+		default:
+			return &Refusal{Reason: reasonQueueFull, Status: http.StatusTooManyRequests, Err: errors.New("the checker's queue is full")}
+		}
+	}
+	select {
+	case s.work <- it:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// refuse counts and logs refusal ref of a batch of id from source, and
+// marks id's keyspace as having lost transactions unless the refusal is
+// for now only. It returns ref.
+func (s *Server) refuse(source string, id Identity, ref *Refusal) *Refusal {
+	s.rejectedM.WithLabelValues(ref.Reason, source).Inc()
+	s.rejectedTxnM.WithLabelValues(ref.Reason, source).Add(float64(ref.Txns))
+	s.mu.Lock()
+	s.rejected[ref.Reason]++
+	s.rejectedTxns += uint64(ref.Txns)
+	if !ref.Retry() {
+		s.tainted[id.Keyspace] = true
+	}
+	s.mu.Unlock()
+	s.log.Warn("batch refused", "source", source, "stream", id.Stream, "keyspace", id.Keyspace, "reason", ref.Reason,
+		"transactions", ref.Txns, "error", ref.Err.Error())
+	return ref
 }
 
 // ParseBatch reads a batch of transactions (JSON Lines of the history
@@ -256,26 +442,19 @@ func ParseBatch(r io.Reader, name string) (*history.History, []history.Txn, erro
 	}
 }
 
-// Source is another way in for batches (a message queue): it runs until
-// ctx is done, handing each batch to submit, which blocks while the
-// checker's queue is full and fails once the server is shutting down.
-type Source func(ctx context.Context, submit func(h *history.History, txns []history.Txn) error) error
-
-// submit queues a batch from a Source, waiting for room.
-func (s *Server) submit(ctx context.Context, h *history.History, txns []history.Txn) error {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return errors.New("shutting down")
-	}
-	select {
-	case s.work <- item{h: h, txns: txns, received: time.Now()}:
-		s.batches.Inc()
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// Source is another way in for batches (a message queue). Run runs until
+// ctx is done, handing each batch to submit: its identity, a name for
+// errors ("message 17"), and its body. Submit waits for room on the
+// checker's queue and for the checker's verdict: the number of
+// transactions taken, or a *Refusal (already counted and logged by the service, under
+// Name) when it is refused, or ErrShuttingDown (or ctx's error) once the
+// service stops taking batches, when the source should leave the message
+// to be delivered again.
+type Source struct {
+	// Name labels the source's refusals in the metrics and the log.
+	Name string
+	// Run consumes until ctx is done.
+	Run func(ctx context.Context, submit func(id Identity, name string, body []byte) (int, error)) error
 }
 
 // listViolations serves the kept violations with seq above ?after, as
@@ -309,6 +488,12 @@ type Summary struct {
 	Violations       uint64
 	Pending          int
 	FlipFlops        uint64
+	// Rejected counts the refused batches by reason (HTTP and sources
+	// alike), RejectedTxns the transactions they held; Suppressed the
+	// findings not reported because their keyspace lost transactions.
+	Rejected     map[string]uint64
+	RejectedTxns uint64
+	Suppressed   uint64
 }
 
 // Serve checks and serves on ln until ctx is done, then shuts down: it
@@ -353,11 +538,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 		sources.Add(1)
 		go func() {
 			defer sources.Done()
-			err := src(srcCtx, func(h *history.History, txns []history.Txn) error { return s.submit(srcCtx, h, txns) })
+			err := src.Run(srcCtx, func(id Identity, name string, body []byte) (int, error) {
+				n, err := s.submit(srcCtx, id, src.Name, name, bytes.NewReader(body), true)
+				if err != nil && srcCtx.Err() != nil && errors.Is(err, srcCtx.Err()) {
+					return 0, ErrShuttingDown
+				}
+				return n, err
+			})
 			if err != nil && srcCtx.Err() == nil {
-				s.mu.Lock()
-				fmt.Fprintf(s.cfg.Out, "{\"error\":%q}\n", "source stopped: "+err.Error())
-				s.mu.Unlock()
+				s.log.Error("source stopped", "source", src.Name, "error", err.Error())
 			}
 		}()
 	}
@@ -372,25 +561,27 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 	defer cancel()
 	stopSources()
 	sources.Wait()
-	s.mu.Lock()
+	s.intake.Lock()
 	s.closed = true
-	s.mu.Unlock()
+	s.intake.Unlock()
 	if serr := srv.Shutdown(shut); serr != nil && err == nil {
 		err = serr
 	}
 	close(stop)
 	<-ticking
+	s.intake.Lock() // no sender is left
 	close(s.work)
+	s.intake.Unlock()
 	<-done
 	pending := s.checker.Pending()
 	for i := range pending {
 		s.emit(&pending[i], true)
 	}
 	st := s.checker.Stats()
-	sum := Summary{Checked: st.Checked, Skipped: st.Skipped, Pending: len(pending), FlipFlops: st.FlipFlops}
-	for _, n := range st.Violations {
-		sum.Violations += n
-	}
+	s.mu.Lock()
+	sum := Summary{Checked: st.Checked, Skipped: st.Skipped, FlipFlops: st.FlipFlops, Violations: s.finals, Pending: s.pendings,
+		Rejected: maps.Clone(s.rejected), RejectedTxns: s.rejectedTxns, Suppressed: s.suppressed}
+	s.mu.Unlock()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -408,26 +599,25 @@ func (s *Server) Sync() {
 // run is the checker's goroutine.
 func (s *Server) run() {
 	for it := range s.work {
-		var err error
 		switch {
 		case it.barrier != nil:
 			close(it.barrier)
 			continue
 		case it.tick:
-			err = s.checker.Advance()
-		default:
-			err = s.checker.Add(it.h, it.txns)
-			if err != nil {
-				s.rejected.Inc()
-				fmt.Fprintf(s.cfg.Out, "{\"error\":%q}\n", "batch refused: "+err.Error())
-				err = nil
+			if err := s.checker.Advance(); err != nil {
+				s.log.Error("the checker stopped", "error", err.Error())
 			}
+		default:
+			b := it.batch
+			err := s.take(b)
+			var ref *Refusal
+			if errors.As(err, &ref) {
+				s.refuse(b.source, b.id, ref)
+			}
+			b.reply <- err
 			s.mu.Lock()
-			s.lag = time.Since(it.received)
+			s.lag = time.Since(b.received)
 			s.mu.Unlock()
-		}
-		if err != nil {
-			fmt.Fprintf(s.cfg.Out, "{\"error\":%q}\n", err.Error())
 		}
 		for _, v := range s.checker.Take() {
 			s.emit(&v, false)
@@ -439,19 +629,102 @@ func (s *Server) run() {
 	}
 }
 
-// emit writes v as a JSON line and keeps it.
+// take validates b against what the checker holds and hands it to the
+// checker, or refuses it whole.
+func (s *Server) take(b *batch) error {
+	st, err := s.streams.get(b.id)
+	if err != nil {
+		return &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Txns: len(b.txns), Err: err}
+	}
+	if i := st.duplicate(b.txns); i >= 0 {
+		t := &b.txns[i]
+		return &Refusal{Reason: reasonDuplicate, Status: http.StatusConflict, Txns: len(b.txns),
+			Err: fmt.Errorf("line %d: duplicate id %s: %s already has a transaction %s", t.Line, t.ID, b.id, t.ID)}
+	}
+	ids := make([]history.Value, len(b.txns))
+	for i := range b.txns {
+		ids[i] = b.txns[i].ID
+	}
+	keys := slices.Clone(b.h.Keys)
+	st.encodeBatch(b.h, b.txns)
+	if err := s.checker.Add(b.h, b.txns); err != nil {
+		var bad *aion.InputError
+		if errors.As(err, &bad) {
+			t := &b.txns[bad.Index]
+			msg := strings.Replace(bad.Error(), "transaction "+t.ID.String(), "transaction "+ids[bad.Index].String(), 1)
+			for _, o := range t.Ops { // the key a message names, as sent
+				if o.Key >= 0 && int(o.Key) < len(keys) {
+					msg = strings.Replace(msg, "key "+b.h.Keys[o.Key].String()+",", "key "+keys[o.Key].String()+",", 1)
+				}
+			}
+			return &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Txns: len(b.txns), Err: errors.New(msg)} // msg names the line
+		}
+		s.log.Error("the checker stopped", "error", err.Error())
+		return &Refusal{Reason: reasonCheckerFailed, Status: http.StatusInternalServerError, Txns: len(b.txns), Err: err}
+	}
+	for _, id := range ids {
+		st.seen.add(id)
+	}
+	s.batches.Inc()
+	return nil
+}
+
+// emit writes v as a JSON line and keeps it, unless it is about a read of
+// another transaction's write in a keyspace that lost transactions: then
+// it counts it as suppressed.
 func (s *Server) emit(v *aion.Violation, pending bool) {
+	h, a, streams, keyspace := s.streams.decoded(v.History, v.Anomaly)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if readKinds[a.Kind] && s.tainted[s.streams.spaceName[keyspace]] {
+		s.suppressed++
+		s.suppressedM.WithLabelValues(a.Kind.String()).Inc()
+		s.log.Debug("finding suppressed: its keyspace lost transactions", "kind", a.Kind.String(), "keyspace", s.streams.spaceName[keyspace])
+		return
+	}
 	s.seq++
-	b, err := json.Marshal(Line{Seq: s.seq, At: v.At, Pending: pending, Level: s.level, Finding: report.NewFinding(v.History, &v.Anomaly)})
+	l := Line{Seq: s.seq, At: v.At, Pending: pending, Level: s.level, Finding: report.NewFinding(h, &a)}
+	var named []string
+	for _, t := range a.Txns {
+		if t != history.Init {
+			named = append(named, streams[t])
+		}
+	}
+	if len(named) > 0 {
+		l.Stream = named[0]
+		for _, n := range named[1:] {
+			if n != l.Stream {
+				l.Streams = make([]string, len(a.Txns))
+				for i, t := range a.Txns {
+					if t != history.Init {
+						l.Streams[i] = streams[t]
+					}
+				}
+				// Ids of several streams may be equal: the explanation
+				// names each transaction Tid@stream.
+				named := &history.History{Header: h.Header, Keys: h.Keys, Sessions: h.Sessions, Txns: slices.Clone(h.Txns)}
+				for i := range named.Txns {
+					named.Txns[i].ID = history.StringValue("T" + named.Txns[i].ID.String() + "@" + streams[i])
+				}
+				l.Explanation = report.Explain(named, &a)
+				break
+			}
+		}
+	}
+	b, err := json.Marshal(l)
 	if err != nil {
-		b = []byte(fmt.Sprintf("{\"error\":%q}", err.Error()))
+		s.log.Error("a finding could not be rendered", "kind", a.Kind.String(), "error", err.Error())
+		return
 	}
 	b = append(b, '\n')
-	s.cfg.Out.Write(b)
-	if !pending {
-		s.violations.WithLabelValues(v.Anomaly.Kind.String()).Inc()
+	if _, err := s.cfg.Out.Write(b); err != nil {
+		s.log.Error("writing a finding", "error", err.Error())
+	}
+	if pending {
+		s.pendings++
+	} else {
+		s.finals++
+		s.violations.WithLabelValues(a.Kind.String()).Inc()
 	}
 	s.kept = append(s.kept, keptLine{s.seq, b})
 	if len(s.kept) > s.cfg.Keep {
@@ -471,9 +744,14 @@ func (s *Server) metrics() {
 		}
 	}
 	s.violations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_violations_total", Help: "Final violations, by anomaly kind."}, []string{"kind"})
-	s.rejected = prometheus.NewCounter(prometheus.CounterOpts{Name: "isoscope_batches_rejected_total", Help: "Batches refused as bad input."})
-	s.batches = prometheus.NewCounter(prometheus.CounterOpts{Name: "isoscope_batches_accepted_total", Help: "Batches queued for the checker."})
-	s.reg.MustRegister(s.violations, s.rejected, s.batches,
+	s.rejectedM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_batches_rejected_total",
+		Help: "Batches refused, by reason (bad_input, duplicate_id, too_large, queue_full, shutting_down, checker_failed) and source (http, nats)."}, []string{"reason", "source"})
+	s.rejectedTxnM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_transactions_rejected_total",
+		Help: "Transactions in refused batches that parsed, by reason and source."}, []string{"reason", "source"})
+	s.suppressedM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_findings_suppressed_total",
+		Help: "Findings about reads not reported because their keyspace lost refused transactions, by anomaly kind."}, []string{"kind"})
+	s.batches = prometheus.NewCounter(prometheus.CounterOpts{Name: "isoscope_batches_accepted_total", Help: "Batches the checker took."})
+	s.reg.MustRegister(s.violations, s.rejectedM, s.rejectedTxnM, s.suppressedM, s.batches,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "isoscope_transactions_checked_total", Help: "Committed transactions checked."},
 			stat(func(st *aion.Stats) float64 { return float64(st.Checked) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "isoscope_transactions_skipped_total", Help: "Aborted and unknown transactions set aside."},

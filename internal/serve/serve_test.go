@@ -70,13 +70,23 @@ func body(t *testing.T, h *history.History, txns []history.Txn) *bytes.Buffer {
 
 func post(t *testing.T, url string, b io.Reader) (int, string) {
 	t.Helper()
-	resp, err := http.Post(url+"/v1/transactions", "application/x-ndjson", b)
+	resp, err := http.Post(endpoint(url), "application/x-ndjson", b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(msg)
+}
+
+// endpoint is the batches' endpoint of the service at url, which may
+// carry a query.
+func endpoint(url string) string {
+	base, query, ok := strings.Cut(url, "?")
+	if ok {
+		return base + "/v1/transactions?" + query
+	}
+	return base + "/v1/transactions"
 }
 
 func get(t *testing.T, url string) string {
@@ -236,13 +246,15 @@ func TestEndToEndHTTP(t *testing.T) {
 		t.Fatalf("readyz: %q", got)
 	}
 
-	// Bad input: the line and what is wrong.
+	// Bad input: the line and what is wrong. (In a keyspace of their
+	// own: a refusal suppresses the default keyspace's thin-air reads.)
 	bad := "{\"id\":9001,\"session\":0,\"start_ts\":1,\"commit_ts\":2,\"ops\":[[\"w\",1,1]]}\n{\"id\":9002,\"session\":0,\"ops\":[[\"r\",1]]}\n"
-	if code, msg := post(t, url, strings.NewReader(bad)); code != http.StatusBadRequest || !strings.Contains(msg, "batch:2:") || !strings.Contains(msg, "ops[0]") {
+	url, badURL := url, url+"?stream=bad&keyspace=bad"
+	if code, msg := post(t, badURL, strings.NewReader(bad)); code != http.StatusBadRequest || !strings.Contains(msg, "batch:2:") || !strings.Contains(msg, "ops[0]") {
 		t.Fatalf("bad operation: %d %s", code, msg)
 	}
 	noTS := "{\"id\":9003,\"session\":0,\"ops\":[[\"r\",\"x\",1]]}\n"
-	if code, msg := post(t, url, strings.NewReader(noTS)); code != http.StatusBadRequest || !strings.Contains(msg, "transaction 9003 (line 1) has no start_ts") {
+	if code, msg := post(t, badURL, strings.NewReader(noTS)); code != http.StatusBadRequest || !strings.Contains(msg, "transaction 9003 (line 1) has no start_ts") {
 		t.Fatalf("no timestamps: %d %s", code, msg)
 	}
 
@@ -266,8 +278,9 @@ func TestEndToEndHTTP(t *testing.T) {
 	}
 }
 
-// TestBackPressure: with the checker not taking batches, the queue fills
-// and the next batch gets 429 with Retry-After.
+// TestBackPressure: with the checker not taking batches, the first batch
+// waits for its verdict, the queue fills and the next batch gets 429 with
+// Retry-After, counted as refused for a full queue.
 func TestBackPressure(t *testing.T) {
 	s, err := serve.New(serve.Config{Queue: 1})
 	if err != nil {
@@ -276,14 +289,32 @@ func TestBackPressure(t *testing.T) {
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	one := "{\"id\":1,\"session\":0,\"start_ts\":1,\"commit_ts\":2,\"ops\":[[\"w\",\"x\",1]]}\n"
-	if code, msg := post(t, ts.URL, strings.NewReader(one)); code != http.StatusAccepted {
-		t.Fatalf("first: %d %s", code, msg)
+	// The first is queued; its handler waits for the checker's verdict.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/v1/transactions", strings.NewReader(one))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			t.Errorf("the first batch answered %s without a checker", resp.Status)
+		}
+	}()
+	for !strings.Contains(get(t, ts.URL+"/metrics"), "isoscope_queue_batches 1") {
+		time.Sleep(10 * time.Millisecond)
 	}
 	resp, err := http.Post(ts.URL+"/v1/transactions", "application/x-ndjson", strings.NewReader(one))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	cancel() // the first gives up waiting for the checker's verdict
+	<-first
+	if m := get(t, ts.URL+"/metrics"); !strings.Contains(m, `isoscope_batches_rejected_total{reason="queue_full",source="http"} 1`) ||
+		!strings.Contains(m, `isoscope_transactions_rejected_total{reason="queue_full",source="http"} 1`) {
+		t.Fatalf("the 429 is not counted:\n%s", m)
+	}
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("second: %s", resp.Status)
 	}
@@ -313,14 +344,16 @@ func TestToken(t *testing.T) {
 	if code, _ := post(t, ts.URL, strings.NewReader("")); code != http.StatusUnauthorized {
 		t.Fatalf("without the token: %d", code)
 	}
-	req, _ := http.NewRequest("POST", ts.URL+"/v1/transactions", strings.NewReader(""))
+	// With it, the batch is judged (no checker runs here: a bad one is
+	// refused before it is queued).
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/transactions", strings.NewReader("not json\n"))
 	req.Header.Set("Authorization", "Bearer secret")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
+	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("with the token: %s", resp.Status)
 	}
 	if got := get(t, ts.URL+"/healthz"); got != "ok\n" {

@@ -319,6 +319,7 @@ func New(cfg Config) (*Checker, error) {
 // among the transactions in memory — and returns an error naming the first
 // bad transaction (its id and input line) without checking any; then it
 // checks them, and finalizes the Ext verdicts whose timeout has passed.
+// A batch refused as bad input returns an *InputError.
 func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 	if c.err != nil {
 		return c.err
@@ -331,7 +332,7 @@ func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 	c.batchKeys = c.batchKeys[:0]
 	for i := range txns {
 		if err := c.validate(src, &txns[i]); err != nil {
-			return err
+			return &InputError{Index: i, Err: err}
 		}
 	}
 	c.now = c.cfg.Clock().UnixNano()
@@ -346,6 +347,22 @@ func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 	}
 	return c.Advance()
 }
+
+// InputError is Add's error for a batch refused as bad input: nothing of
+// the batch was checked, and the checker goes on. Any other error from Add
+// is the store's failure, which stops the checker.
+type InputError struct {
+	// Index is the refused transaction's index in the batch.
+	Index int
+	// Err says what is wrong with it, naming its id and input line.
+	Err error
+}
+
+// Error says what is wrong with the transaction.
+func (e *InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns e.Err.
+func (e *InputError) Unwrap() error { return e.Err }
 
 // validate checks t before anything of its batch is applied: CheckInput,
 // and an id not seen in the batch or among the transactions in memory.
