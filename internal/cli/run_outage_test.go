@@ -61,6 +61,9 @@ func runThroughOutage(t *testing.T, addr string, fault func(*dbtest.Proxy), args
 	var r outageRun
 	r.code, r.out, r.errs = runRunWith(t, ctx, c, args...)
 	r.end = time.Now()
+	// The server's backends of stalled connections hold their locks
+	// until the proxy lets go of them: before the table is dropped.
+	proxy.Cut()
 	t.Logf("exit %d\n%s%s", r.code, r.errs, r.out)
 	if ctx.Err() != nil {
 		t.Fatalf("the run hung: interrupted after 40 s")
@@ -195,5 +198,39 @@ func TestRunStopsAfterReconnectFor(t *testing.T) {
 	}
 	if st := r.h.Stats(); len(r.h.Txns) < 300 || st.Committed == 0 || strings.Contains(r.errs, "1500 done") {
 		t.Errorf("history %+v", st)
+	}
+}
+
+// TestRunStopsOnPostgresStall stalls PostgreSQL for good with
+// --reconnect-for 2s: the sessions give up on their statements after
+// 1.5 s, seek the database for 2 s more (each connection attempt itself
+// bounded), and the run stops with the reason, writes the history it has
+// and checks it (serializable, unknown transactions included): exit 3.
+// Before timeouts, the run hung until interrupted.
+func TestRunStopsOnPostgresStall(t *testing.T) {
+	const bound = 2 * time.Second
+	r := runThroughOutage(t, dbtest.Postgres(t), func(p *dbtest.Proxy) { p.Stall(time.Hour) }, "--reconnect-for", bound.String())
+	if r.code != ExitUnknown || !strings.Contains(r.out, "serializable holds") {
+		t.Fatalf("exit %d, want %d with serializable holding in what was recorded\nstdout %s\nstderr %s", r.code, ExitUnknown, r.out, r.errs)
+	}
+	for _, want := range []string{
+		"the run stopped: the database did not answer again within --reconnect-for 2s",
+		"no answer within 1.5s; could not reconnect within 2s: ",
+	} {
+		if !strings.Contains(r.errs, want) {
+			t.Errorf("standard error has no %q:\n%s", want, r.errs)
+		}
+	}
+	// 1.5 s to give up on the statements, 2 s to seek the database, and
+	// the last connection attempt bounded by 1.5 s.
+	if took := r.end.Sub(r.faultAt); took < 3500*time.Millisecond || took > 7*time.Second {
+		t.Errorf("the run ended %v after the stall began", took)
+	}
+	lasted, recovered := outages(t, r.errs)
+	if len(lasted) != 1 || recovered[0] || lasted[0] < 3500*time.Millisecond {
+		t.Errorf("outages %v (recovered %v), want one of at least 3.5s, not recovered", lasted, recovered)
+	}
+	if len(r.h.Txns) < 300 || strings.Contains(r.errs, "1500 done") {
+		t.Errorf("history %+v", r.h.Stats())
 	}
 }
