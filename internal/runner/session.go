@@ -168,8 +168,8 @@ func (s *session) reconnect(ctx context.Context, why string) bool {
 }
 
 // attempt runs one transaction of the plan and records it. It returns the
-// transaction's status, and for a failure the error's class, the reason
-// and the error. A request that got no answer in time, and a COMMIT that
+// transaction's status, and for a failure the error's class, why the
+// connection was lost (when the class is Disconnected) and the error. A request that got no answer in time, and a COMMIT that
 // failed without the server's answer, lose the connection; a COMMIT that
 // lost its connection, or was in flight when the run ended, is unknown.
 func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status, db.ErrorClass, string, error) {
@@ -193,6 +193,9 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 	}
 	end := s.r.clock.now()
 	status, class, why, abort := history.Committed, db.ErrorClass(0), "", NotAborted
+	// lostWhy is why the connection was lost, when it was: the failed
+	// statement's reason, or the failed rollback's.
+	lostWhy := ""
 	if err != nil {
 		class, why = s.r.c.DB.Classify(err)
 		switch {
@@ -219,13 +222,16 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 				// session reconnects, and says why with the rollback's
 				// error.
 				class, err = db.Disconnected, rbErr
-				_, why = s.r.c.DB.Classify(rbErr)
+				_, lostWhy = s.r.c.DB.Classify(rbErr)
 				if s.timedOut {
-					why = fmt.Sprintf("no answer within %s", s.r.wait)
+					lostWhy = fmt.Sprintf("no answer within %s", s.r.wait)
 				}
 			}
 		}
 		s.reasons[why]++
+		if lostWhy == "" {
+			lostWhy = why
+		}
 	}
 	switch status {
 	case history.Committed:
@@ -246,7 +252,7 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 		}
 		s.out <- rec
 	}
-	return status, class, why, err
+	return status, class, lostWhy, err
 }
 
 // rollback ends a failed transaction; it outlives an ended context for a
