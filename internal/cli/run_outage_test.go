@@ -112,9 +112,26 @@ func checkRodeThrough(t *testing.T, r outageRun, gap time.Duration) {
 	if !strings.Contains(r.errs, "lost the database: ") || !strings.Contains(r.errs, "the database answers again") {
 		t.Errorf("the outage was not shown as it happened:\n%s", r.errs)
 	}
+	// One outage of at least gap, every session back after it. (A
+	// statement slow enough on a loaded machine to get no answer in
+	// 1.5 s would add a short outage of its own.)
 	lasted, recovered := outages(t, r.errs)
-	if len(lasted) != 1 || !recovered[0] || lasted[0] < gap-50*time.Millisecond || lasted[0] > gap+5*time.Second {
-		t.Errorf("outages %v (recovered %v), want one of at least %s:\n%s", lasted, recovered, gap, r.errs)
+	long := 0
+	for i, d := range lasted {
+		if !recovered[i] {
+			t.Errorf("outage %d of %v: not every session reconnected", i, d)
+		}
+		// (An answer already through the proxy when the fault began
+		// may reach the session a moment later.)
+		if d >= gap-100*time.Millisecond {
+			long++
+			if d > gap+5*time.Second {
+				t.Errorf("outage %d lasted %v, for a fault of %v", i, d, gap)
+			}
+		}
+	}
+	if long != 1 {
+		t.Errorf("outages %v, want one of about %s or more:\n%s", lasted, gap, r.errs)
 	}
 	st := r.h.Stats()
 	after := 0
@@ -192,9 +209,8 @@ func TestRunStopsAfterReconnectFor(t *testing.T) {
 	if took := r.end.Sub(r.faultAt); took < outageBound || took > outageLongCut {
 		t.Errorf("the run ended %v after the cut, want between %v and %v", took, outageBound, outageLongCut)
 	}
-	lasted, recovered := outages(t, r.errs)
-	if len(lasted) != 1 || recovered[0] || lasted[0] < outageBound {
-		t.Errorf("outages %v (recovered %v), want one of at least %s, not recovered", lasted, recovered, outageBound)
+	if lasted, recovered := outages(t, r.errs); len(lasted) == 0 || recovered[len(lasted)-1] || lasted[len(lasted)-1] < outageBound {
+		t.Errorf("outages %v (recovered %v), want the last of at least %s, not recovered", lasted, recovered, outageBound)
 	}
 	if st := r.h.Stats(); len(r.h.Txns) < 300 || st.Committed == 0 || strings.Contains(r.errs, "1500 done") {
 		t.Errorf("history %+v", st)
@@ -227,9 +243,8 @@ func TestRunStopsOnPostgresStall(t *testing.T) {
 	if took := r.end.Sub(r.faultAt); took < 3*time.Second || took > 7*time.Second {
 		t.Errorf("the run ended %v after the stall began", took)
 	}
-	lasted, recovered := outages(t, r.errs)
-	if len(lasted) != 1 || recovered[0] || lasted[0] < 3500*time.Millisecond {
-		t.Errorf("outages %v (recovered %v), want one of at least 3.5s, not recovered", lasted, recovered)
+	if lasted, recovered := outages(t, r.errs); len(lasted) == 0 || recovered[len(lasted)-1] || lasted[len(lasted)-1] < 3500*time.Millisecond {
+		t.Errorf("outages %v (recovered %v), want the last of at least 3.5s, not recovered", lasted, recovered)
 	}
 	if len(r.h.Txns) < 300 || strings.Contains(r.errs, "1500 done") {
 		t.Errorf("history %+v", r.h.Stats())
