@@ -78,6 +78,12 @@ type runCommand struct {
 	// described says what ran (for --report); label is the plots'
 	// second title line.
 	described, label string
+
+	// StmtTimeout bounds each statement (and the wait for its answer);
+	// ReconnectFor, how long a session seeks the database it lost.
+	StmtTimeout, ReconnectFor time.Duration
+	// hook is the runner's Hook (tests inject faults here).
+	hook func(recorded int)
 }
 
 func newRunCommand(std IO) *cobra.Command { return runCommandFor(&runCommand{io: std}) }
@@ -108,12 +114,25 @@ service refuses does not stop the run; at the end the run says how many
 batches and transactions were refused (over NATS: waiting up to
 --collector-wait for the service's verdicts).
 
+A database that stops answering or goes away does not hang the run or end it
+at once: the server cancels a statement after --stmt-timeout, and a session
+that has no answer after half as long again drops its connection (the
+transaction is aborted, or recorded unknown if its COMMIT was sent: its
+outcome is not known) and reconnects, with exponential back-off and jitter,
+for up to --reconnect-for. The summary shows each outage: when, how long,
+how many sessions. If the database does not answer again within
+--reconnect-for, the run stops with the reason on standard error, writes the
+history it has (transactions in flight: unknown if their COMMIT was sent,
+aborted otherwise), and checks it.
+
 Exit status: 0 the level holds, 1 a violation was found, 2 bad usage or a
-database that cannot be reached, 3 undecided: the check timed out, or the run
-was cut short (interrupted, database lost) without a violation in what was
-recorded, or --collector's service refused batches or did not confirm them
-(the online check is incomplete). When no checker decides this workload at the default level, run says
-so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
+database that cannot be reached at the start, 3 undecided: the check timed
+out, or the run was cut short (interrupted, database lost for longer than
+--reconnect-for) without a violation in what was recorded, or --collector's
+service refused batches or did not confirm them (the online check is
+incomplete). When no checker decides this workload at the default level, run
+says so and exits 0 (the run worked); with --level given, it exits 2 as check
+does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.LevelSet = cmd.Flags().Changed("level")
@@ -137,6 +156,8 @@ so and exits 0 (the run worked); with --level given, it exits 2 as check does.`,
 	f.BoolVar(&c.LockRMW, "lock-rmw", false, "read-modify-writes lock what they read: every read of a key the transaction writes later is SELECT … FOR UPDATE, recorded with the lock attribute (PostgreSQL, MariaDB; on SQLite every read already holds the write lock)")
 	f.Uint64Var(&c.Seed, "seed", 0, "random seed of the plan (0: from the clock; the history's source records it)")
 	f.IntVar(&c.Retries, "retries", runner.DefaultMaxRetries, "how often to retry a transaction the database aborted (each retry is a new transaction)")
+	f.DurationVar(&c.StmtTimeout, "stmt-timeout", runner.DefaultStmtTimeout, "the server cancels a statement that runs longer (PostgreSQL statement_timeout, MariaDB max_statement_time); a statement, COMMIT or connection attempt with no answer after half as long again counts as a lost connection. 0: no limit")
+	f.DurationVar(&c.ReconnectFor, "reconnect-for", runner.DefaultReconnectFor, "a session that lost the database reconnects, with exponential back-off and jitter, for up to this long; then the run stops, and checks the history it has. 0: do not wait")
 	f.StringVarP(&c.Out, "out", "o", "", "history file (default isoscope-run-YYYYMMDD-HHMMSS.jsonl in the current directory)")
 	f.BoolVar(&c.NoTrace, "no-trace", false, "record nothing and check nothing: only run, and report throughput")
 	f.StringVar(&c.Collector, "collector", "", "also publish each transaction as it finishes, for online checking: to isoscope serve at an http:// URL, or to NATS JetStream at a nats:// URL")
@@ -199,6 +220,10 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if c.StmtTimeout < 0 || c.ReconnectFor < 0 {
+		return badInput(errors.New("--stmt-timeout and --reconnect-for cannot be negative"))
+	}
+	target.StmtTimeout = c.StmtTimeout
 	if c.LockRMW && target.Kind == db.Badger {
 		return badInput(errors.New("--lock-rmw: badger has no locking reads (a Badger transaction locks nothing; its reads are checked at commit)"))
 	}
@@ -225,6 +250,13 @@ func (c *runCommand) Run(ctx context.Context) error {
 	}
 	if c.Retries == 0 {
 		cfg.MaxRetries = -1
+	}
+	cfg.StmtTimeout, cfg.ReconnectFor, cfg.Hook = c.StmtTimeout, c.ReconnectFor, c.hook
+	if c.StmtTimeout == 0 {
+		cfg.StmtTimeout = -1
+	}
+	if c.ReconnectFor == 0 {
+		cfg.ReconnectFor = -1
 	}
 	var file *os.File
 	if !c.NoTrace {
@@ -257,7 +289,9 @@ func (c *runCommand) Run(ctx context.Context) error {
 	}
 	cfg.Progress = &runner.Progress{}
 	stopBar := c.progress(cfg.Progress, plan.Len())
+	stopWatch := c.watchOutages(cfg.Progress)
 	res, err := runner.Run(ctx, cfg)
+	stopWatch()
 	stopBar()
 	if file != nil {
 		if cerr := file.Close(); err == nil && res != nil && cerr != nil {
@@ -397,13 +431,54 @@ func (c *runCommand) progress(p *runner.Progress, total int) func() {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for {
-			bar.Describe(fmt.Sprintf("committed %d, aborted %d", p.Committed.Load(), p.Aborted.Load()))
+			desc := fmt.Sprintf("committed %d, aborted %d", p.Committed.Load(), p.Aborted.Load())
+			if u := p.Unknown.Load(); u > 0 {
+				desc += fmt.Sprintf(", unknown %d", u)
+			}
+			if n := p.Reconnecting.Load(); n > 0 {
+				desc += fmt.Sprintf(", %d sessions reconnecting", n)
+			}
+			bar.Describe(desc)
 			_ = bar.Set64(p.Done.Load())
 			select {
 			case <-done:
 				_ = bar.Finish()
 				return
 			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// watchOutages says on standard error, when it is not a terminal (where
+// the progress bar shows it), when sessions lose the database and when it
+// answers them all again; the returned function stops watching.
+func (c *runCommand) watchOutages(p *runner.Progress) func() {
+	if terminal(c.io.Stderr) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		var since time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			n := p.Reconnecting.Load()
+			switch {
+			case n > 0 && since.IsZero():
+				since = time.Now()
+				fmt.Fprintf(c.io.Stderr, "%s lost the database: %d sessions reconnecting (for up to %s)\n", since.Format("15:04:05.0"), n, c.ReconnectFor)
+			case n == 0 && !since.IsZero():
+				fmt.Fprintf(c.io.Stderr, "%s the database answers again, %s after the loss was noticed\n", time.Now().Format("15:04:05.0"), time.Since(since).Round(100*time.Millisecond))
+				since = time.Time{}
 			}
 		}
 	}()
@@ -435,6 +510,18 @@ func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolat
 	for _, why := range reasons {
 		fmt.Fprintf(w, "  %6d %s\n", s.Reasons[why], why)
 	}
+	for i, o := range s.Outages {
+		if i == 5 {
+			fmt.Fprintf(w, "  … and %d more outages\n", len(s.Outages)-i)
+			break
+		}
+		end := "all reconnected"
+		if !o.Recovered {
+			end = "not all reconnected"
+		}
+		fmt.Fprintf(w, "  outage: %s without an answer, %s to %s into the run, %d sessions; %s\n",
+			o.Duration().Round(10*time.Millisecond), o.Start.Round(10*time.Millisecond), o.End.Round(10*time.Millisecond), o.Sessions, end)
+	}
 	if res.History != nil {
 		fmt.Fprintf(w, "history: %s (%d transactions)\n", c.Out, len(res.History.Txns))
 	}
@@ -443,6 +530,13 @@ func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolat
 	case s.Interrupted:
 		fmt.Fprintf(w, "the run was interrupted: in-flight transactions whose COMMIT was sent are recorded unknown, the others aborted\n")
 	case len(s.Errors) > 0:
+		var lost *runner.LostError
+		for _, err := range s.Errors {
+			if errors.As(err, &lost) {
+				fmt.Fprintf(w, "the run stopped: the database did not answer again within --reconnect-for %s; the history holds every transaction until then (those whose COMMIT was in flight unknown, the others in flight aborted)\n", c.ReconnectFor)
+				break
+			}
+		}
 		fmt.Fprintf(w, "the run stopped early:\n")
 		for i, err := range s.Errors {
 			if i == 3 {
@@ -565,6 +659,13 @@ func runStats(s *runner.Summary) []htmlreport.Stat {
 	}
 	if s.Reconnects > 0 {
 		st = append(st, htmlreport.Stat{Label: "reconnections", Value: report.Thousands(s.Reconnects)})
+	}
+	if len(s.Outages) > 0 {
+		var longest time.Duration
+		for _, o := range s.Outages {
+			longest = max(longest, o.Duration())
+		}
+		st = append(st, htmlreport.Stat{Label: "outages", Value: fmt.Sprintf("%d (longest %s)", len(s.Outages), longest.Round(10*time.Millisecond))})
 	}
 	return st
 }

@@ -28,8 +28,15 @@ import (
 // statuses.
 func runRun(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runRunWith(t, ctx, &runCommand{}, args...)
+}
+
+// runRunWith is runRun with c's unexported settings (its io is replaced).
+func runRunWith(t *testing.T, ctx context.Context, c *runCommand, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	cmd := newRunCommand(IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	c.io = IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
+	cmd := runCommandFor(c)
 	cmd.SetArgs(args)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
@@ -176,8 +183,8 @@ func TestRunMariaDBRepeatableRead(t *testing.T) {
 }
 
 // TestRunDatabaseGoesAway cuts every connection to PostgreSQL in the
-// middle of a run and refuses new ones: run ends with exit 3 and a clear
-// message, and the history of what happened until then is complete and
+// middle of a run and refuses new ones for good: after --reconnect-for,
+// run ends with exit 3 and a clear message, and the history of what happened until then is complete and
 // still serializable (in-flight commits are unknown, not committed).
 func TestRunDatabaseGoesAway(t *testing.T) {
 	addr := dbtest.Postgres(t)
@@ -197,8 +204,8 @@ func TestRunDatabaseGoesAway(t *testing.T) {
 	}()
 	start := time.Now()
 	code, out, errs := runRun(t, context.Background(), "--db", via, "--table", table, "--sessions", "8", "--keys", "200",
-		"--txns", "1000000", "-o", file)
-	if code != ExitUnknown || !strings.Contains(errs, "the run stopped early") || !strings.Contains(errs, "reconnecting failed") {
+		"--txns", "1000000", "--reconnect-for", "1s", "-o", file)
+	if code != ExitUnknown || !strings.Contains(errs, "the run stopped early") || !strings.Contains(errs, "could not reconnect within 1s") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 	if d := time.Since(start); d > 20*time.Second {

@@ -154,6 +154,17 @@ type Timestamper interface {
 	Timestamps() (start, commit uint64, ok bool)
 }
 
+// Answerer is a Database that tells the server's answers apart from
+// failures to get one. A COMMIT that failed with the server's answer did
+// not commit; one that failed otherwise may have, and its outcome is
+// unknown. A Database that is no Answerer (an embedded one, whose every
+// error is an answer) answers every error.
+type Answerer interface {
+	// Answered reports whether err is an error the server reported for
+	// the statement, rather than a failure to get its answer.
+	Answered(err error) bool
+}
+
 // ErrorClass is what an error means for the transaction that got it.
 type ErrorClass uint8
 

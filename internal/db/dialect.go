@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,6 +36,9 @@ type dialect struct {
 	// setting the user may not be allowed to change).
 	setup                                   []string
 	upsertValue, upsertList, ignoreConflict string
+	// stmtTimeout returns the statements that make the server cancel a
+	// statement running longer than d (run at setup, errors ignored).
+	stmtTimeout func(d time.Duration) []string
 	// forUpdate turns a point read into a locking read (see
 	// LockingReader); empty where every read already locks (SQLite's
 	// BEGIN IMMEDIATE holds the database's write lock).
@@ -94,6 +99,9 @@ func postgresDialect() *dialect {
 		// workloads deadlock often enough that a second each matters.
 		// (A superuser's setting: others keep the server's.)
 		setup: []string{"SET deadlock_timeout = '100ms'"},
+		stmtTimeout: func(d time.Duration) []string {
+			return []string{"SET statement_timeout = " + strconv.FormatInt(max(d.Milliseconds(), 1), 10)}
+		},
 	}
 }
 
@@ -120,6 +128,15 @@ func mysqlDialect() *dialect {
 		// InnoDB finds deadlocks at once, but waits 50 s for a lock held
 		// by a transaction that is merely slow.
 		setup: []string{"SET SESSION innodb_lock_wait_timeout = 10"},
+		// MariaDB's max_statement_time (seconds) bounds every statement;
+		// MySQL's max_execution_time (milliseconds) only reads. Each
+		// server refuses the other's.
+		stmtTimeout: func(d time.Duration) []string {
+			return []string{
+				"SET SESSION max_statement_time = " + strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64),
+				"SET SESSION max_execution_time = " + strconv.FormatInt(max(d.Milliseconds(), 1), 10),
+			}
+		},
 	}
 }
 
@@ -159,6 +176,10 @@ func classifyPostgres(err error) (ErrorClass, string, bool) {
 			return Aborted, "serialization failure (40001)", true
 		case pe.Code == "40P01":
 			return Aborted, "deadlock (40P01)", true
+		case pe.Code == "57014":
+			// statement_timeout (or a cancel request): the statement
+			// was cancelled and the transaction aborted.
+			return Aborted, "statement timeout (57014)", true
 		case strings.HasPrefix(pe.Code, "40"), pe.Code == "55P03":
 			return Aborted, strings.ToLower(pe.Message) + " (" + pe.Code + ")", true
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"):
@@ -184,6 +205,10 @@ func classifyMySQL(err error) (ErrorClass, string, bool) {
 			return Aborted, "deadlock (1213)", true
 		case 1205:
 			return Aborted, "lock wait timeout (1205)", true
+		case 1969, 3024:
+			// max_statement_time (MariaDB), max_execution_time (MySQL):
+			// the statement was cancelled.
+			return Aborted, fmt.Sprintf("statement timeout (%d)", me.Number), true
 		case 1020, 3101, 1180:
 			return Aborted, fmt.Sprintf("%s (%d)", strings.ToLower(me.Message), me.Number), true
 		case 1053, 1927:

@@ -2,9 +2,12 @@ package db
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -22,6 +25,13 @@ type Target struct {
 	// the file (SQLite) or directory (Badger) otherwise.
 	memory bool
 	path   string
+	// StmtTimeout, when positive, bounds how long the database may take:
+	// the server cancels a statement that runs longer (PostgreSQL's
+	// statement_timeout, MariaDB's max_statement_time, MySQL's
+	// max_execution_time for reads), and the drivers' own network
+	// timeouts are derived from it unless the address sets them (see
+	// Open). Zero leaves the server's and the drivers' defaults.
+	StmtTimeout time.Duration
 }
 
 // DefaultAddress is the database `isoscope run` uses without --db: an
@@ -147,3 +157,47 @@ func parseBadger(addr, rest string) (Target, error) {
 // InMemory says the database lives in this process's memory
 // (sqlite::memory:, badger::memory:): no other process shares its keys.
 func (t Target) InMemory() bool { return t.memory }
+
+// postgresDSN is the PostgreSQL address with pgx's connect_timeout (whole
+// seconds) set from StmtTimeout unless the address sets it.
+func (t Target) postgresDSN() string {
+	if t.StmtTimeout <= 0 {
+		return t.driverDSN
+	}
+	u, err := url.Parse(t.driverDSN)
+	if err != nil { // ParseTarget parsed it
+		return t.driverDSN
+	}
+	q := u.Query()
+	if q.Get("connect_timeout") == "" {
+		q.Set("connect_timeout", strconv.Itoa(int(math.Ceil(connectTimeout(t.StmtTimeout).Seconds()))))
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// mysqlConfig is the MySQL configuration with go-sql-driver's timeout
+// (connecting), readTimeout and writeTimeout (each network read and write)
+// set from StmtTimeout unless the address sets them.
+func (t Target) mysqlConfig() *mysql.Config {
+	cfg := t.mysql.Clone()
+	if d := t.StmtTimeout; d > 0 {
+		if cfg.Timeout == 0 {
+			cfg.Timeout = connectTimeout(d)
+		}
+		// A backstop behind the callers' context deadlines: the server
+		// answers within d (max_statement_time), so an answer that takes
+		// twice as long will not come.
+		if cfg.ReadTimeout == 0 {
+			cfg.ReadTimeout = 2 * d
+		}
+		if cfg.WriteTimeout == 0 {
+			cfg.WriteTimeout = 2 * d
+		}
+	}
+	return cfg
+}
+
+// connectTimeout is how long connecting may take when statements may take
+// d: as long, and at least a second.
+func connectTimeout(d time.Duration) time.Duration { return max(d, time.Second) }

@@ -3,6 +3,7 @@ package db
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -85,5 +86,46 @@ func TestParseList(t *testing.T) {
 	}
 	if _, err := parseList("1,,2"); err == nil {
 		t.Error("empty element accepted")
+	}
+}
+
+// TestNetworkTimeouts derives the drivers' network timeouts from the
+// statement timeout, unless the address sets them.
+func TestNetworkTimeouts(t *testing.T) {
+	pg, err := ParseTarget("postgres://postgres@127.0.0.1:5432/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dsn := pg.postgresDSN(); strings.Contains(dsn, "connect_timeout") {
+		t.Errorf("no statement timeout, yet %s", dsn)
+	}
+	pg.StmtTimeout = 1500 * time.Millisecond
+	if dsn := pg.postgresDSN(); !strings.Contains(dsn, "connect_timeout=2") {
+		t.Errorf("statement timeout 1.5s: %s", dsn)
+	}
+	pg, _ = ParseTarget("postgres://postgres@127.0.0.1:5432/test?connect_timeout=7")
+	pg.StmtTimeout = time.Second
+	if dsn := pg.postgresDSN(); !strings.Contains(dsn, "connect_timeout=7") || strings.Count(dsn, "connect_timeout") != 1 {
+		t.Errorf("the address's connect_timeout: %s", dsn)
+	}
+
+	my, err := ParseTarget("mysql://root@127.0.0.1:3306/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := my.mysqlConfig(); c.Timeout != 0 || c.ReadTimeout != 0 || c.WriteTimeout != 0 {
+		t.Errorf("no statement timeout, yet %v %v %v", c.Timeout, c.ReadTimeout, c.WriteTimeout)
+	}
+	my.StmtTimeout = 2 * time.Second
+	if c := my.mysqlConfig(); c.Timeout != 2*time.Second || c.ReadTimeout != 4*time.Second || c.WriteTimeout != 4*time.Second {
+		t.Errorf("statement timeout 2s: timeout %v, readTimeout %v, writeTimeout %v", c.Timeout, c.ReadTimeout, c.WriteTimeout)
+	}
+	if my.mysql.ReadTimeout != 0 {
+		t.Errorf("the parsed configuration was changed")
+	}
+	my, _ = ParseTarget("mysql://root@127.0.0.1:3306/test?readTimeout=9s")
+	my.StmtTimeout = 2 * time.Second
+	if c := my.mysqlConfig(); c.ReadTimeout != 9*time.Second || c.WriteTimeout != 4*time.Second {
+		t.Errorf("the address's readTimeout: %v, writeTimeout %v", c.ReadTimeout, c.WriteTimeout)
 	}
 }

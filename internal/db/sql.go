@@ -60,14 +60,14 @@ func (t Target) Open(ctx context.Context, table string) (Database, error) {
 	switch t.Kind {
 	case Postgres:
 		d.dialect = postgresDialect()
-		d.db, err = sql.Open("pgx", t.driverDSN)
+		d.db, err = sql.Open("pgx", t.postgresDSN())
 	case MySQL:
 		// The driver logs broken connections to standard error on its
 		// own; isoscope reports them itself.
 		quietMySQL.Do(func() { _ = mysql.SetLogger(log.New(io.Discard, "", 0)) })
 		d.dialect = mysqlDialect()
 		var conn driver.Connector
-		if conn, err = mysql.NewConnector(t.mysql); err == nil {
+		if conn, err = mysql.NewConnector(t.mysqlConfig()); err == nil {
 			d.db = sql.OpenDB(conn)
 		}
 	case SQLite:
@@ -87,6 +87,9 @@ func (t Target) Open(ctx context.Context, table string) (Database, error) {
 		return nil, fmt.Errorf("opening %s: %v", t.Display, err)
 	}
 	d.dialect.sqlFor(table)
+	if t.StmtTimeout > 0 && d.dialect.stmtTimeout != nil {
+		d.dialect.setup = append(d.dialect.setup, d.dialect.stmtTimeout(t.StmtTimeout)...)
+	}
 	// Sessions hold their connections for the whole run; a pool of idle
 	// connections would only hide broken ones.
 	d.db.SetMaxIdleConns(0)
@@ -202,15 +205,32 @@ func (d *sqlDB) Drop(ctx context.Context) error {
 	return nil
 }
 
+// Connect opens a connection and runs the dialect's setup on it. A
+// setting the server refuses is skipped (the user may not be allowed to
+// change it); a setup statement that gets no answer fails the connection.
 func (d *sqlDB) Connect(ctx context.Context) (Conn, error) {
 	c, err := d.db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
+	sc := &sqlConn{c: c, d: d.dialect, iso: numIsolations}
 	for _, q := range d.dialect.setup {
-		_, _ = c.ExecContext(ctx, q)
+		if _, err := c.ExecContext(ctx, q); err != nil && !d.Answered(err) {
+			_ = sc.Discard()
+			return nil, err
+		}
 	}
-	return &sqlConn{c: c, d: d.dialect, iso: numIsolations}, nil
+	return sc, nil
+}
+
+// Answered reports whether err is the server's answer: an error the
+// database reported for the statement (a serialization failure, a
+// constraint violation, a statement timeout), as opposed to a failure to
+// get an answer (a broken connection, a deadline that passed, a driver's
+// error) or an error the server sends as it drops the connection.
+func (d *sqlDB) Answered(err error) bool {
+	c, _, ok := d.dialect.classify(err)
+	return ok && c != Disconnected && c != Interrupted
 }
 
 func (d *sqlDB) Classify(err error) (ErrorClass, string) {

@@ -13,10 +13,17 @@
 // Every session holds one connection and runs its plan's transactions in
 // order. A transaction the database aborts is retried, up to a limit, as
 // a new transaction with new values: MTC's unique-values rule holds
-// across retries. A session whose connection breaks reconnects and goes on
-// under a new session label (its last transaction may still commit on the
-// old connection after the new one's first began); one that cannot
-// reconnect stops, and the summary says why.
+// across retries. Every request waits a bounded time for its answer
+// (Config.StmtTimeout, half as long again): a database that stops
+// answering costs the transaction in flight — aborted, or unknown if its
+// COMMIT was sent, as is a COMMIT that failed without the server's answer
+// (db.Answerer) — and the connection. A session whose connection breaks
+// reconnects, at once and then with exponential back-off and jitter, and
+// goes on under a new session label (its last transaction may still
+// commit on the old connection after the new one's first began); the
+// summary lists the outages. One that cannot get an answer again within
+// Config.ReconnectFor stops the run (a *LostError), which ends as an
+// interrupted one does, with a complete history.
 //
 // One recorder goroutine receives the sessions' transactions in the order
 // they finished, numbers them 1, 2, … in that order, and streams them to

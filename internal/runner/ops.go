@@ -2,7 +2,7 @@ package runner
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
@@ -185,13 +185,16 @@ func (s *session) know(key int64, v history.Value) {
 	}
 }
 
+// errNoLockingReads fails a locking read on a database that has none.
+var errNoLockingReads = errors.New("this database has no locking reads (SELECT … FOR UPDATE)")
+
 // lockedRead performs a locking read of key (SELECT … FOR UPDATE, the
 // plan's LockRMW) and traces it with the lock attribute, one read per row
 // as traceRead does.
 func (s *session) lockedRead(ctx context.Context, key int64, rec *record) error {
 	lr, ok := s.conn.(db.LockingReader)
 	if !ok {
-		return fmt.Errorf("this database has no locking reads (SELECT … FOR UPDATE)")
+		return errNoLockingReads
 	}
 	vs, err := lr.ReadLocked(ctx, key)
 	if err != nil {

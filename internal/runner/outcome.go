@@ -46,11 +46,14 @@ const (
 	Interrupted
 	// OtherAbort is any other error.
 	OtherAbort
+	// NoAnswer: a request got no answer within the statement timeout,
+	// and the session gave up on the connection.
+	NoAnswer
 )
 
 // AbortClasses lists the classes of transactions that did not commit, in
 // the order reports show them.
-var AbortClasses = []AbortClass{SerializationFailure, Deadlock, LockTimeout, ConnectionLost, Interrupted, OtherAbort}
+var AbortClasses = []AbortClass{SerializationFailure, Deadlock, LockTimeout, ConnectionLost, NoAnswer, Interrupted, OtherAbort}
 
 // String names the class as reports show it.
 func (c AbortClass) String() string {
@@ -65,6 +68,8 @@ func (c AbortClass) String() string {
 		return "lock timeout"
 	case ConnectionLost:
 		return "connection lost"
+	case NoAnswer:
+		return "no answer"
 	case Interrupted:
 		return "interrupted"
 	}

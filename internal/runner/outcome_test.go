@@ -27,6 +27,8 @@ func TestClassifyAbort(t *testing.T) {
 		{db.Aborted, "database busy (SQLITE_BUSY)", LockTimeout},
 		{db.Aborted, "table locked (SQLITE_LOCKED)", LockTimeout},
 		{db.Aborted, "transaction rollback (40003)", OtherAbort},
+		{db.Aborted, "statement timeout (57014)", OtherAbort},
+		{db.Aborted, "statement timeout (1969)", OtherAbort},
 		{db.Aborted, "injected abort", OtherAbort},
 		{db.Disconnected, "connection lost: terminating connection due to administrator command (57P01)", ConnectionLost},
 		{db.Disconnected, "connection lost", ConnectionLost},
@@ -42,7 +44,7 @@ func TestClassifyAbort(t *testing.T) {
 	for _, c := range AbortClasses {
 		names = append(names, c.String())
 	}
-	if want := []string{"serialization failure", "deadlock", "lock timeout", "connection lost", "interrupted", "other"}; !slices.Equal(names, want) {
+	if want := []string{"serialization failure", "deadlock", "lock timeout", "connection lost", "no answer", "interrupted", "other"}; !slices.Equal(names, want) {
 		t.Errorf("classes %q", names)
 	}
 }

@@ -43,11 +43,77 @@ type Config struct {
 	// Hook, when set, is called by the recorder after each transaction it
 	// records, with the number recorded so far (tests inject faults here).
 	Hook func(recorded int)
+	// StmtTimeout is how long a statement may take: the database is told
+	// to cancel one that runs longer (db.Target's StmtTimeout, set by
+	// whoever opened it), and a session gives up on an answer — to a
+	// statement, a COMMIT or a connection attempt — after half as long
+	// again, so that the server's cancellation, which leaves the
+	// connection usable, comes first when the server is alive. A session
+	// that gets no answer takes its connection for lost: the transaction
+	// is aborted, or unknown if its COMMIT was sent, and the session
+	// reconnects. 0 means DefaultStmtTimeout; negative, no limit.
+	StmtTimeout time.Duration
+	// ReconnectFor bounds how long a session that lost its connection
+	// keeps trying to connect again, with exponential back-off and
+	// jitter, from the moment it noticed the loss until the database
+	// answers again. When it runs out the session gives up and the run
+	// stops (a *LostError in the summary's Errors). 0 means
+	// DefaultReconnectFor; negative, one attempt at once.
+	ReconnectFor time.Duration
 }
 
 // DefaultMaxRetries is how often an aborted planned transaction is
 // retried unless Config says otherwise.
 const DefaultMaxRetries = 10
+
+// DefaultStmtTimeout and DefaultReconnectFor are the statement timeout
+// and the reconnection bound unless Config says otherwise.
+const (
+	DefaultStmtTimeout  = 10 * time.Second
+	DefaultReconnectFor = 30 * time.Second
+)
+
+// The back-off between attempts to reconnect: the first wait, the
+// longest, and how much each is randomized (±50%), so that sessions that
+// lost the database together do not knock on it together.
+const (
+	reconnectFirst  = 50 * time.Millisecond
+	reconnectMax    = time.Second
+	reconnectJitter = 0.5
+	// minAttempt is the least time one connection attempt is given.
+	minAttempt = 250 * time.Millisecond
+)
+
+// AnswerWait is how long a session waits for an answer when statements
+// may take d (Config.StmtTimeout): half as long again.
+func AnswerWait(d time.Duration) time.Duration { return d + d/2 }
+
+// LostError says why a run stopped: a session lost the database and could
+// not get an answer from it again within the run's ReconnectFor.
+type LostError struct {
+	// Session is the session's place in the plan.
+	Session int
+	// Reason is how the connection was lost ("connection lost: …", "no
+	// answer within 15s").
+	Reason string
+	// For is the bound that ran out.
+	For time.Duration
+	// Err is the last connection attempt's error (nil if a connection was
+	// made but gave no answer).
+	Err error
+}
+
+// Error says what was lost and for how long it was sought.
+func (e *LostError) Error() string {
+	last := "no answer on a new connection"
+	if e.Err != nil {
+		last = e.Err.Error()
+	}
+	return fmt.Sprintf("session %d: %s; could not reconnect within %s: %s", e.Session, e.Reason, e.For, last)
+}
+
+// Unwrap returns the last connection attempt's error.
+func (e *LostError) Unwrap() error { return e.Err }
 
 // FlushEvery bounds how long a recorded transaction waits in the
 // recorder's buffer before it reaches Out.
@@ -60,6 +126,10 @@ type Progress struct {
 	// Done counts planned transactions that are finished: committed,
 	// unknown, or given up after their retries.
 	Done atomic.Int64
+	// Reconnecting counts sessions that lost the database and have had no
+	// answer from it since: reconnecting, or reconnected and waiting for
+	// their first answer.
+	Reconnecting atomic.Int64
 }
 
 // Summary is what a run did, beyond its history.
@@ -78,6 +148,10 @@ type Summary struct {
 	// Reconnects counts sessions that lost their connection and went on
 	// with a new one (and a new session label).
 	Reconnects int
+	// Outages are the times sessions had no answer from the database, in
+	// order: each from the last answer before a loss to the first answer
+	// after it, the overlapping losses of several sessions as one.
+	Outages []Outage
 	// Elapsed is the run's duration.
 	Elapsed time.Duration
 	// Interrupted says the context ended before the plan did.
@@ -86,6 +160,21 @@ type Summary struct {
 	// database that went away), and any error writing the history.
 	Errors []error
 }
+
+// Outage is a time during which sessions lost the database: from the
+// last answer any of them had before it to the first answer after it, the
+// instants relative to the start of the run.
+type Outage struct {
+	Start, End time.Duration
+	// Sessions counts the sessions that lost their connection in it.
+	Sessions int
+	// Recovered says every one of them had an answer again; if not, End
+	// is the end of the run.
+	Recovered bool
+}
+
+// Duration is how long the outage lasted.
+func (o Outage) Duration() time.Duration { return o.End - o.Start }
 
 // Throughput returns committed transactions per second.
 func (s *Summary) Throughput() float64 {
@@ -126,6 +215,53 @@ type run struct {
 	// nextLabel is the next session label for a session that reconnects.
 	nextLabel atomic.Int64
 	progress  *Progress
+	// wait is how long a session waits for an answer (0: for ever), and
+	// reconnectFor how long it seeks the database after losing it.
+	wait, reconnectFor time.Duration
+	// answerer tells the server's answers from failures to get one (nil
+	// when the database does not).
+	answerer db.Answerer
+	// stop ends the run, with the reason.
+	stop context.CancelCauseFunc
+}
+
+// answered reports whether err is the database's answer (see
+// db.Answerer); for a database that does not tell, whether it aborted or
+// failed the statement rather than losing the connection or the context.
+func (r *run) answered(err error) bool {
+	if r.answerer != nil {
+		return r.answerer.Answered(err)
+	}
+	class, _ := r.c.DB.Classify(err)
+	return class == db.Failed || class == db.Aborted
+}
+
+// connect opens a connection, waiting at most the answer wait, and no
+// longer than until deadline (but at least minAttempt) when it is set.
+func (r *run) connect(ctx context.Context, deadline time.Time) (db.Conn, error) {
+	t := r.wait
+	if !deadline.IsZero() {
+		left := max(time.Until(deadline), minAttempt)
+		if t <= 0 || left < t {
+			t = left
+		}
+	}
+	if t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	return r.c.DB.Connect(ctx)
+}
+
+// stopReason says why a transaction ended when the run's context did: the
+// run stopped because the database was lost, or it was interrupted.
+func stopReason(ctx context.Context) string {
+	var lost *LostError
+	if errors.As(context.Cause(ctx), &lost) {
+		return "run stopped: the database was lost"
+	}
+	return "interrupted"
 }
 
 // Run executes the plan: one session per plan entry, each on its own
@@ -133,10 +269,14 @@ type run struct {
 // traced (operations and results, status, begin and end instants) and
 // written to Out as it finishes. A context that ends stops the sessions:
 // a transaction whose COMMIT was in flight is recorded unknown, one not
-// yet committing aborted, and the history stays complete and valid. Run
-// returns an error, and no result, only when a session cannot connect at
-// all; sessions that lose the database later are reported in the
-// summary's Errors.
+// yet committing aborted (it never sent COMMIT, so it cannot commit), and
+// the history stays complete and valid. Every request waits at most
+// AnswerWait(StmtTimeout) for its answer. A session that loses the
+// database reconnects with exponential back-off and jitter for up to
+// ReconnectFor; if the database does not answer again by then, the run
+// stops as if interrupted, with a *LostError in the summary's Errors.
+// Run returns an error, and no result, only when a session cannot
+// connect at all at the start.
 func Run(ctx context.Context, c Config) (*Result, error) {
 	if c.DB == nil || c.Plan == nil {
 		return nil, errors.New("runner: a database and a plan are required")
@@ -154,11 +294,24 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if r.progress == nil {
 		r.progress = &Progress{}
 	}
+	switch {
+	case c.StmtTimeout == 0:
+		r.wait = AnswerWait(DefaultStmtTimeout)
+	case c.StmtTimeout > 0:
+		r.wait = AnswerWait(c.StmtTimeout)
+	}
+	switch {
+	case c.ReconnectFor == 0:
+		r.reconnectFor = DefaultReconnectFor
+	case c.ReconnectFor > 0:
+		r.reconnectFor = c.ReconnectFor
+	}
+	r.answerer, _ = c.DB.(db.Answerer)
 	n := len(c.Plan.Sessions)
 	r.nextLabel.Store(int64(n))
 	sessions := make([]*session, n)
 	for i := range sessions {
-		conn, err := c.DB.Connect(ctx)
+		conn, err := r.connect(ctx, time.Time{})
 		if err != nil {
 			for _, s := range sessions[:i] {
 				_ = s.conn.Close()
@@ -168,9 +321,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		sessions[i] = newSession(r, i, conn)
 	}
 
-	// The recorder cancels the run if it cannot write the history.
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// A session that cannot get the database back stops the run, and the
+	// recorder stops it if it cannot write the history.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.stop = cancel
 	var rec *recorder
 	var records chan *record
 	recorded := make(chan error, 1)
@@ -178,7 +333,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		records = make(chan *record, 4*n+64)
 		rec = newRecorder(c, n)
 		go func() {
-			err := rec.drain(records, cancel)
+			err := rec.drain(records, func() { cancel(errHistory) })
 			recorded <- err
 		}()
 	}
@@ -186,17 +341,20 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	r.clock = newClock()
 	var wg sync.WaitGroup
 	for _, s := range sessions {
+		s.lastAnswer = r.clock.baseNS
 		s.out = records
 		wg.Go(func() { s.run(runCtx) })
 	}
 	wg.Wait()
 	elapsed := r.clock.since()
 
+	end := r.clock.now()
 	res := &Result{Start: r.clock.baseNS}
 	sum := &res.Summary
 	sum.Planned = c.Plan.Len()
 	sum.Reasons = map[string]int{}
 	sum.Elapsed = elapsed
+	var gaps []gap
 	for _, s := range sessions {
 		sum.Done += s.done
 		sum.Committed += s.committed
@@ -205,6 +363,13 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		sum.GaveUp += s.gaveUp
 		sum.Reconnects += s.reconnects
 		res.Outcomes = append(res.Outcomes, s.outcomes...)
+		if !s.lost.IsZero() {
+			s.gaps = append(s.gaps, gap{since: s.lostSince, until: end})
+		}
+		for _, g := range s.gaps {
+			g.session = s.idx
+			gaps = append(gaps, g)
+		}
 		for why, k := range s.reasons {
 			sum.Reasons[why] += k
 		}
@@ -216,6 +381,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		}
 	}
 	slices.SortStableFunc(res.Outcomes, func(a, b Outcome) int { return cmp.Compare(a.End, b.End) })
+	sum.Outages = mergeGaps(gaps, r.clock.baseNS)
 	sum.Interrupted = ctx.Err() != nil && sum.Done < sum.Planned
 	if rec != nil {
 		close(records)
@@ -225,6 +391,42 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		res.History = rec.h
 	}
 	return res, nil
+}
+
+// errHistory is why the recorder stops a run.
+var errHistory = errors.New("the history cannot be written")
+
+// gap is one session's time without an answer from the database: from
+// its last answer before it lost the connection until its first answer
+// after (until the end of the run, if none came), in clock instants.
+type gap struct {
+	since, until int64
+	recovered    bool
+	session      int
+}
+
+// mergeGaps merges the sessions' gaps that overlap into outages, relative
+// to base.
+func mergeGaps(gaps []gap, base int64) []Outage {
+	slices.SortFunc(gaps, func(a, b gap) int { return cmp.Compare(a.since, b.since) })
+	var out []Outage
+	var seen map[int]bool
+	var until int64
+	for _, g := range gaps {
+		if len(out) == 0 || g.since > until {
+			out = append(out, Outage{Start: time.Duration(g.since - base), Recovered: true})
+			seen, until = map[int]bool{}, g.until
+		}
+		o := &out[len(out)-1]
+		until = max(until, g.until)
+		o.End = time.Duration(until - base)
+		o.Recovered = o.Recovered && g.recovered
+		if !seen[g.session] {
+			seen[g.session] = true
+			o.Sessions++
+		}
+	}
+	return out
 }
 
 // clock gives instants in nanoseconds since the Unix epoch from one

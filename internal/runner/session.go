@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
+
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/workload"
@@ -34,6 +36,18 @@ type session struct {
 	// that is neither an abort nor a lost connection.
 	failures int
 	err      error
+
+	// lastAnswer is the instant of the database's last answer (clock
+	// time). lost is when the session noticed it had lost the database,
+	// zero while it has it, and lostSince the last answer before that;
+	// gaps are the session's past outages.
+	lastAnswer int64
+	lost       time.Time
+	lostSince  int64
+	gaps       []gap
+	// timedOut says a request of the current transaction got no answer
+	// in time.
+	timedOut bool
 }
 
 // maxFailures is how many transactions in a row may fail with unexpected
@@ -41,11 +55,22 @@ type session struct {
 // privilege fails every transaction.
 const maxFailures = 20
 
-// reconnectDelays are the waits before each attempt to reconnect.
-var reconnectDelays = []time.Duration{50 * time.Millisecond, 250 * time.Millisecond, time.Second}
-
 func newSession(r *run, idx int, conn db.Conn) *session {
-	return &session{r: r, idx: idx, label: int64(idx), conn: conn, known: map[int64]history.Value{}, reasons: map[string]int{}}
+	s := &session{r: r, idx: idx, label: int64(idx), known: map[int64]history.Value{}, reasons: map[string]int{}}
+	s.conn = &timedConn{Conn: conn, s: s}
+	return s
+}
+
+// answered notes an answer from the database: it ends the session's
+// outage, if it had one.
+func (s *session) answered() {
+	now := s.r.clock.now()
+	s.lastAnswer = now
+	if !s.lost.IsZero() {
+		s.gaps = append(s.gaps, gap{since: s.lostSince, until: now, recovered: true})
+		s.lost = time.Time{}
+		s.r.progress.Reconnecting.Add(-1)
+	}
 }
 
 // fresh returns a value no other write of the run uses: the sessions
@@ -64,9 +89,9 @@ func (s *session) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			status, class, err := s.attempt(ctx, pt)
+			status, class, why, err := s.attempt(ctx, pt)
 			if class == db.Disconnected && ctx.Err() == nil {
-				if !s.reconnect(ctx, err) {
+				if !s.reconnect(ctx, why) {
 					return
 				}
 			}
@@ -95,41 +120,65 @@ func (s *session) run(ctx context.Context) {
 	}
 }
 
-// reconnect replaces a broken connection. The session goes on under a new
-// label: its last transaction may still commit on the old connection
-// after the new connection's first one began, so session order between
-// them is not guaranteed.
-func (s *session) reconnect(ctx context.Context, cause error) bool {
+// reconnect replaces a broken connection, lost for the reason why. The
+// session goes on under a new label: its last transaction may still
+// commit on the old connection after the new connection's first one
+// began, so session order between them is not guaranteed. It tries at
+// once, then with exponential back-off and jitter, until the run's
+// ReconnectFor has passed since the session noticed the loss (a new
+// connection that breaks before its first answer does not restart the
+// clock); then it gives up and stops the run.
+func (s *session) reconnect(ctx context.Context, why string) bool {
 	_ = s.conn.Discard()
 	s.conn = nil
+	if s.lost.IsZero() {
+		s.lost, s.lostSince = time.Now(), s.lastAnswer
+		s.r.progress.Reconnecting.Add(1)
+	}
+	deadline := s.lost.Add(s.r.reconnectFor)
+	b := backoff.ExponentialBackOff{InitialInterval: reconnectFirst, RandomizationFactor: reconnectJitter, Multiplier: 2, MaxInterval: reconnectMax}
+	b.Reset()
 	var err error
-	for _, d := range reconnectDelays {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(d):
-		}
+	for {
 		var c db.Conn
-		if c, err = s.r.c.DB.Connect(ctx); err == nil {
-			s.conn = c
+		if c, err = s.r.connect(ctx, deadline); err == nil {
+			s.conn = &timedConn{Conn: c, s: s}
 			s.label = s.r.nextLabel.Add(1) - 1
 			s.reconnects++
 			return true
 		}
+		left := time.Until(deadline)
+		if ctx.Err() != nil {
+			return false
+		}
+		if left <= 0 {
+			break
+		}
+		t := time.NewTimer(min(b.NextBackOff(), left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
 	}
-	_, why := s.r.c.DB.Classify(cause)
-	s.err = fmt.Errorf("session %d: %s; reconnecting failed: %v", s.idx, why, err)
+	s.err = &LostError{Session: s.idx, Reason: why, For: s.r.reconnectFor, Err: err}
+	s.r.stop(s.err)
 	return false
 }
 
 // attempt runs one transaction of the plan and records it. It returns the
-// transaction's status, and for a failure the error's class and the error.
-func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status, db.ErrorClass, error) {
+// transaction's status, and for a failure the error's class, why the
+// connection was lost (when the class is Disconnected) and the error. A request that got no answer in time, and a COMMIT that
+// failed without the server's answer, lose the connection; a COMMIT that
+// lost its connection, or was in flight when the run ended, is unknown.
+func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status, db.ErrorClass, string, error) {
 	var rec *record
 	if s.out != nil {
 		rec = &record{session: s.label, ops: make([]history.Op, 0, len(pt.Ops)+1)}
 	}
 	c := s.conn
+	s.timedOut = false
 	begin := s.r.clock.now()
 	err := c.Begin(ctx, s.r.c.Isolation)
 	for i := 0; err == nil && i < len(pt.Ops); i++ {
@@ -144,12 +193,25 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 	}
 	end := s.r.clock.now()
 	status, class, why, abort := history.Committed, db.ErrorClass(0), "", NotAborted
+	// lostWhy is why the connection was lost, when it was: the failed
+	// statement's reason, or the failed rollback's.
+	lostWhy := ""
 	if err != nil {
 		class, why = s.r.c.DB.Classify(err)
-		if ctx.Err() != nil && class != db.Aborted {
-			class, why = db.Interrupted, "interrupted"
+		switch {
+		case ctx.Err() != nil && class != db.Aborted:
+			class, why = db.Interrupted, stopReason(ctx)
+		case s.timedOut:
+			class, why = db.Disconnected, fmt.Sprintf("no answer within %s", s.r.wait)
+		case committing && class == db.Failed && !s.r.answered(err):
+			// The COMMIT failed, but the server did not say so: it may
+			// have committed.
+			class, why = db.Disconnected, "connection lost: "+why
 		}
 		abort = ClassifyAbort(class, why)
+		if s.timedOut && class == db.Disconnected {
+			abort = NoAnswer
+		}
 		status = history.Aborted
 		if committing && (class == db.Disconnected || class == db.Interrupted) {
 			status = history.Unknown
@@ -160,9 +222,16 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 				// session reconnects, and says why with the rollback's
 				// error.
 				class, err = db.Disconnected, rbErr
+				_, lostWhy = s.r.c.DB.Classify(rbErr)
+				if s.timedOut {
+					lostWhy = fmt.Sprintf("no answer within %s", s.r.wait)
+				}
 			}
 		}
 		s.reasons[why]++
+		if lostWhy == "" {
+			lostWhy = why
+		}
 	}
 	switch status {
 	case history.Committed:
@@ -183,7 +252,7 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 		}
 		s.out <- rec
 	}
-	return status, class, err
+	return status, class, lostWhy, err
 }
 
 // rollback ends a failed transaction; it outlives an ended context for a
