@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench fuzz clean
+.PHONY: build demo test lint bench fuzz clean roundtrip-all
 
 build:
 	$(GO) build -o $(BIN) ./cmd/isoscope
@@ -32,6 +32,12 @@ lint:
 	$(GO) vet ./...
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+# roundtrip-all: convert every corpus history (the largest too, about 12
+# minutes) to every writable format and back, and check that no verdict
+# changed at any level; `make test` runs a sample.
+roundtrip-all:
+	ISOSCOPE_ROUNDTRIP_ALL=1 $(GO) test -count=1 -timeout 60m -run 'TestRoundTrip' ./internal/conformance/
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
