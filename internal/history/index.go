@@ -50,6 +50,11 @@ type Index struct {
 	others map[writeKey]int32
 	refs   []OpRef
 	next   []int32
+	// tail holds, while writes are indexed, the last write of the chain
+	// each first write starts (by the first write's id), so that a write
+	// joins its chain in constant time: walking the chain made indexing
+	// quadratic in the writes of a repeated value.
+	tail []int32
 	// final marks writes that are the last write of their key in their
 	// transaction, by write id.
 	final []bool
@@ -122,7 +127,9 @@ func NewIndexWith(h *History, own OwnReads) *Index {
 		unique:    true,
 		own:       own,
 	}
+	ix.tail = make([]int32, nw)
 	ix.indexWrites(counts)
+	ix.tail = nil
 	ix.resolveReads()
 	if ranges {
 		ix.indexRangeKeys()
@@ -279,6 +286,7 @@ func (ix *Index) opStartOf(parts []partCounts, p int) int32 {
 // and notes a duplicate in d.
 func (ix *Index) chain(d *dupNote, id, f int32, seen bool, k KeyID, v Value) {
 	if !seen {
+		ix.tail[id] = id
 		if !v.IsNull() && ix.WrittenInitially(k, v) {
 			d.note(id, writeKey{k, v}, OpRef{Txn: Init, Op: -1})
 		}
@@ -288,10 +296,8 @@ func (ix *Index) chain(d *dupNote, id, f int32, seen bool, k KeyID, v Value) {
 	if !v.IsNull() {
 		d.note(id, writeKey{k, v}, ix.refs[f])
 	}
-	for ix.next[f] >= 0 {
-		f = ix.next[f]
-	}
-	ix.next[f] = id
+	ix.next[ix.tail[f]] = id
+	ix.tail[f] = id
 }
 
 // dupNote is the first duplicate write found (in file order) by one

@@ -24,10 +24,10 @@ func TestBuildStopsWithItsContext(t *testing.T) {
 	l := level.Get(level.ReadCommitted)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := build(ctx, ix, l, false); !errors.Is(err, context.Canceled) {
+	if _, err := build(ctx, ix, l, false, 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled build: %v", err)
 	}
-	p, err := build(context.Background(), ix, l, false)
+	p, err := build(context.Background(), ix, l, false, 0)
 	if err != nil || len(p.Reads) != 1 {
 		t.Fatalf("a build: %v, %d reads", err, len(p.Reads))
 	}

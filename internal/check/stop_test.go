@@ -1,0 +1,59 @@
+package check_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// blindWrites is issue 18's history: n transactions in 100 sessions, the
+// even ones blind writes of i%3 to one key, the odd ones reads of a random
+// one of those values; every read has a third of the writers as
+// candidates, and the solver's set-up grows with their square.
+func blindWrites(n int, seed uint64) *history.History {
+	r := rand.New(rand.NewPCG(seed, 18))
+	h := history.New()
+	x := h.Key(history.StringValue("x"))
+	for s := range 100 {
+		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
+	}
+	for i := range n {
+		op := history.Op{Kind: history.Write, Key: x, Value: history.IntValue(int64(i % 3))}
+		if i%2 == 1 {
+			op = history.Op{Kind: history.Read, Key: x, Value: history.IntValue(r.Int64N(3))}
+		}
+		h.Txns = append(h.Txns, history.Txn{ID: history.IntValue(int64(i)), Session: int32(i % 100), Status: history.Committed, Ops: []history.Op{op}})
+	}
+	return h
+}
+
+// TestStopsPromptly: on the 5,000-transaction blind-write history, a check
+// whose context ends at any moment — in the shared checks, the
+// construction, pruning, encoding or the search — returns within a
+// second of it, undecided, with the reason. Before issue 18 it ran on for
+// minutes in pruning whatever the context said.
+func TestStopsPromptly(t *testing.T) {
+	h := blindWrites(5000, 1)
+	for _, after := range []time.Duration{0, 20 * time.Millisecond, 200 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(context.Background(), after)
+		start := time.Now()
+		res, err := check.Run(ctx, h, level.Get(level.Serializable), check.Options{Checker: "sat", Holds: true})
+		late := time.Since(start) - after
+		cancel()
+		if err != nil {
+			t.Fatalf("stopped after %v: %v", after, err)
+		}
+		t.Logf("stopped after %v: %v later, %s %s", after, late, res.Outcome, res.Reason)
+		if late > time.Second {
+			t.Errorf("stopped after %v: returned %v later", after, late)
+		}
+		if res.Outcome != check.Unknown || res.Reason != "timed out before a verdict" {
+			t.Errorf("stopped after %v: %s (%s), want unknown, timed out", after, res.Outcome, res.Reason)
+		}
+	}
+}
