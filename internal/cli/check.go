@@ -28,10 +28,10 @@ type checkCommand struct {
 	// MemoryMB bounds the process's memory while it checks (0: no
 	// bound; see boundMemory).
 	MemoryMB int
-	PerKind int
-	NoHolds bool
-	Report  string
-	Dot     string
+	PerKind  int
+	NoHolds  bool
+	Report   string
+	Dot      string
 	modelFlags
 	// levelSet says --level was given: a level the input format implies
 	// (history.Header.Implies) is used only without it.
