@@ -356,7 +356,7 @@ func (p *Polygraph) sparsePairs() {
 		return
 	}
 	c := newChains(p.h, p.ix.Effective)
-	if !c.computeGuarded(g, order, p.g) {
+	if !c.compute(g, order, p.g) {
 		return
 	}
 	p.chains, p.reach, p.pairsOf = c, c, map[pairKey][]int32{}

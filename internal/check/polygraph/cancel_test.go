@@ -99,7 +99,7 @@ func TestPhasesStopWithTheirContext(t *testing.T) {
 	// The chains and the reachability matrix stop part way.
 	p = live(false)
 	g, order, _ := knownGraph(len(p.h.Txns), p.Known)
-	if p.chains.computeGuarded(g, order, cancelled()) {
+	if p.chains.compute(g, order, cancelled()) {
 		t.Error("the chains were computed after the end")
 	}
 	// The dense construction: addPair refuses.

@@ -66,14 +66,9 @@ func knownGraph(n int, parts ...[]Edge) (*graph.Graph, []int32, bool) {
 }
 
 // compute fills first from an acyclic graph that includes the session
-// order, and its topological order.
-func (c *chains) compute(g *graph.Graph, order []int32) {
-	c.computeGuarded(g, order, nil)
-}
-
-// computeGuarded is compute, stopping with false (first then incomplete)
-// when gd, if not nil, says to.
-func (c *chains) computeGuarded(g *graph.Graph, order []int32, gd *guard) bool {
+// order, and its topological order. It stops with false (first then
+// incomplete) when gd says to.
+func (c *chains) compute(g *graph.Graph, order []int32, gd *guard) bool {
 	n, k := len(c.sess), c.count
 	if cap(c.first) >= n*k {
 		c.first = c.first[:n*k]
@@ -84,7 +79,7 @@ func (c *chains) computeGuarded(g *graph.Graph, order []int32, gd *guard) bool {
 		c.first[i] = math.MaxInt32
 	}
 	for i := len(order) - 1; i >= 0; i-- {
-		if gd != nil && gd.step() {
+		if gd.step() {
 			return false
 		}
 		v := order[i]

@@ -153,7 +153,7 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 		}
 		var r reacher
 		if p.chains != nil {
-			if !p.chains.computeGuarded(g, order, p.g) {
+			if !p.chains.compute(g, order, p.g) {
 				return decided, true
 			}
 			r = p.chains
