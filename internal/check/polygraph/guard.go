@@ -88,11 +88,14 @@ func (e *MemoryError) Error() string {
 // Undecided reports true: the history is neither accepted nor refuted.
 func (e *MemoryError) Undecided() bool { return true }
 
-// Approximate bytes each kept item costs, measured on the 50,000-
-// transaction blind-write history (heap growth over items built): a pair
-// (its entry in Pairs, in the pair map and twice in pairsOf), a candidate
-// writer of a read, an edge of the known graph, and an IR edge with its
-// conjunction.
+// Bytes each kept item is counted for: a pair (its entry in Pairs, in the
+// pair map and twice in pairsOf), a candidate writer of a read (counted
+// by capacity), a read, an edge of the known graph, and an IR edge with
+// its conjunction and clauses. A pair keeps about 60 bytes live; it is
+// counted at about twice that for the garbage its growing tables leave
+// behind until the next collection. Measured on a 6,000-transaction
+// blind-write history in 100 sessions: 4.4 M pairs and 4.0 M candidates
+// keep 278 MB live, allocate 830 MB in all, and are counted as 491 MB.
 const (
 	pairBytes    = 112
 	candBytes    = 4
