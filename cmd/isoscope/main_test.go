@@ -135,12 +135,17 @@ func TestTimeoutBlindWrites(t *testing.T) {
 
 // TestSIGTERMMidConstruction: SIGTERM to a check of the blind-write history
 // while the solver builds and prunes (no --timeout) ends it within a
-// second, exit 3, outcome unknown, interrupted. Before, SIGTERM was
+// second, exit 3, outcome unknown, interrupted — sent to the supervisor
+// (which forwards it) or to an unsupervised check. Before, SIGTERM was
 // ignored until the construction ended, minutes later.
 func TestSIGTERMMidConstruction(t *testing.T) {
 	name := blindWrites(t, 5000)
-	for _, after := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond} {
-		res := runBinary(t, 60*time.Second, after, nil, "check", name)
+	for i, after := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond} {
+		var env []string
+		if i == 2 {
+			env = []string{supervisedEnv + "=1"}
+		}
+		res := runBinary(t, 60*time.Second, after, env, "check", name)
 		t.Logf("SIGTERM after %v: exit %d %v later: %s", after, res.code, res.afterSignal, res.stdout)
 		if res.code != 3 || !strings.Contains(res.stdout, "UNKNOWN: interrupted before a verdict") {
 			t.Fatalf("SIGTERM after %v: exit %d\n%s%s", after, res.code, res.stdout, res.stderr)
@@ -154,14 +159,15 @@ func TestSIGTERMMidConstruction(t *testing.T) {
 // TestMemoryBound: issue 18's 50,000-transaction blind-write history (12–15
 // minutes and 8.2 GB before) under --memory-mb 1024 and --timeout 60s ends
 // within the timeout, undecided for the memory it needs, and the process's
-// peak resident memory stays under the bound. It needs about a gigabyte
-// for a few seconds: skipped with -short.
+// peak resident memory stays under the bound (measured on the checking
+// process itself, unsupervised). It needs about a gigabyte for a few
+// seconds: skipped with -short.
 func TestMemoryBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs 1 GB of memory for a few seconds")
 	}
 	name := blindWrites(t, 50000)
-	res := runBinary(t, 90*time.Second, 0, nil, "check", "--timeout", "60s", "--memory-mb", "1024", name)
+	res := runBinary(t, 90*time.Second, 0, []string{supervisedEnv + "=1"}, "check", "--timeout", "60s", "--memory-mb", "1024", name)
 	t.Logf("exit %d after %v, peak RSS %d MB: %s", res.code, res.elapsed, res.maxRSS>>20, res.stdout)
 	if res.code != 3 || !strings.Contains(res.stdout, "UNKNOWN") || !strings.Contains(res.stdout, "MB") {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
@@ -173,3 +179,32 @@ func TestMemoryBound(t *testing.T) {
 		t.Errorf("peak resident memory %d MB, more than --memory-mb 1024", res.maxRSS>>20)
 	}
 }
+
+// TestOutOfMemoryIsUndecided: a check that runs out of memory anyway —
+// here no --memory-mb and a 2.5 GB address-space ulimit, below what the
+// 50,000-transaction blind-write history needs — dies in Go's runtime,
+// and the supervisor says "undecided: resource limit", exit 3, instead
+// of the runtime's exit 2, which the contract reserves for bad input. It
+// needs up to 2.5 GB for a few seconds: skipped with -short.
+func TestOutOfMemoryIsUndecided(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs up to 2.5 GB of memory for a few seconds")
+	}
+	name := blindWrites(t, 50000)
+	cmd := exec.Command("sh", "-c", `ulimit -v 2500000 && exec "$0" check --memory-mb 0 --timeout 60s "$1"`, binary(t), name)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	_ = cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	t.Logf("exit %d after %v", code, time.Since(start))
+	if code != 3 || !strings.Contains(errb.String(), "isoscope: undecided: resource limit: the check ran out of memory") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), tail(errb.String(), 2000))
+	}
+	if !strings.Contains(errb.String(), "out of memory") {
+		t.Fatalf("the runtime's message was not passed on:\n%s", tail(errb.String(), 2000))
+	}
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string { return s[max(len(s)-n, 0):] }
