@@ -180,13 +180,17 @@ const InnoDBModule = "innodb-rr"
 func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Result, error) {
 	own := o.OwnReads
 	var evidence *history.OwnReadsEvidence
-	ix := history.NewIndexWith(h, own)
-	if o.InferOwnReads {
+	ix, err := history.NewIndexContext(ctx, h, own)
+	if err == nil && o.InferOwnReads {
 		e := history.InferOwnReads(ix)
 		evidence, own = &e, e.Policy()
 		if own != o.OwnReads {
-			ix = history.NewIndexWith(h, own)
+			ix, err = history.NewIndexContext(ctx, h, own)
 		}
+	}
+	if err != nil {
+		// The context ended while the history was indexed.
+		return Result{Level: l, Outcome: Unknown, Reason: stopped(ctx, err), Stats: h.Stats()}, nil
 	}
 	if l.RealTime && !o.InnoDB {
 		if first, n, of := untimed(ix); n > 0 {
@@ -196,7 +200,6 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 	so := solverOptions{modules: o.Modules, tuning: o.Tuning, memory: solverShare(o.MemoryLimit)}
 	var shared sharedFindings // the shared checks' findings on ix
 	var res Result
-	var err error
 	if o.InnoDB {
 		res, err = runInnoDB(ctx, h, l, own, o.Checker, so)
 	} else {

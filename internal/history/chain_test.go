@@ -1,6 +1,8 @@
 package history
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -34,5 +36,25 @@ func TestRepeatedValueIndexesInLinearTime(t *testing.T) {
 	}
 	if took > 2*time.Second {
 		t.Errorf("indexing %d writes of one value took %v", n, took)
+	}
+}
+
+// TestIndexStopsWithItsContext: indexing gives up with the context's
+// error once it has ended, and indexes as NewIndex does with a live one.
+func TestIndexStopsWithItsContext(t *testing.T) {
+	h := New()
+	x := h.Key(IntValue(0))
+	h.Sessions = append(h.Sessions, IntValue(0))
+	h.Txns = append(h.Txns,
+		Txn{ID: IntValue(1), Status: Unknown, Ops: []Op{{Kind: Write, Key: x, Value: IntValue(1)}}},
+		Txn{ID: IntValue(2), Status: Committed, Ops: []Op{{Kind: Read, Key: x, Value: IntValue(1)}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if ix, err := NewIndexContext(ctx, h, MustReadOwn); ix != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled index: %v, %v", ix, err)
+	}
+	ix, err := NewIndexContext(context.Background(), h, MustReadOwn)
+	if err != nil || !ix.Effective(0) {
+		t.Fatalf("an index: %v, the observed unknown writer effective: %v", err, err == nil && ix.Effective(0))
 	}
 }

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"runtime"
 	"sync"
 )
@@ -89,6 +90,17 @@ func NewIndex(h *History) *Index { return NewIndexWith(h, MustReadOwn) }
 
 // NewIndexWith is NewIndex under a read-your-own-writes policy.
 func NewIndexWith(h *History, own OwnReads) *Index {
+	ix, _ := NewIndexContext(context.Background(), h, own)
+	return ix
+}
+
+// NewIndexContext is NewIndexWith, giving up with ctx's error (and no
+// index) when ctx ends: it looks between its phases and, while it decides
+// which unknown transactions took effect, every 1,024 transactions.
+func NewIndexContext(ctx context.Context, h *History, own OwnReads) (*Index, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	n := len(h.Txns)
 	parts := min(runtime.GOMAXPROCS(0), 8)
 	if n < parallelReads || parts < 2 {
@@ -130,12 +142,20 @@ func NewIndexWith(h *History, own OwnReads) *Index {
 	ix.tail = make([]int32, nw)
 	ix.indexWrites(counts)
 	ix.tail = nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	ix.resolveReads()
 	if ranges {
 		ix.indexRangeKeys()
 	}
-	ix.resolveEffective()
-	return ix
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ix.resolveEffective(ctx); err != nil {
+		return nil, err
+	}
+	return ix, nil
 }
 
 // partCounts describes a part of the transactions, lo to hi: how many
@@ -543,8 +563,9 @@ func ownWriteBefore(ops []Op, k KeyID) bool {
 }
 
 // resolveEffective marks committed transactions, then unknown ones that an
-// effective transaction observed, to a fixpoint.
-func (ix *Index) resolveEffective() {
+// effective transaction observed, to a fixpoint. It stops with ctx's
+// error when ctx ends.
+func (ix *Index) resolveEffective(ctx context.Context) error {
 	h := ix.h
 	unknown := false
 	for i := range h.Txns {
@@ -556,7 +577,7 @@ func (ix *Index) resolveEffective() {
 		}
 	}
 	if !unknown {
-		return // only an unknown transaction can take effect by being observed
+		return nil // only an unknown transaction can take effect by being observed
 	}
 	var work []TxnID
 	for i := range h.Txns {
@@ -564,7 +585,12 @@ func (ix *Index) resolveEffective() {
 			work = append(work, TxnID(i))
 		}
 	}
-	for len(work) > 0 {
+	for n := 0; len(work) > 0; n++ {
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		t := work[len(work)-1]
 		work = work[:len(work)-1]
 		ix.Observations(t, func(o Observation) {
@@ -576,6 +602,7 @@ func (ix *Index) resolveEffective() {
 			work = append(work, w.Txn)
 		})
 	}
+	return nil
 }
 
 // soleSource returns the write that external observation o of t saw when
