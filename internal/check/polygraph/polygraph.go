@@ -204,7 +204,10 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		enc.FixedEdge(enc.graphNode(ed[0]), enc.graphNode(ed[1]), anomaly.RT)
 	}
 	enc.ForbidLostUpdates()
-	low := enc.G.Lower(ir.Options{NoPhase: c.NoPhase, Rule: p.spec.rule})
+	low, err := lower(ctx, enc.G, ir.Options{NoPhase: c.NoPhase, Rule: p.spec.rule})
+	if err != nil {
+		return nil, st, err
+	}
 	if c.NoChrono {
 		low.S.ChronoAfter = -1
 	}
@@ -238,7 +241,10 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 				plain.FixedEdge(plain.graphNode(ed[0]), plain.graphNode(ed[1]), anomaly.RT)
 			}
 			plain.ForbidLostUpdates()
-			pl := plain.G.Lower(ir.Options{Rule: p.spec.rule})
+			pl, err := lower(ctx, plain.G, ir.Options{Rule: p.spec.rule})
+			if err != nil {
+				return nil, st, err
+			}
 			pl.S.Interrupt = low.S.Interrupt
 			if pl.S.Solve() == sat.Unsat {
 				if a, ok := plain.refutation(ctx, pl); ok {
@@ -309,6 +315,24 @@ func (p *Polygraph) derivedEstimate() int {
 		}
 	}
 	return n
+}
+
+// lower is g.Lower, returning ctx's error as soon as ctx ends: ir.Lower
+// does not look at a context, and at MaxDerived conjunctions it takes
+// seconds, so it runs on a goroutine of its own, left to finish in the
+// background (its result unused) when ctx ends first.
+func lower(ctx context.Context, g *ir.Graph, o ir.Options) (*ir.Lowered, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	done := make(chan *ir.Lowered, 1)
+	go func() { done <- g.Lower(o) }()
+	select {
+	case low := <-done:
+		return low, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Err returns why the construction, pruning or counting stopped early —
@@ -384,7 +408,10 @@ func cursorCounterexample(ctx context.Context, p *Polygraph) (anomaly.Anomaly, b
 	if err != nil {
 		return anomaly.Anomaly{}, false
 	}
-	low := enc.G.Lower(ir.Options{})
+	low, err := lower(ctx, enc.G, ir.Options{})
+	if err != nil {
+		return anomaly.Anomaly{}, false
+	}
 	low.S.Interrupt = func() bool { return ctx.Err() != nil }
 	switch low.S.Solve() {
 	case sat.Unsat:
