@@ -19,8 +19,16 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
+	if supervises(os.Args[1:]) {
+		os.Exit(supervise(os.Args[1:]))
+	}
+	os.Exit(run(os.Args[1:]))
+}
+
+// run runs the command in this process; SIGINT and SIGTERM end what it
+// is doing (a check ends undecided, exit 3).
+func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	return cli.Main(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"time"
@@ -44,11 +45,13 @@ func Select(ix *history.Index, l level.Level, name string) (Checker, error) {
 	return selectWith(ix, l, name, solverOptions{})
 }
 
-// solverOptions are what only the solver checkers take: modules and the
-// switches of their optimisations.
+// solverOptions are what only the solver checkers take: modules, the
+// switches of their optimisations, and the memory their construction may
+// keep (bytes; 0 for no bound).
 type solverOptions struct {
 	modules []polygraph.Module
 	tuning  polygraph.Tuning
+	memory  int64
 }
 
 // selectWith is Select for a check with modules or solver switches: a
@@ -68,7 +71,11 @@ func selectWith(ix *history.Index, l level.Level, name string, so solverOptions)
 			continue
 		}
 		if len(so.modules) > 0 || so.tuning.Any() {
-			return c.(ModuleUser).WithModules(so.modules).WithTuning(so.tuning), nil
+			c = c.(ModuleUser).WithModules(so.modules).WithTuning(so.tuning)
+		}
+		if pc, ok := c.(polygraph.Checker); ok && so.memory > 0 {
+			pc.MemoryLimit = so.memory
+			c = pc
 		}
 		return c, nil
 	}
@@ -145,6 +152,13 @@ type Options struct {
 	// Tuning switches the solver checker's optimisations off, for
 	// measurement; only the solver checkers then decide.
 	Tuning polygraph.Tuning
+	// MemoryLimit bounds the memory of the check, in bytes (0: no bound):
+	// the solver's construction keeps within its share of it — what
+	// remains once the history and its index are in memory, less a
+	// quarter left to the garbage collector — and past it the check is
+	// undecided ("needs more than N MB") instead of growing. The caller
+	// sets the process's soft limit (debug.SetMemoryLimit) to match.
+	MemoryLimit int64
 	// InnoDB checks the history against MariaDB/InnoDB's REPEATABLE READ
 	// (package innodb): each transaction is split into a view piece and a
 	// commit piece and the pieces are checked at serializability. The
@@ -166,23 +180,26 @@ const InnoDBModule = "innodb-rr"
 func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Result, error) {
 	own := o.OwnReads
 	var evidence *history.OwnReadsEvidence
-	ix := history.NewIndexWith(h, own)
-	if o.InferOwnReads {
+	ix, err := history.NewIndexContext(ctx, h, own)
+	if err == nil && o.InferOwnReads {
 		e := history.InferOwnReads(ix)
 		evidence, own = &e, e.Policy()
 		if own != o.OwnReads {
-			ix = history.NewIndexWith(h, own)
+			ix, err = history.NewIndexContext(ctx, h, own)
 		}
+	}
+	if err != nil {
+		// The context ended while the history was indexed.
+		return Result{Level: l, Outcome: Unknown, Reason: stopped(ctx, err), Stats: h.Stats()}, nil
 	}
 	if l.RealTime && !o.InnoDB {
 		if first, n, of := untimed(ix); n > 0 {
 			return runUntimed(ctx, h, l, o, first, n, of)
 		}
 	}
-	so := solverOptions{modules: o.Modules, tuning: o.Tuning}
+	so := solverOptions{modules: o.Modules, tuning: o.Tuning, memory: solverShare(o.MemoryLimit)}
 	var shared sharedFindings // the shared checks' findings on ix
 	var res Result
-	var err error
 	if o.InnoDB {
 		res, err = runInnoDB(ctx, h, l, own, o.Checker, so)
 	} else {
@@ -202,6 +219,9 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		return res, nil
 	}
 	for _, w := range l.WeakerLevels() {
+		if ctx.Err() != nil {
+			break // the weaker levels not checked yet are not claimed
+		}
 		implied := false
 		for _, got := range res.Holds {
 			implied = implied || got.Implies(w.ID)
@@ -223,7 +243,8 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 			}
 			pc.NoShrink, pc.NoUnsatSearch = true, true
 			sctx, cancel := context.WithTimeout(ctx, holdsSearchBudget)
-			holds := len(precheck.Run(ix, w)) == 0
+			found, err := precheck.RunContext(sctx, ix, w)
+			holds := err == nil && len(found) == 0
 			if holds {
 				found, err := pc.Check(sctx, ix, w)
 				holds = err == nil && len(found) == 0
@@ -358,12 +379,14 @@ func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name stri
 	if memo != nil && memo.ok && precheck.Alike(memo.l, l) {
 		res.Anomalies = slices.Clone(memo.found)
 	} else {
-		res.Anomalies = precheck.Run(ix, l)
-		if memo != nil {
+		res.Anomalies, err = precheck.RunContext(ctx, ix, l)
+		if memo != nil && err == nil {
 			*memo = sharedFindings{ok: true, l: l, found: slices.Clone(res.Anomalies)}
 		}
 	}
-	err = ctx.Err()
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err == nil {
 		var found []anomaly.Anomaly
 		found, err = c.Check(ctx, ix, l)
@@ -373,7 +396,7 @@ func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name stri
 	case len(res.Anomalies) > 0:
 		res.Outcome = Violation
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
-		res.Outcome, res.Reason = Unknown, "timed out before a verdict"
+		res.Outcome, res.Reason = Unknown, stopped(ctx, err)
 	case err != nil && undecided(err):
 		res.Outcome, res.Reason = Unknown, err.Error()
 	case err != nil:
@@ -382,6 +405,66 @@ func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name stri
 		res.Outcome = Satisfied
 	}
 	return res, nil
+}
+
+// stopped is the reason of a check that ctx ended before a verdict (err
+// is the context error the checker returned): a timeout, an interruption,
+// or the cause ctx was cancelled with when it says the check is undecided
+// (a resource limit).
+func stopped(ctx context.Context, err error) string {
+	cause := context.Cause(ctx)
+	if cause == nil {
+		cause = err
+	}
+	switch {
+	case errors.Is(cause, context.DeadlineExceeded):
+		return "timed out before a verdict"
+	case undecided(cause):
+		return cause.Error()
+	case errors.Is(cause, context.Canceled):
+		return "interrupted before a verdict"
+	}
+	return "interrupted before a verdict: " + cause.Error()
+}
+
+// ResourceLimitError says a check was stopped for a resource limit: the
+// process's memory passed its bound. A context cancelled with it as its
+// cause (context.WithCancelCause) ends the check undecided with this
+// reason.
+type ResourceLimitError struct {
+	// What names the resource and the bound, e.g. "memory: more than
+	// 1024 MB in use".
+	What string
+}
+
+func (e *ResourceLimitError) Error() string { return "resource limit: " + e.What }
+
+// Undecided reports true: the history is neither accepted nor refuted.
+func (e *ResourceLimitError) Undecided() bool { return true }
+
+// heapGCFraction is the part of the memory bound the solver's share
+// leaves to the garbage collector (its slack between collections).
+const heapGCFraction = 4
+
+// solverShare is the solver construction's share of a memory bound of
+// limit bytes (0: none): what the live heap (the history and its index)
+// leaves of it, less a quarter, and at least one byte, so that a bound
+// the history alone passes leaves the construction nothing.
+func solverShare(limit int64) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	// The live heap as the last collection measured it, or before any
+	// collection every object allocated.
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	var live int64
+	for _, x := range s {
+		if live == 0 && x.Value.Kind() == metrics.KindUint64 {
+			live = int64(x.Value.Uint64())
+		}
+	}
+	return max((limit-live)-(limit-live)/heapGCFraction, 1)
 }
 
 // Kinds counts the anomalies of a result by kind, in catalogue order.

@@ -25,10 +25,13 @@ type checkCommand struct {
 	Format  string
 	JSON    bool
 	Timeout time.Duration
-	PerKind int
-	NoHolds bool
-	Report  string
-	Dot     string
+	// MemoryMB bounds the process's memory while it checks (0: no
+	// bound; see boundMemory).
+	MemoryMB int
+	PerKind  int
+	NoHolds  bool
+	Report   string
+	Dot      string
 	modelFlags
 	// levelSet says --level was given: a level the input format implies
 	// (history.Header.Implies) is used only without it.
@@ -44,9 +47,10 @@ func newCheckCommand(std IO) *cobra.Command {
 against an isolation level (default serializable; knossos and porcupine
 register logs, whose own checkers judge linearizability, default to
 strict-serializable). Exit status: 0 every history satisfies the level,
-1 a violation was found, 2 bad usage or input, 3 undecided (timeout, or
-strict-serializable without begin and end instants and no serializability
-violation). With several files each gets its own result, a file that
+1 a violation was found, 2 bad usage or input, 3 undecided (timeout,
+interrupted by SIGINT or SIGTERM, a resource limit such as --memory-mb,
+or strict-serializable without begin and end instants and no
+serializability violation). With several files each gets its own result, a file that
 cannot be read or checked included, and the status is the most severe of
 theirs: 1, then 2, then 3, then 0.`,
 		Args: cobra.MinimumNArgs(1),
@@ -61,6 +65,7 @@ theirs: 1, then 2, then 3, then 0.`,
 	f.StringVar(&c.Format, "format", "auto", fmt.Sprintf("input format: auto or one of %v", registry.Names()))
 	f.BoolVar(&c.JSON, "json", false, "print the result as JSON (one object per history, one per line)")
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up after this long with outcome unknown (e.g. 90s; 0: no limit)")
+	f.IntVar(&c.MemoryMB, "memory-mb", defaultMemoryMB(), "bound the check's memory to this many MB (Go's soft limit; the solver refuses to build past its share, and past the bound the check stops) with outcome unknown, exit 3; 0: no bound. Default: GOMEMLIMIT if set, else 3/4 of the machine's memory")
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot) to this directory")
@@ -89,10 +94,19 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 	if err := c.modelFlags.options(&opts); err != nil {
 		return badInput(err)
 	}
+	if c.MemoryMB < 0 {
+		return badInput(fmt.Errorf("--memory-mb %d: want a number of megabytes, or 0 for no bound", c.MemoryMB))
+	}
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
+	}
+	if c.MemoryMB > 0 {
+		var release func()
+		ctx, release = boundMemory(ctx, c.MemoryMB)
+		defer release()
+		opts.MemoryLimit = goShare(c.MemoryMB)
 	}
 	several := len(files) > 1
 	var out bytes.Buffer

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"runtime"
 	"sync"
 )
@@ -50,6 +51,11 @@ type Index struct {
 	others map[writeKey]int32
 	refs   []OpRef
 	next   []int32
+	// tail holds, while writes are indexed, the last write of the chain
+	// each first write starts (by the first write's id), so that a write
+	// joins its chain in constant time: walking the chain made indexing
+	// quadratic in the writes of a repeated value.
+	tail []int32
 	// final marks writes that are the last write of their key in their
 	// transaction, by write id.
 	final []bool
@@ -84,6 +90,17 @@ func NewIndex(h *History) *Index { return NewIndexWith(h, MustReadOwn) }
 
 // NewIndexWith is NewIndex under a read-your-own-writes policy.
 func NewIndexWith(h *History, own OwnReads) *Index {
+	ix, _ := NewIndexContext(context.Background(), h, own)
+	return ix
+}
+
+// NewIndexContext is NewIndexWith, giving up with ctx's error (and no
+// index) when ctx ends: it looks between its phases and, while it decides
+// which unknown transactions took effect, every 1,024 transactions.
+func NewIndexContext(ctx context.Context, h *History, own OwnReads) (*Index, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	n := len(h.Txns)
 	parts := min(runtime.GOMAXPROCS(0), 8)
 	if n < parallelReads || parts < 2 {
@@ -122,13 +139,23 @@ func NewIndexWith(h *History, own OwnReads) *Index {
 		unique:    true,
 		own:       own,
 	}
+	ix.tail = make([]int32, nw)
 	ix.indexWrites(counts)
+	ix.tail = nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	ix.resolveReads()
 	if ranges {
 		ix.indexRangeKeys()
 	}
-	ix.resolveEffective()
-	return ix
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ix.resolveEffective(ctx); err != nil {
+		return nil, err
+	}
+	return ix, nil
 }
 
 // partCounts describes a part of the transactions, lo to hi: how many
@@ -279,6 +306,7 @@ func (ix *Index) opStartOf(parts []partCounts, p int) int32 {
 // and notes a duplicate in d.
 func (ix *Index) chain(d *dupNote, id, f int32, seen bool, k KeyID, v Value) {
 	if !seen {
+		ix.tail[id] = id
 		if !v.IsNull() && ix.WrittenInitially(k, v) {
 			d.note(id, writeKey{k, v}, OpRef{Txn: Init, Op: -1})
 		}
@@ -288,10 +316,8 @@ func (ix *Index) chain(d *dupNote, id, f int32, seen bool, k KeyID, v Value) {
 	if !v.IsNull() {
 		d.note(id, writeKey{k, v}, ix.refs[f])
 	}
-	for ix.next[f] >= 0 {
-		f = ix.next[f]
-	}
-	ix.next[f] = id
+	ix.next[ix.tail[f]] = id
+	ix.tail[f] = id
 }
 
 // dupNote is the first duplicate write found (in file order) by one
@@ -537,8 +563,9 @@ func ownWriteBefore(ops []Op, k KeyID) bool {
 }
 
 // resolveEffective marks committed transactions, then unknown ones that an
-// effective transaction observed, to a fixpoint.
-func (ix *Index) resolveEffective() {
+// effective transaction observed, to a fixpoint. It stops with ctx's
+// error when ctx ends.
+func (ix *Index) resolveEffective(ctx context.Context) error {
 	h := ix.h
 	unknown := false
 	for i := range h.Txns {
@@ -550,7 +577,7 @@ func (ix *Index) resolveEffective() {
 		}
 	}
 	if !unknown {
-		return // only an unknown transaction can take effect by being observed
+		return nil // only an unknown transaction can take effect by being observed
 	}
 	var work []TxnID
 	for i := range h.Txns {
@@ -558,7 +585,12 @@ func (ix *Index) resolveEffective() {
 			work = append(work, TxnID(i))
 		}
 	}
-	for len(work) > 0 {
+	for n := 0; len(work) > 0; n++ {
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		t := work[len(work)-1]
 		work = work[:len(work)-1]
 		ix.Observations(t, func(o Observation) {
@@ -570,6 +602,7 @@ func (ix *Index) resolveEffective() {
 			work = append(work, w.Txn)
 		})
 	}
+	return nil
 }
 
 // soleSource returns the write that external observation o of t saw when

@@ -98,6 +98,9 @@ type Polygraph struct {
 	// bySession lists, in the sparse construction, the writers of each
 	// key per session in session order.
 	bySession map[history.KeyID][]sessionWriters
+	// g stops the construction, pruning and encoding when the check's
+	// context ends or the construction passes its memory share.
+	g *guard
 }
 
 // sessionWriters are the writers of a key in one session, in session order.
@@ -197,16 +200,18 @@ func hasRanges(h *history.History) bool {
 // (values repeat): they are optional, present exactly when a variable
 // says so, and every constraint they bring is conditioned on it.
 func Build(ix *history.Index, l level.Level, dense bool, modules ...Module) (*Polygraph, error) {
-	return build(context.Background(), ix, l, dense, modules...)
+	return build(context.Background(), ix, l, dense, 0, modules...)
 }
 
-// build is Build, giving up with ctx's error when ctx ends.
-func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, modules ...Module) (*Polygraph, error) {
+// build is Build, giving up with ctx's error when ctx ends, and with a
+// *MemoryError when what it keeps (candidates, pairs, known edges) passes
+// limit bytes (0: no limit).
+func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, limit int64, modules ...Module) (*Polygraph, error) {
 	spec, _ := specOf(l, ix.History())
 	sessionOrder := spec.session
 	h := ix.History()
 	p := &Polygraph{spec: spec, h: h, ix: ix, effective: ix.Effective, pairs: map[pairKey]int32{},
-		writers: map[history.KeyID][]history.TxnID{}, Optional: make([]bool, len(h.Txns))}
+		writers: map[history.KeyID][]history.TxnID{}, Optional: make([]bool, len(h.Txns)), g: newGuard(ctx, limit)}
 	// Reads and their candidates, growing the optional set to a fixpoint:
 	// an optional transaction's reads may name further candidates.
 	var work []history.TxnID
@@ -218,13 +223,16 @@ func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, mo
 	if !spec.reads {
 		work = nil // below read committed, what was read takes no part
 	}
-	for n := 0; len(work) > 0; n++ {
-		if n%1024 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+	for len(work) > 0 {
+		if p.g.step() {
+			return nil, p.g.err
 		}
 		t := work[0]
 		work = work[1:]
 		for _, r := range p.readsOf(t) {
+			if p.g.grow(int64(cap(r.Cands))*candBytes+readBytes, "the candidate writers of reads") {
+				return nil, p.g.err
+			}
 			p.Reads = append(p.Reads, r)
 			for _, c := range r.Cands {
 				if c != history.Init && !ix.Effective(c) && !p.Optional[c] {
@@ -242,6 +250,9 @@ func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, mo
 	// transactions.
 	for i := range h.Txns {
 		t := history.TxnID(i)
+		if p.g.step() {
+			return nil, p.g.err
+		}
 		if !p.Present(t) {
 			continue
 		}
@@ -280,14 +291,20 @@ func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, mo
 		p.sparsePairs()
 	default:
 		// Every two writers of a key form a pair.
+	pairs:
 		for _, k := range p.keys {
 			ws := p.writers[k]
 			for a := range ws {
 				for b := a + 1; b < len(ws); b++ {
-					p.addPair(ws[a], ws[b], k)
+					if !p.addPair(ws[a], ws[b], k) {
+						break pairs
+					}
 				}
 			}
 		}
+	}
+	if p.g.err != nil {
+		return nil, p.g.err
 	}
 	// Known ww edges (a white-box version order, modules) decide the pairs
 	// they name.
@@ -305,8 +322,12 @@ func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, mo
 	return p, nil
 }
 
-// addPair makes a and b (a < b) a pair on k.
-func (p *Polygraph) addPair(a, b history.TxnID, k history.KeyID) {
+// addPair makes a and b (a < b) a pair on k. It reports false, making
+// none, when the construction must stop (p.g.err says why).
+func (p *Polygraph) addPair(a, b history.TxnID, k history.KeyID) bool {
+	if p.g.grow(pairBytes, "the pairs of writers to order") {
+		return false
+	}
 	i := int32(len(p.Pairs))
 	p.pairs[pairKey{a, b, k}] = i
 	p.Pairs = append(p.Pairs, Pair{A: a, B: b, Key: k})
@@ -314,6 +335,7 @@ func (p *Polygraph) addPair(a, b history.TxnID, k history.KeyID) {
 		p.pairsOf[pairKey{a, 0, k}] = append(p.pairsOf[pairKey{a, 0, k}], i)
 		p.pairsOf[pairKey{b, 0, k}] = append(p.pairsOf[pairKey{b, 0, k}], i)
 	}
+	return true
 }
 
 // sparsePairs is the sparse construction: the known graph (session order,
@@ -322,16 +344,26 @@ func (p *Polygraph) addPair(a, b history.TxnID, k history.KeyID) {
 // pairs, found per session as the positions between the last one that
 // reaches the writer and the first one it reaches. The anti-dependencies
 // the known order implies go to KnownAnti. When the known graph is cyclic
-// no pair is made: the cycle search reports it.
+// no pair is made: the cycle search reports it. It stops early when p.g
+// says to (p.g.err says why).
 func (p *Polygraph) sparsePairs() {
+	// The chains' two tables hold transactions × sessions entries each.
+	if p.g.grow(2*int64(len(p.h.Txns))*int64(len(p.h.Sessions))*4+int64(len(p.Known))*edgeBytes, "the reachability index of the known graph") || p.g.check() != nil {
+		return
+	}
 	g, order, ok := knownGraph(len(p.h.Txns), p.Known)
 	if !ok {
 		return
 	}
 	c := newChains(p.h, p.ix.Effective)
-	c.compute(g, order)
+	if !c.compute(g, order, p.g) {
+		return
+	}
 	p.chains, p.reach, p.pairsOf = c, c, map[pairKey][]int32{}
-	last := c.reachedBy(g, order)
+	last := c.reachedBy(g, order, p.g)
+	if p.g.check() != nil {
+		return
+	}
 	p.bySession = make(map[history.KeyID][]sessionWriters, len(p.keys))
 	for _, k := range p.keys {
 		var by []sessionWriters
@@ -344,6 +376,9 @@ func (p *Polygraph) sparsePairs() {
 		}
 		p.bySession[k] = by
 		for _, a := range p.writers[k] {
+			if p.g.step() {
+				return
+			}
 			row := int(a) * c.count
 			for _, sw := range by {
 				s, ws := sw.s, sw.ws
@@ -353,26 +388,34 @@ func (p *Polygraph) sparsePairs() {
 				lo, hi := last[row+int(s)], c.first[row+int(s)]
 				i, _ := slices.BinarySearchFunc(ws, lo+1, func(w history.TxnID, p int32) int { return int(c.pos[w] - p) })
 				for ; i < len(ws) && c.pos[ws[i]] < hi; i++ {
-					p.addPair(min(a, ws[i]), max(a, ws[i]), k)
+					if !p.addPair(min(a, ws[i]), max(a, ws[i]), k) {
+						return
+					}
 				}
 			}
 		}
 	}
 	for _, r := range p.Reads {
-		if len(r.Cands) == 1 {
-			p.addKnownAnti(r)
+		if len(r.Cands) == 1 && !p.addKnownAnti(r) {
+			return
 		}
 	}
 }
 
 // addKnownAnti adds, in the sparse construction, the anti-dependencies of
-// a read whose writer is known to the writers ordered after that one.
-func (p *Polygraph) addKnownAnti(r Read) {
-	for _, w := range p.firstWritersAfter(r.Cands[0], r.Key) {
+// a read whose writer is known to the writers ordered after that one. It
+// reports false when the construction must stop (p.g.err says why).
+func (p *Polygraph) addKnownAnti(r Read) bool {
+	ws := p.firstWritersAfter(r.Cands[0], r.Key)
+	if p.g.grow(int64(len(ws))*edgeBytes, "the anti-dependencies of known reads") {
+		return false
+	}
+	for _, w := range ws {
 		if w != r.R {
 			p.KnownAnti = append(p.KnownAnti, Edge{r.R, w, r.rwDep(), r.Key})
 		}
 	}
+	return true
 }
 
 // firstWritersAfter returns, in the sparse construction, for each session

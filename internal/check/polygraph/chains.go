@@ -66,8 +66,9 @@ func knownGraph(n int, parts ...[]Edge) (*graph.Graph, []int32, bool) {
 }
 
 // compute fills first from an acyclic graph that includes the session
-// order, and its topological order.
-func (c *chains) compute(g *graph.Graph, order []int32) {
+// order, and its topological order. It stops with false (first then
+// incomplete) when gd says to.
+func (c *chains) compute(g *graph.Graph, order []int32, gd *guard) bool {
 	n, k := len(c.sess), c.count
 	if cap(c.first) >= n*k {
 		c.first = c.first[:n*k]
@@ -78,6 +79,9 @@ func (c *chains) compute(g *graph.Graph, order []int32) {
 		c.first[i] = math.MaxInt32
 	}
 	for i := len(order) - 1; i >= 0; i-- {
+		if gd.step() {
+			return false
+		}
 		v := order[i]
 		row := c.first[int(v)*k : int(v)*k+k]
 		lo, hi := g.Out(v)
@@ -93,6 +97,7 @@ func (c *chains) compute(g *graph.Graph, order []int32) {
 			}
 		}
 	}
+	return true
 }
 
 // reaches reports whether a reaches b by a non-empty path.
@@ -106,14 +111,18 @@ func (c *chains) reaches(a, b history.TxnID) bool {
 // reachedBy returns, for every transaction t and session s, the latest
 // position on chain s of a transaction that reaches t (-1 for none): the
 // mirror of first, for enumerating the transactions t neither reaches nor
-// is reached by. g and order are as for compute.
-func (c *chains) reachedBy(g *graph.Graph, order []int32) []int32 {
+// is reached by. g and order are as for compute. It stops early, with
+// the table incomplete, when gd says to.
+func (c *chains) reachedBy(g *graph.Graph, order []int32, gd *guard) []int32 {
 	n, k := len(c.sess), c.count
 	last := make([]int32, n*k)
 	for i := range last {
 		last[i] = -1
 	}
 	for _, v := range order {
+		if gd.step() {
+			break
+		}
 		row := last[int(v)*k : int(v)*k+k]
 		lo, hi := g.Out(v)
 		for e := lo; e < hi; e++ {

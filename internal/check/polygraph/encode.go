@@ -42,6 +42,9 @@ type Encoding struct {
 	// twoWidth answers reachability in the known graph for the 2-width
 	// clauses; nil switches them off.
 	twoWidth reacher
+	// g stops the encoding when its context ends or what it adds passes
+	// the construction's memory share.
+	g *guard
 }
 
 // Node is the graph node of transaction t.
@@ -50,6 +53,10 @@ func node(t history.TxnID) int32 { return int32(t) + 1 }
 // Encode builds the solver and theory for p. si selects the split graph of
 // snapshot isolation; auxNodes reserves nodes after the transactions' for
 // the real-time chain, which the caller adds with FixedEdge.
+//
+// Encode gives up with ctx's error when ctx ends, and with a *MemoryError
+// when the edges, conjunctions and clauses it adds would take the memory
+// the polygraph's construction kept past the construction's share.
 //
 // With twoWidth, a derived anti-dependency that would close a cycle with
 // a known path is not added as an edge: a binary clause forbids the two
@@ -65,7 +72,10 @@ func node(t history.TxnID) int32 { return int32(t) + 1 }
 // edge per dependency instead of two.
 func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, bc bool) (*Encoding, error) {
 	n := int32(len(p.h.Txns) + 1)
-	e := &Encoding{p: p, bc: si && bc}
+	e := &Encoding{p: p, bc: si && bc, g: &guard{ctx: ctx, limit: p.g.limit, used: p.g.used}}
+	if ctx == nil {
+		e.g.ctx = context.Background()
+	}
 	if twoWidth {
 		e.twoWidth = p.reach
 	}
@@ -101,6 +111,9 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 	}
 	e.pairs = make([]cond, len(p.Pairs))
 	for i, pr := range p.Pairs {
+		if e.g.grow(2*derivedBytes, "the edges of the pairs of writers") {
+			return nil, e.g.err
+		}
 		switch pr.Order {
 		case 1:
 			e.pairs[i] = yes
@@ -112,11 +125,10 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 		e.dep(pr.A, pr.B, anomaly.WW, pr.Key, e.pairs[i])
 		e.dep(pr.B, pr.A, anomaly.WW, pr.Key, e.pairs[i].Not())
 	}
-	for i, r := range p.Reads {
-		if i%256 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+	for _, r := range p.Reads {
+		if e.read(r); e.g.step() {
+			return nil, e.g.err
 		}
-		e.read(r)
 	}
 	for _, so := range p.OptionalSO {
 		e.dep(so.From, so.To, so.Dep, so.Key, yes)
@@ -138,7 +150,7 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 	if e.twoWidth != nil && p.chains != nil {
 		e.canonicalTwoWidth()
 	}
-	return e, ctx.Err()
+	return e, e.g.check()
 }
 
 // twoWidthScan bounds how far along each session canonicalTwoWidth looks
@@ -185,7 +197,7 @@ func (e *Encoding) canonicalTwoWidth() {
 	budget := twoWidthBudget
 	try := func(i int32, from, to history.TxnID, l1 sat.Lit, t2 history.TxnID) {
 		for _, j := range open[t2] {
-			if budget--; budget < 0 {
+			if budget--; budget < 0 || e.g.step() {
 				return
 			}
 			if j == i {
@@ -200,11 +212,12 @@ func (e *Encoding) canonicalTwoWidth() {
 				seen[k] = true
 				e.TwoWidth++
 				e.clause(l1.Not(), l2.Not())
+				e.g.grow(edgeBytes, "2-width clauses")
 			}
 		}
 	}
 	for i := range p.Pairs {
-		if e.pairs[i].Const != 0 || budget < 0 {
+		if e.pairs[i].Const != 0 || budget < 0 || e.g.err != nil {
 			continue
 		}
 		for _, dir := range [2]bool{true, false} {
@@ -267,6 +280,7 @@ func (e *Encoding) and(x, y cond) cond { return e.G.And(x, y) }
 
 // read encodes one read: the choice of its writer, the writer preceding
 // the reader's own write, and the anti-dependencies to every later writer.
+// It stops early when e.g says to (Encode then returns e.g.err).
 func (e *Encoding) read(r Read) {
 	p := e.p
 	wr := make([]cond, len(r.Cands))
@@ -295,6 +309,9 @@ func (e *Encoding) read(r Read) {
 		return // no anti-dependencies, and the version order is free
 	}
 	for i, c := range r.Cands {
+		if e.g.err != nil {
+			return
+		}
 		if r.Writes && c != history.Init && wr[i].Const == 0 {
 			if o := e.ww(c, r.R, r.Key); o.Const == 0 {
 				e.clause(wr[i].Lit.Not(), o.Lit)
@@ -310,7 +327,9 @@ func (e *Encoding) read(r Read) {
 			if w == r.R || w == c {
 				continue
 			}
-			e.derivedAnti(r, w, wr[i], e.ww(c, w, r.Key))
+			if e.derivedAnti(r, w, wr[i], e.ww(c, w, r.Key)) {
+				return
+			}
 		}
 	}
 }
@@ -363,14 +382,19 @@ func (e *Encoding) ForbidLostUpdates() {
 // derivedAnti adds r.R →rw w, present when r read from a writer (wr) that
 // precedes w (ww). When w already reaches the reader in the known graph
 // and both conditions are open, the edge would close a 2-width cycle: a
-// clause forbids the pair instead (VeriStrong §6.1.2, case II).
-func (e *Encoding) derivedAnti(r Read, w history.TxnID, wr, ww cond) {
+// clause forbids the pair instead (VeriStrong §6.1.2, case II). It
+// reports whether the encoding must stop (e.g.err says why).
+func (e *Encoding) derivedAnti(r Read, w history.TxnID, wr, ww cond) bool {
 	if e.twoWidth != nil && wr.Const == 0 && ww.Const == 0 && e.p.singleAnti(r) && e.twoWidth.reaches(w, r.R) {
 		e.TwoWidth++
 		e.clause(wr.Lit.Not(), ww.Lit.Not())
-		return
+		return e.g.grow(edgeBytes, "derived anti-dependencies")
+	}
+	if ww.Const < 0 || wr.Const < 0 {
+		return e.g.step()
 	}
 	e.anti(r.R, w, r.rwDep(), r.Key, e.and(wr, ww))
+	return e.g.grow(derivedBytes, "derived anti-dependencies")
 }
 
 // sparseAnti adds the anti-dependencies of r reading from c (under
@@ -384,8 +408,8 @@ func (e *Encoding) sparseAnti(r Read, c history.TxnID, wr cond) {
 		if w == c {
 			w = p.Pairs[pi].B
 		}
-		if w != r.R {
-			e.derivedAnti(r, w, wr, e.ww(c, w, r.Key))
+		if w != r.R && e.derivedAnti(r, w, wr, e.ww(c, w, r.Key)) {
+			return
 		}
 	}
 	if wr.Const > 0 {

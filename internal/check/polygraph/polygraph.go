@@ -59,6 +59,12 @@ type Checker struct {
 	// instead of only those the known graph leaves unordered (for
 	// measurements and differential tests).
 	Dense bool
+	// MemoryLimit bounds, in bytes, what the construction keeps (the
+	// reads' candidate writers, the pairs of writers, known and derived
+	// edges, clauses), counted as it grows: a history that needs more is
+	// undecided (a *MemoryError) instead of exhausting the machine. Zero
+	// sets no bound.
+	MemoryLimit int64
 }
 
 // Name returns "sat", or "sat-bc" with BCGraph.
@@ -134,7 +140,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	h := ix.History()
 	si := l.ID == level.SnapshotIsolation
 	start := time.Now()
-	p, err := build(ctx, ix, l, c.Dense, c.Modules...)
+	p, err := build(ctx, ix, l, c.Dense, c.MemoryLimit, c.Modules...)
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -143,6 +149,9 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	start = time.Now()
 	if !c.NoPrune && (p.spec.anti || p.spec.cursor) {
 		st.PrunedPairs, _ = p.Prune(si, 0)
+	}
+	if err := p.Err(); err != nil {
+		return nil, st, err
 	}
 	found, err := p.knownCycles(ctx, ix, l)
 	st.Prune = time.Since(start)
@@ -157,13 +166,27 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		st.Solve = time.Since(start)
 		return found, st, nil
 	}
-	if n := p.derivedEstimate(); n > MaxDerived {
+	n := p.derivedEstimate()
+	if err := p.Err(); err != nil {
+		return nil, st, err
+	}
+	var tooLarge error
+	switch {
+	case n > MaxDerived:
+		tooLarge = &TooLargeError{Derived: n}
+	case p.g.limit > 0 && p.g.used+int64(n)*derivedBytes > p.g.limit:
+		tooLarge = &MemoryError{Limit: p.g.limit, What: fmt.Sprintf("the %d conjunctions of anti-dependencies through undecided write orders", n)}
+	}
+	if tooLarge != nil {
 		if !c.NoUnsatSearch {
 			if a, ok := c.unsatSearch(ctx, ix, l); ok {
 				return []anomaly.Anomaly{a}, st, nil
 			}
 		}
-		return nil, st, &TooLargeError{Derived: n}
+		if err := ctx.Err(); err != nil {
+			return nil, st, err
+		}
+		return nil, st, tooLarge
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, st, err
@@ -181,7 +204,10 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		enc.FixedEdge(enc.graphNode(ed[0]), enc.graphNode(ed[1]), anomaly.RT)
 	}
 	enc.ForbidLostUpdates()
-	low := enc.G.Lower(ir.Options{NoPhase: c.NoPhase, Rule: p.spec.rule})
+	low, err := lower(ctx, enc.G, ir.Options{NoPhase: c.NoPhase, Rule: p.spec.rule})
+	if err != nil {
+		return nil, st, err
+	}
 	if c.NoChrono {
 		low.S.ChronoAfter = -1
 	}
@@ -215,7 +241,10 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 				plain.FixedEdge(plain.graphNode(ed[0]), plain.graphNode(ed[1]), anomaly.RT)
 			}
 			plain.ForbidLostUpdates()
-			pl := plain.G.Lower(ir.Options{Rule: p.spec.rule})
+			pl, err := lower(ctx, plain.G, ir.Options{Rule: p.spec.rule})
+			if err != nil {
+				return nil, st, err
+			}
 			pl.S.Interrupt = low.S.Interrupt
 			if pl.S.Solve() == sat.Unsat {
 				if a, ok := plain.refutation(ctx, pl); ok {
@@ -257,6 +286,7 @@ func (e *TooLargeError) Undecided() bool { return true }
 // for every candidate writer of an uncertain read, each writer whose order
 // with it is still open (every writer of the key in the dense
 // construction) — each needs a conjunction variable and three clauses.
+// It stops counting past MaxDerived, or when p.g says to.
 func (p *Polygraph) derivedEstimate() int {
 	if !p.spec.anti {
 		return 0
@@ -266,7 +296,13 @@ func (p *Polygraph) derivedEstimate() int {
 		if len(r.Cands) < 2 {
 			continue // a known writer: its anti-dependencies are fixed edges
 		}
+		if n > MaxDerived {
+			break
+		}
 		for _, c := range r.Cands {
+			if p.g.step() {
+				return n
+			}
 			if p.pairsOf == nil {
 				n += len(p.writers[r.Key])
 				continue
@@ -280,6 +316,29 @@ func (p *Polygraph) derivedEstimate() int {
 	}
 	return n
 }
+
+// lower is g.Lower, returning ctx's error as soon as ctx ends: ir.Lower
+// does not look at a context, and at MaxDerived conjunctions it takes
+// seconds, so it runs on a goroutine of its own, left to finish in the
+// background (its result unused) when ctx ends first.
+func lower(ctx context.Context, g *ir.Graph, o ir.Options) (*ir.Lowered, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	done := make(chan *ir.Lowered, 1)
+	go func() { done <- g.Lower(o) }()
+	select {
+	case low := <-done:
+		return low, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Err returns why the construction, pruning or counting stopped early —
+// the check's context ended (its error) or the construction passed its
+// memory share (a *MemoryError) — or nil.
+func (p *Polygraph) Err() error { return p.g.err }
 
 // graphNode maps a chain node (transaction node, or -(i+1) for auxiliary
 // node i) to the encoding's node numbering.
@@ -298,6 +357,9 @@ func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.
 	// Under a rule some cycles through anti-dependencies are allowed: only
 	// dependency cycles (G1c) are certain violations here.
 	parts := p.knownEdges(!p.spec.anti || p.spec.rule != 0)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
 	m := 0
 	for _, known := range parts {
 		m += len(known)
@@ -346,7 +408,10 @@ func cursorCounterexample(ctx context.Context, p *Polygraph) (anomaly.Anomaly, b
 	if err != nil {
 		return anomaly.Anomaly{}, false
 	}
-	low := enc.G.Lower(ir.Options{})
+	low, err := lower(ctx, enc.G, ir.Options{})
+	if err != nil {
+		return anomaly.Anomaly{}, false
+	}
 	low.S.Interrupt = func() bool { return ctx.Err() != nil }
 	switch low.S.Solve() {
 	case sat.Unsat:

@@ -12,11 +12,15 @@ import (
 // the ww edges of decided pairs with the rw edges they derive with reads
 // whose writer is known, and KnownAnti. With dOnly the rw edges are left
 // out (snapshot isolation's pruning reasons over dependency paths without
-// anti-dependencies).
+// anti-dependencies). It stops early, the edges incomplete, when p.g says
+// to: callers look at p.Err.
 func (p *Polygraph) knownEdges(dOnly bool) [][]Edge {
 	var out []Edge
 	later := map[pairKey][]history.TxnID{} // (writer, 0, key) → writers known to follow it
 	for _, pr := range p.Pairs {
+		if p.g.step() {
+			break
+		}
 		if pr.Order != 0 && p.certain(pr.A) && p.certain(pr.B) {
 			a, b := pr.Before()
 			out = append(out, Edge{a, b, anomaly.WW, pr.Key})
@@ -27,6 +31,9 @@ func (p *Polygraph) knownEdges(dOnly bool) [][]Edge {
 		return [][]Edge{p.Known, out}
 	}
 	for _, r := range p.Reads {
+		if p.g.step() {
+			break
+		}
 		if len(r.Cands) != 1 || !p.certain(r.R) || !p.certain(r.Cands[0]) {
 			continue
 		}
@@ -67,12 +74,16 @@ func (r *reach) reaches(a, b history.TxnID) bool {
 }
 
 // reachability computes which transaction reaches which in an acyclic
-// graph, given a topological order of it.
-func reachability(g *graph.Graph, order []int32) *reach {
+// graph, given a topological order of it. It stops early, the matrix
+// incomplete, when gd says to.
+func reachability(g *graph.Graph, order []int32, gd *guard) *reach {
 	n := g.Nodes()
 	words := (n + 63) / 64
 	r := &reach{words: words, bits: make([]uint64, n*words)}
 	for i := len(order) - 1; i >= 0; i-- {
+		if gd.step() {
+			break
+		}
 		v := int(order[i])
 		row := r.bits[v*words : (v+1)*words]
 		lo, hi := g.Out(int32(v))
@@ -105,14 +116,24 @@ const maxPruneNodes = 60000
 // everywhere), and a choice is impossible through an anti-dependency only
 // when the level forbids a cycle with that one anti-dependency (see
 // singleAnti).
+//
+// Pruning stops early, keeping what it decided, when the check's context
+// ends or the reachability matrix would pass the construction's memory
+// share: p.Err then says why.
 func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 	n := len(p.h.Txns)
 	if p.chains == nil && n > maxPruneNodes {
 		return 0, true
 	}
+	if p.chains == nil && p.g.grow(2*int64(n)*int64((n+63)/64)*8, "the reachability matrix of pruning") {
+		return 0, true
+	}
 	depsOnly := si || p.spec.rule != 0 || p.spec.cursor
 	readersOf := map[pairKey][]history.TxnID{} // (writer, -, key) → readers with that known writer
 	for _, r := range p.Reads {
+		if p.g.step() {
+			return 0, true
+		}
 		if len(r.Cands) == 1 && r.Cands[0] != history.Init && p.singleAnti(r) {
 			k := pairKey{r.Cands[0], 0, r.Key}
 			readersOf[k] = append(readersOf[k], r.R)
@@ -121,15 +142,23 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 	decided := 0
 	for round := 0; rounds <= 0 || round < rounds; round++ {
 		g, order, ok := knownGraph(n, p.knownEdges(depsOnly)...)
+		if p.g.err != nil {
+			return decided, true
+		}
 		if !ok {
 			return decided, false
 		}
+		if p.g.check() != nil {
+			return decided, true
+		}
 		var r reacher
 		if p.chains != nil {
-			p.chains.compute(g, order)
+			if !p.chains.compute(g, order, p.g) {
+				return decided, true
+			}
 			r = p.chains
-		} else {
-			r = reachability(g, order)
+		} else if r = reachability(g, order, p.g); p.g.err != nil {
+			return decided, true
 		}
 		p.reach = r
 		// impossible reports whether "a before b" closes a known cycle.
@@ -146,6 +175,9 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 		}
 		changed := 0
 		for i := range p.Pairs {
+			if p.g.step() {
+				return decided + changed, true
+			}
 			pr := &p.Pairs[i]
 			if pr.Order != 0 || !p.certain(pr.A) || !p.certain(pr.B) {
 				continue
@@ -165,7 +197,7 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 		}
 		changed += p.pruneCandidates(r)
 		decided += changed
-		if changed == 0 {
+		if changed == 0 || p.g.err != nil {
 			break
 		}
 	}
@@ -195,6 +227,9 @@ func (p *Polygraph) pruneCandidates(r reacher) int {
 		}
 		keep := rd.Cands[:0:0]
 		for _, c := range rd.Cands {
+			if p.g.step() {
+				return narrowed
+			}
 			if !p.certain(c) || !p.ruledOut(r, rd, c) {
 				keep = append(keep, c)
 			}
@@ -204,8 +239,8 @@ func (p *Polygraph) pruneCandidates(r reacher) int {
 		}
 		narrowed++
 		rd.Cands = keep
-		if len(keep) == 1 && p.chains != nil {
-			p.addKnownAnti(*rd) // the encoder counts on KnownAnti for reads with one writer
+		if len(keep) == 1 && p.chains != nil && !p.addKnownAnti(*rd) { // the encoder counts on KnownAnti for reads with one writer
+			return narrowed
 		}
 		if len(keep) == 1 && keep[0] != history.Init && p.certain(keep[0]) {
 			p.Known = append(p.Known, Edge{keep[0], rd.R, rd.wrDep(), rd.Key})

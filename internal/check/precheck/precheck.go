@@ -6,6 +6,7 @@
 package precheck
 
 import (
+	"context"
 	"runtime"
 	"sync"
 
@@ -18,25 +19,38 @@ import (
 // proscribes, in file order. Only transactions that took effect are
 // examined: what an aborted transaction read does not matter.
 func Run(ix *history.Index, l level.Level) []anomaly.Anomaly {
+	found, _ := RunContext(context.Background(), ix, l)
+	return found
+}
+
+// RunContext is Run, stopping when ctx ends: it then returns the
+// anomalies found so far (each a real one) with ctx's error.
+func RunContext(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
 	h := ix.History()
 	n := len(h.Txns)
 	parts := min(runtime.GOMAXPROCS(0), 8)
 	if n < parallelTxns || parts < 2 {
-		return run(ix, l, 0, n)
+		return run(ctx, ix, l, 0, n)
 	}
 	// The transactions are checked alone: parts of them on every
 	// processor, their anomalies joined in file order.
 	found := make([][]anomaly.Anomaly, parts)
+	errs := make([]error, parts)
 	var wg sync.WaitGroup
 	for p := range parts {
-		wg.Go(func() { found[p] = run(ix, l, n*p/parts, n*(p+1)/parts) })
+		wg.Go(func() { found[p], errs[p] = run(ctx, ix, l, n*p/parts, n*(p+1)/parts) })
 	}
 	wg.Wait()
 	var all []anomaly.Anomaly
 	for _, f := range found {
 		all = append(all, f...)
 	}
-	return all
+	for _, err := range errs {
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
 }
 
 // Alike reports whether the shared checks judge every history alike at
@@ -52,20 +66,29 @@ func Alike(a, b level.Level) bool {
 // processors.
 const parallelTxns = 1 << 16
 
-// run is Run for transactions lo to hi.
-func run(ix *history.Index, l level.Level, lo, hi int) []anomaly.Anomaly {
+// checkEvery is how many transactions run checks between two looks at
+// its context.
+const checkEvery = 256
+
+// run is RunContext for transactions lo to hi.
+func run(ctx context.Context, ix *history.Index, l level.Level, lo, hi int) ([]anomaly.Anomaly, error) {
 	h := ix.History()
 	c := checker{ix: ix, h: h, l: l}
 	// A level that allows reading uncommitted data (G1a) lets every
 	// unknown transaction count as aborted, whoever read it.
 	dirty := !l.Proscribes.Has(anomaly.G1a)
 	for i := lo; i < hi; i++ {
+		if (i-lo)%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return c.found, err
+			}
+		}
 		t := history.TxnID(i)
 		if ix.Effective(t) && !(dirty && h.Txns[i].Status != history.Committed) {
 			c.txn(t)
 		}
 	}
-	return c.found
+	return c.found, nil
 }
 
 // Txn returns the shared-check anomalies of transaction t alone, whatever
@@ -163,7 +186,11 @@ func (c *checker) externalRead(t history.TxnID, ref history.OpRef, o history.Obs
 	if c.ix.InitiallySeen(o) {
 		return
 	}
-	// Counts and the first of each class: no allocation per read.
+	// Counts and the first of each class: no allocation per read. A final
+	// write that took effect (or may have) explains the read: the
+	// enumeration stops there, at the first or second write of the value
+	// in most histories (a value written thousands of times made every
+	// read walk all its writes).
 	var own, aborted, effective, finalEffective int
 	var firstAborted, firstEffective history.OpRef
 	c.ix.Sources(o, func(p int32) bool {
@@ -181,6 +208,7 @@ func (c *checker) externalRead(t history.TxnID, ref history.OpRef, o history.Obs
 			effective++
 			if final {
 				finalEffective++
+				return false // explained
 			}
 		case c.h.Txns[w.Txn].Status == history.Aborted:
 			if aborted == 0 {

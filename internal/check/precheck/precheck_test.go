@@ -1,6 +1,7 @@
 package precheck
 
 import (
+	"context"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -41,8 +42,9 @@ func TestRunParallel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, want := Run(ix, l), run(ix, l, 0, len(h.Txns))
-		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+		got := Run(ix, l)
+		want, err := run(context.Background(), ix, l, 0, len(h.Txns))
+		if err != nil || len(want) == 0 || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: %d anomalies in parts, %d in one pass", name, len(got), len(want))
 		}
 	}
