@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/isoscope/isoscope/internal/cli"
+	"github.com/mattn/go-isatty"
 )
 
 // supervisedEnv marks the child process a supervisor runs.
@@ -40,6 +41,10 @@ func supervise(args []string) int {
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), supervisedEnv+"=1")
+	if isatty.IsTerminal(os.Stderr.Fd()) {
+		// The child's standard error is a pipe: progress is drawn all the same.
+		cmd.Env = append(cmd.Env, cli.StderrTerminalEnv+"=1")
+	}
 	cmd.Stdin, cmd.Stdout = os.Stdin, os.Stdout
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

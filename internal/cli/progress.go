@@ -12,9 +12,17 @@ import (
 // progressMin is the input size from which reading shows a progress bar.
 const progressMin = 16 << 20
 
+// StderrTerminalEnv, set to 1, says that standard error is a pipe to a
+// supervising isoscope that passes it on to a terminal: progress is drawn
+// as on the terminal itself.
+const StderrTerminalEnv = "ISOSCOPE_STDERR_TERMINAL"
+
 // terminal reports whether w is a terminal, where progress may be drawn.
 func terminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
+	if ok && f == os.Stderr && os.Getenv(StderrTerminalEnv) == "1" {
+		return true
+	}
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
