@@ -36,8 +36,8 @@ var readWorkers = func() int { return runtime.GOMAXPROCS(0) }
 // chunk is a block of whole lines and what became of them.
 type chunk struct {
 	data []byte
-	line int   // the number of lines before data's first
-	last bool  // nothing follows data
+	line int  // the number of lines before data's first
+	last bool // nothing follows data
 	// open is the number of data's last line when it has no line end
 	// (the input's last), else 0.
 	open int
