@@ -19,8 +19,9 @@ const (
 	// without bound.
 	DefaultMaxLine = 64 << 20
 	// DefaultMaxDocument is the largest input a whole-document reader
-	// (timekiller JSON, dbcop bincode) holds in memory: 512 MiB.
-	DefaultMaxDocument = 512 << 20
+	// (timekiller JSON, dbcop bincode) holds in memory: 256 MiB (reading
+	// one costs about twice that while it grows).
+	DefaultMaxDocument = 256 << 20
 	// DefaultMaxGzipRatio is how many times its compressed size a gzip
 	// stream may expand to once it is past GzipFloor: 200. Histories
 	// compress 5 to 30 times; a stream of one repeated byte, 1000 times.
@@ -79,7 +80,7 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	switch e.What {
 	case "line":
-		return "longer than " + Size(e.Limit) + " without a line end (the line limit); not a history, or raise the limit"
+		return "the line is longer than " + Size(e.Limit) + ", the limit (not a history, or the limit is too low for it)"
 	case "document":
 		return "larger than " + Size(e.Limit) + " (the limit of a whole-document format); raise the limit to read it"
 	case "gzip":

@@ -210,6 +210,9 @@ func (w *Reader) parse(c *chunk) {
 	if err != nil {
 		return
 	}
+	if cap(txns) > 2*len(txns)+64 { // mostly blank lines: give back the slots
+		txns = append([]history.Txn(nil), txns...)
+	}
 	c.parsed, c.txns, c.keys, c.sessions = true, txns, w.h.Keys, w.h.Sessions
 	c.kind, c.kindLine, c.lists = w.keyKind, w.keyKindLine, w.lists
 }

@@ -181,6 +181,7 @@ func NewReaderWith(r io.Reader, name string, opts Options) (*Reader, error) {
 // io.EOF.
 func (r *Reader) nextLine() ([]byte, error) {
 	for {
+		r.skipBlank()
 		line, err := r.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			max := r.opts.Limits.Line()
@@ -190,6 +191,11 @@ func (r *Reader) nextLine() ([]byte, error) {
 					return nil, format.LimitErr(r.s.file, r.line+1, "line", max)
 				}
 				line, err = r.br.ReadSlice('\n')
+				if len(r.long)+len(line) > cap(r.long) { // grow, up to the limit
+					grown := make([]byte, len(r.long), min(2*int64(cap(r.long))+int64(len(line)), max+3))
+					copy(grown, r.long)
+					r.long = grown
+				}
 				r.long = append(r.long, line...)
 			}
 			line = r.long
@@ -216,6 +222,23 @@ func (r *Reader) nextLine() ([]byte, error) {
 		if err == io.EOF {
 			return nil, io.EOF
 		}
+	}
+}
+
+// skipBlank skips the empty lines at the start of the buffered input, a
+// buffer at a time rather than a line at a time.
+func (r *Reader) skipBlank() {
+	for {
+		b, _ := r.br.Peek(max(r.br.Buffered(), 1))
+		n := 0
+		for n < len(b) && b[n] == '\n' {
+			n++
+		}
+		if n == 0 {
+			return
+		}
+		r.br.Discard(n)
+		r.line += n
 	}
 }
 
