@@ -239,7 +239,7 @@ func (r *Reader) merge(c *chunk, sp *splitter) error {
 			c.txns = append(c.txns, history.Txn{})
 			t := &c.txns[len(c.txns)-1]
 			if err := r.txn(t); err != nil {
-				if line == c.open && r.opts.AllowTorn {
+				if line == c.open && r.opts.AllowTorn && len(r.lines) > 0 {
 					c.txns = c.txns[:len(c.txns)-1]
 					r.torn = &format.Torn{File: r.s.file, Line: line, Err: err}
 					return nil

@@ -90,8 +90,9 @@ type Options struct {
 	// recorder died while writing it. A last line that has no line end
 	// and does not parse is then left out, the history up to it is read,
 	// and Result.Torn (Reader.Torn) says so. Without it, such a line is
-	// bad input like any other. Only the last line qualifies: a bad line
-	// followed by a line end is always bad input.
+	// bad input like any other. Only the last line qualifies, and only
+	// after at least one good transaction: a bad line followed by a line
+	// end, or an input with no whole transaction, is always bad input.
 	AllowTorn bool
 	// ChunkSize is how many bytes of lines Read gives a worker at a time
 	// (4 MiB; an input shorter than one chunk is read sequentially).
@@ -328,7 +329,7 @@ func (r *Reader) read(t *history.Txn) error {
 		r.s.reset(line, r.line)
 	}
 	if err := r.txn(t); err != nil {
-		if r.unterminated && r.opts.AllowTorn {
+		if r.unterminated && r.opts.AllowTorn && len(r.lines) > 0 {
 			r.torn = &format.Torn{File: r.s.file, Line: r.s.line, Err: err}
 			return io.EOF
 		}

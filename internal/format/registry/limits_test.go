@@ -307,6 +307,11 @@ func TestOpenTorn(t *testing.T) {
 	if _, err := OpenWith("-", "auto", Options{Stdin: strings.NewReader(middle), AllowTorn: true}); err == nil || !strings.Contains(err.Error(), "-:1:") {
 		t.Errorf("a bad middle line: error %v, want bad input at line 1", err)
 	}
+	// Nothing whole before the torn line: bad input.
+	only := `{"format":"isoscope-history","version":1}` + "\n" + `{"id":3,"session":0,"ops":[["r","x`
+	if _, err := OpenWith("-", "auto", Options{Stdin: strings.NewReader(only), AllowTorn: true}); err == nil || !strings.Contains(err.Error(), "-:2:") {
+		t.Errorf("a torn only transaction: error %v, want bad input at line 2", err)
+	}
 	// Torn and gzip-compressed.
 	res, err = OpenWith("-", "auto", Options{Stdin: bytes.NewReader(gz(t, []byte(torn))), AllowTorn: true})
 	if err != nil || len(res.Warnings) != 1 {

@@ -124,8 +124,9 @@ type Options struct {
 	Limits format.Limits
 	// AllowTorn reads a native history whose last line is torn (no line
 	// end, and it does not parse: the recorder died while writing it) up
-	// to that line, with a *format.Torn warning in Opened.Warnings.
-	// Without it, such a line is bad input.
+	// to that line, with a *format.Torn warning in Opened.Warnings, when
+	// at least one whole transaction comes before it. Without it, such a
+	// line is bad input.
 	AllowTorn bool
 }
 
