@@ -71,7 +71,9 @@ func pick(v, def int64) int64 {
 // stream that expands more than Limits.MaxGzipRatio. errors.As finds it
 // under the *Error that names where.
 type LimitError struct {
-	// What names the limit: "line", "document" or "gzip".
+	// What names the limit: "line", "document", "gzip", or "token" and
+	// "values" (of an EDN reader: a string, number or symbol, and the
+	// values of one operation).
 	What string
 	// Limit is the limit's value.
 	Limit int64
@@ -81,6 +83,10 @@ func (e *LimitError) Error() string {
 	switch e.What {
 	case "line":
 		return "the line is longer than " + Size(e.Limit) + ", the limit (not a history, or the limit is too low for it)"
+	case "token":
+		return "a string, number or symbol longer than " + Size(e.Limit) + ", the limit (not a history)"
+	case "values":
+		return "a value that holds more than " + strconv.FormatInt(e.Limit, 10) + " values, the limit (not a history)"
 	case "document":
 		return "larger than " + Size(e.Limit) + " (the limit of a whole-document format); raise the limit to read it"
 	case "gzip":

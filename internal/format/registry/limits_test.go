@@ -157,7 +157,9 @@ func bounded(t *testing.T, name string, in io.Reader, o Options, what, want stri
 // TestOpenLongLine: 1 GiB without a line end ends with the line limit's
 // error naming the line, within seconds and 256 MiB, in every line
 // format: as the first line, and (native) after good lines, where the
-// parallel chunk reader meets it.
+// parallel chunk reader meets it. The EDN formats stop sooner at a token
+// (a string, number or symbol) over 16 MiB, or an operation of over 1 Mi
+// values.
 func TestOpenLongLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads 64 MiB per case")
@@ -170,20 +172,22 @@ func TestOpenLongLine(t *testing.T) {
 		fmt.Fprintf(&later, `{"id":%d,"session":%d,"ops":[["w","x",%d]]}`+"\n", i, i%7, i)
 	}
 	cases := []struct {
-		format, prefix, unit, want string
+		format, prefix, unit, what, want string
 	}{
-		{"isoscope", `{"id":1,"session":0,"ops":[["r","`, "x", "-:1: the line is longer than 64 MiB"},
-		{"isoscope", good[:len(good)/2] + `{"id":5,`, " ", "-:2: the line is longer than 64 MiB"},
-		{"isoscope", later.String(), "\x00", "-:200001: the line is longer than 64 MiB"},
-		{"jepsen", `[{:type :invoke, :f :txn, :value [[:r `, "1", "-:1: the line is longer than 64 MiB"},
-		{"porcupine", "", "\x00", "-:1: the line is longer than 64 MiB"},
-		{"knossos", "", "\x00", "-:1: the line is longer than 1 MiB"},
-		{"plume", "w(1,5,1,10)\n", "x", "-:2: the line is longer than 64 KiB"},
-		{"awdit", "w 0 0\n", "7", "-:2: the line is longer than 64 KiB"},
+		{"isoscope", `{"id":1,"session":0,"ops":[["r","`, "x", "line", "-:1: the line is longer than 64 MiB"},
+		{"isoscope", good[:len(good)/2] + `{"id":5,`, " ", "line", "-:2: the line is longer than 64 MiB"},
+		{"isoscope", later.String(), "\x00", "line", "-:200001: the line is longer than 64 MiB"},
+		{"jepsen", `[{:type :invoke, :f :txn, :value [[:r `, "1", "token", "-:1: a string, number or symbol longer than 16 MiB"},
+		{"jepsen", `[{:type :invoke, :f :txn, :value [[:r `, "1 ", "values", "-:1: a value that holds more than 1048576 values"},
+		{"porcupine", `{:process 0, :type :invoke, :f :get, :key "`, "x", "token", "-:1: a string, number or symbol longer than 16 MiB"},
+		{"porcupine", "", "\x00", "token", "-:1: a string, number or symbol longer than 16 MiB"},
+		{"knossos", "", "\x00", "line", "-:1: the line is longer than 1 MiB"},
+		{"plume", "w(1,5,1,10)\n", "x", "line", "-:2: the line is longer than 64 KiB"},
+		{"awdit", "w 0 0\n", "7", "line", "-:2: the line is longer than 64 KiB"},
 	}
 	for _, c := range cases {
 		in := &genReader{prefix: []byte(c.prefix), pattern: repeat(c.unit), n: gib, budget: 256 << 20}
-		bounded(t, c.format, in, Options{}, "line", c.want)
+		bounded(t, c.format, in, Options{}, c.what, c.want)
 	}
 }
 
