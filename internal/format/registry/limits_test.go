@@ -192,13 +192,20 @@ func TestOpenLongLine(t *testing.T) {
 }
 
 // TestOpenWholeDocument: an endless input to a format read as one
-// document (/dev/zero as dbcop or timekiller) is refused past the
-// document limit. The limit is scaled down to 16 MiB here (the default,
-// 256 MiB, would cost twice that while it is read).
+// document is refused past the document limit: /dev/zero as dbcop, and an
+// array of timekiller transactions that never closes. The limit is scaled
+// down to 16 MiB here (the default, 256 MiB, would cost twice that while
+// it is read). /dev/zero as timekiller is bad input at its first byte:
+// the timekiller reader decodes as it reads.
 func TestOpenWholeDocument(t *testing.T) {
-	for _, name := range []string{"dbcop", "timekiller"} {
-		in := &genReader{pattern: repeat("\x00"), n: 1 << 30, budget: 64 << 20}
-		bounded(t, name, in, Options{Limits: format.Limits{MaxDocument: 16 << 20}}, "document", "-: larger than 16 MiB")
+	o := Options{Limits: format.Limits{MaxDocument: 16 << 20}}
+	bounded(t, "dbcop", &genReader{pattern: repeat("\x00"), n: 1 << 30, budget: 64 << 20}, o, "document", "-: larger than 16 MiB")
+	bounded(t, "timekiller", &genReader{prefix: []byte("[\n"), pattern: repeat(" \n"), n: 1 << 30, budget: 64 << 20}, o, "document", "-: larger than 16 MiB")
+	o.Stdin = &genReader{pattern: repeat("\x00"), n: 1 << 30, budget: 1 << 20}
+	var err error
+	elapsed, peak := measure(func() { _, err = OpenWith("-", "timekiller", o) })
+	if err == nil || !strings.Contains(err.Error(), "-:1: malformed JSON") || elapsed > time.Second || peak > 16<<20 {
+		t.Errorf("/dev/zero as timekiller: %v in %v, peak %d MiB; want malformed JSON on line 1 at once", err, elapsed, peak>>20)
 	}
 }
 
