@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -52,5 +53,40 @@ func TestCheckTimeoutWhileReading(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "timed out while reading") {
 		t.Errorf("stdout %q does not say the read timed out", out.String())
+	}
+}
+
+// endless is a first line that never ends: {"id":1,"session":0,"ops":[["r","xxxx…
+// Past 512 MiB it fails, so that a reader without a limit fails the test
+// rather than taking the machine's memory.
+type endless struct {
+	started bool
+	served  int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if !e.started {
+		e.started = true
+		return copy(p, `{"id":1,"session":0,"ops":[["r","`), nil
+	}
+	if e.served > 512<<20 {
+		return 0, errors.New("test input: read on past 512 MiB")
+	}
+	for i := range p {
+		p[i] = 'x'
+	}
+	e.served += len(p)
+	return len(p), nil
+}
+
+// TestCheckLongLine: a line that never ends is bad input (exit 2) naming
+// the line, soon, not an exhausted memory.
+func TestCheckLongLine(t *testing.T) {
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := Main(context.Background(), []string{"check", "-"}, &endless{}, &out, &errb)
+	if elapsed := time.Since(start); code != ExitBadInput || elapsed > 10*time.Second ||
+		!strings.Contains(errb.String(), "-:1: the line is longer than 64 MiB") {
+		t.Errorf("exit %d after %v, stderr %q; want 2 naming line 1", code, elapsed, errb.String())
 	}
 }
