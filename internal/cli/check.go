@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -180,8 +181,13 @@ func moreSevere(a, b int) int {
 // checkFile reads and checks one file at lvl, or at the level its format
 // implies when --level was not given. The error names the file.
 func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Level, opts check.Options) (*report.Checked, error) {
-	h, err := c.read(name)
+	h, err := c.read(ctx, name)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+			// The deadline passed while reading: undecided, as in the check.
+			return &report.Checked{File: name, History: history.New(), Result: check.Result{Level: lvl,
+				Outcome: check.Unknown, Reason: "timed out while reading the history"}}, nil
+		}
 		if !strings.Contains(err.Error(), name) {
 			err = fmt.Errorf("%s: %w", name, err)
 		}
@@ -207,14 +213,29 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 }
 
 // read opens name ("-" for standard input) and reads it in the chosen or
-// detected format.
-func (c *checkCommand) read(name string) (*history.History, error) {
-	return readHistory(c.io, name, c.Format)
+// detected format, until ctx is done.
+func (c *checkCommand) read(ctx context.Context, name string) (*history.History, error) {
+	return readHistoryContext(ctx, c.io, name, c.Format)
 }
 
 func readHistory(std IO, name, formatName string) (*history.History, error) {
+	return readHistoryContext(context.Background(), std, name, formatName)
+}
+
+// readHistoryContext reads name with the default limits, stopping when
+// ctx is done. A torn last line (the recorder died while writing it) is
+// left out with a warning on standard error: the history before it is
+// what the database did, and refusing it all would lose the run.
+func readHistoryContext(ctx context.Context, std IO, name, formatName string) (*history.History, error) {
 	wrap := func(r io.Reader, size int64) (io.Reader, func()) {
 		return withProgress(std, r, size, "reading "+name)
 	}
-	return registry.Open(name, formatName, std.Stdin, wrap)
+	o, err := registry.OpenWith(name, formatName, registry.Options{Stdin: std.Stdin, Wrap: wrap, Context: ctx, AllowTorn: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(std.Stderr, "isoscope: warning: %v\n", w)
+	}
+	return o.History, nil
 }

@@ -6,4 +6,14 @@
 // Each format lives in a sub-package with a Read function (and a Write
 // function where useful); native is isoscope's own JSON Lines format,
 // described in shared/docs/history-format.md.
+//
+// Reading is bounded (Limits): a line of a line-oriented format may be up
+// to DefaultMaxLine (64 MiB) long, a format read as one document
+// (timekiller, dbcop) up to DefaultMaxDocument (256 MiB), and a gzip
+// stream may expand to DefaultMaxGzipRatio (200) times its compressed
+// size once past GzipFloor (64 MiB). An input past a limit is bad input:
+// an *Error naming the line where it has one, under which errors.As finds
+// the *LimitError. ContextReader stops a read at a deadline. Torn is the
+// warning a reader gives when it reads a history whose last line the
+// recorder did not finish.
 package format

@@ -135,7 +135,7 @@ func Read(r io.Reader, name string) (*history.History, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &format.Error{File: name, Line: n + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
+			return nil, format.LimitErr(name, n+1, "line", maxLine)
 		}
 		return nil, err
 	}

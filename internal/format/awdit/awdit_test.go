@@ -71,7 +71,7 @@ func TestReadBad(t *testing.T) {
 		{"out of range", "w 1 99999999999999999999\n", 1, "the value 99999999999999999999 is out of the 64-bit range"},
 		{"mixed separator", "w 1 1\n-=-=-\n", 2, "want"},
 		{"plume line", "w(1,1,1,1)\n", 1, "want"},
-		{"long line", "w 1 1\nr 1 " + strings.Repeat("1", maxLine) + "\n", 2, "line longer than"},
+		{"long line", "w 1 1\nr 1 " + strings.Repeat("1", maxLine) + "\n", 2, "line is longer than 64 KiB"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -174,7 +174,22 @@ type Decoder struct {
 	json, decided bool
 	depth         int
 	buf           []byte
+	// long is the error of a token longer than maxToken, or of a value
+	// of more than maxValues: sticky, it ends the decoding.
+	long error
+	// values counts the values of the top-level value being decoded.
+	values int
 }
+
+// maxValues is how many values one top-level value (an operation of a
+// history) may hold: 1 Mi, a bound on the memory one takes (about 64
+// bytes a value).
+const maxValues = 1 << 20
+
+// maxToken is the longest string, number or symbol the decoder takes:
+// 16 MiB, far above any history's, and a bound on the memory a token
+// takes.
+const maxToken = 16 << 20
 
 // NewDecoder returns a decoder of r; name names the input in errors.
 func NewDecoder(r io.Reader, name string) *Decoder {
@@ -191,6 +206,9 @@ func (d *Decoder) errf(line int, msg string, a ...any) error {
 // peek returns the next byte without consuming it; ok is false at the end
 // of the input. A read error other than the end is returned.
 func (d *Decoder) peek() (byte, bool, error) {
+	if d.long != nil {
+		return 0, false, d.long
+	}
 	b, err := d.r.Peek(1)
 	if len(b) == 1 {
 		return b[0], true, nil
@@ -263,6 +281,15 @@ func (d *Decoder) skip() (byte, bool, error) {
 // Decode reads the next value. At the end of the input it returns io.EOF;
 // bad input is a *format.Error naming the line.
 func (d *Decoder) Decode() (Value, error) {
+	d.values = 0
+	v, err := d.decode()
+	if err != nil && d.long != nil {
+		return Value{}, d.long
+	}
+	return v, err
+}
+
+func (d *Decoder) decode() (Value, error) {
 	c, ok, err := d.skip()
 	if err != nil {
 		return Value{}, err
@@ -287,6 +314,9 @@ func (d *Decoder) Decode() (Value, error) {
 // whitespace.
 func (d *Decoder) value() (Value, error) {
 	line := d.line
+	if d.values++; d.values > maxValues && d.long == nil {
+		d.long = format.LimitErr(d.name, line, "values", maxValues)
+	}
 	c, _, _ := d.peek()
 	switch {
 	case c == '(' || c == '[':
@@ -432,7 +462,20 @@ func (d *Decoder) word() string {
 			return string(d.buf)
 		}
 		d.buf = append(d.buf, d.next())
+		if d.tooLong() {
+			return string(d.buf)
+		}
 	}
+}
+
+// tooLong reports whether the token in d.buf is over maxToken, and then
+// sets the sticky error.
+func (d *Decoder) tooLong() bool {
+	if len(d.buf) <= maxToken {
+		return false
+	}
+	d.long = format.LimitErr(d.name, d.line, "token", maxToken)
+	return true
 }
 
 // bare turns a bare word into nil, a boolean, a number or a symbol.
@@ -535,6 +578,9 @@ func (d *Decoder) str(line int) (string, error) {
 			}
 		default:
 			d.buf = append(d.buf, c)
+			if d.tooLong() {
+				return "", d.long
+			}
 		}
 	}
 }
@@ -618,6 +664,16 @@ func (d *Decoder) hex4(line int) (rune, error) {
 // is one vector (or list), with each of its elements: the two shapes of a
 // history of operations. It stops at the first error f returns.
 func (d *Decoder) Each(f func(Value) error) error {
+	if err := d.each(f); err != nil {
+		if d.long != nil {
+			return d.long
+		}
+		return err
+	}
+	return nil
+}
+
+func (d *Decoder) each(f func(Value) error) error {
 	c, ok, err := d.skip()
 	if err != nil || !ok {
 		return err
@@ -657,6 +713,7 @@ func (d *Decoder) Each(f func(Value) error) error {
 		if c == ')' || c == ']' || c == '}' {
 			return d.errf(d.line, "%q closes the top-level vector opened on line %d, which wants %q", string(c), line, string(end))
 		}
+		d.values = 0
 		v, err := d.value()
 		if err != nil {
 			return err

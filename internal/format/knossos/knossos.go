@@ -32,6 +32,7 @@ package knossos
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -70,6 +71,9 @@ type pending struct {
 	line  int
 }
 
+// maxLine is the longest line Read accepts.
+const maxLine = 1 << 20
+
 // Read reads a knossos register log.
 func Read(r io.Reader, name string) (*history.History, error) {
 	h := history.New()
@@ -80,7 +84,7 @@ func Read(r io.Reader, name string) (*history.History, error) {
 	open := map[int64]pending{}
 	var order []int64 // processes with an open invocation, in order
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	n := 0
 	bad := func(msg string, a ...any) error {
 		return &format.Error{File: name, Line: n, Msg: fmt.Sprintf(msg, a...)}
@@ -173,6 +177,9 @@ func Read(r io.Reader, name string) (*history.History, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, format.LimitErr(name, n+1, "line", maxLine)
+		}
 		return nil, &format.Error{File: name, Line: n, Msg: err.Error()}
 	}
 	for _, proc := range order {

@@ -45,3 +45,35 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadChunks reads arbitrary input with the parallel chunk reader cut
+// into tiny chunks (1 to 64 bytes) on one to three workers, with and
+// without AllowTorn, and checks that it reads the same history (and the
+// same torn line), or fails with the same error, as the streaming reader
+// reading one line at a time.
+func FuzzReadChunks(f *testing.F) {
+	for i, c := range goodCases {
+		f.Add([]byte(c.in), uint8(i), uint8(i), i%2 == 0)
+	}
+	for i, c := range badCases {
+		f.Add([]byte(c.in), uint8(i), uint8(i), i%2 == 1)
+	}
+	f.Add([]byte("{\"id\":1,\"session\":0,\"ops\":[[\"w\",\"x\",1]]}\n\n\n{\"id\":2,\"session\":0,\"ops\":[[\"r\",\"x\""), uint8(3), uint8(1), true)
+	f.Fuzz(func(t *testing.T, in []byte, chunk, workers uint8, torn bool) {
+		opts := Options{ChunkSize: 1 + int(chunk)%64, Workers: 1 + int(workers)%3, AllowTorn: torn}
+		got, gerr := ReadWith(bytes.NewReader(in), "fuzz", opts)
+		want, wtorn, werr := streamReadWith(in, "fuzz", Options{AllowTorn: torn})
+		if (gerr != nil) != (werr != nil) || gerr != nil && gerr.Error() != werr.Error() {
+			t.Fatalf("chunks of %d on %d workers: error %v, one line at a time: %v", opts.ChunkSize, opts.Workers, gerr, werr)
+		}
+		if gerr != nil {
+			return
+		}
+		if d := diff(got.History, want); d != "" {
+			t.Fatalf("chunks of %d on %d workers: %s", opts.ChunkSize, opts.Workers, d)
+		}
+		if (got.Torn == nil) != (wtorn == nil) || got.Torn != nil && got.Torn.Error() != wtorn.Error() {
+			t.Fatalf("chunks of %d on %d workers: torn %v, one line at a time: %v", opts.ChunkSize, opts.Workers, got.Torn, wtorn)
+		}
+	})
+}

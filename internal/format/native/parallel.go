@@ -2,10 +2,12 @@ package native
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"runtime"
 	"sync"
 
+	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -23,7 +25,8 @@ import (
 // gathered into History.Txns, in parallel.
 
 // chunkSize is how many bytes of lines a chunk holds (more when one line
-// is longer); a variable for the tests.
+// is longer), unless Options.ChunkSize says otherwise; a variable for the
+// tests.
 var chunkSize = 4 << 20
 
 // readWorkers is how many workers parse chunks; fewer than two reads
@@ -33,8 +36,11 @@ var readWorkers = func() int { return runtime.GOMAXPROCS(0) }
 // chunk is a block of whole lines and what became of them.
 type chunk struct {
 	data []byte
-	line int   // the number of lines before data's first
-	last bool  // nothing follows data
+	line int  // the number of lines before data's first
+	last bool // nothing follows data
+	// open is the number of data's last line when it has no line end
+	// (the input's last), else 0.
+	open int
 	err  error // the read error after data, if any (never io.EOF)
 	done chan struct{}
 
@@ -75,8 +81,9 @@ func (sp *splitter) next() *chunk {
 	case buf = <-sp.free:
 	default:
 	}
-	if cap(buf) < max(chunkSize, 2*len(sp.carry)) {
-		buf = make([]byte, 0, max(chunkSize, 2*len(sp.carry)))
+	size := sp.r.opts.ChunkSize
+	if cap(buf) < max(size, 2*len(sp.carry)) {
+		buf = make([]byte, 0, max(size, 2*len(sp.carry)))
 	}
 	buf = append(buf[:0], sp.carry...)
 	sp.carry = nil
@@ -95,7 +102,16 @@ func (sp *splitter) next() *chunk {
 			sp.line += bytes.Count(c.data, []byte{'\n'})
 			return c
 		}
-		buf = append(buf[:cap(buf)], 0)[:len(buf)] // a longer line: grow
+		// A longer line: grow, up to the line limit.
+		limit := sp.r.opts.Limits.Line()
+		if int64(len(buf)) > limit+2 { // +2: the line end
+			sp.end, c.last = true, true
+			c.err = format.LimitErr(sp.r.s.file, sp.line+1, "line", limit)
+			return c
+		}
+		grown := make([]byte, len(buf), int(min(2*int64(cap(buf))+1, limit+3)))
+		copy(grown, buf)
+		buf = grown
 	}
 	// The end: at io.EOF an unterminated last line is a line; after a
 	// read error it is lost, and the error names its line.
@@ -109,6 +125,7 @@ func (sp *splitter) next() *chunk {
 		c.err = sp.r.readErr(err, sp.line+1)
 	} else if n := len(c.data); n > 0 && c.data[n-1] != '\n' {
 		sp.line++
+		c.open = sp.line
 	}
 	return c
 }
@@ -118,6 +135,11 @@ func (sp *splitter) next() *chunk {
 // data.
 func eachLine(data []byte, line int, f func(b []byte, line int) error) error {
 	for len(data) > 0 {
+		if data[0] == '\n' { // a blank line, cheaply
+			data = data[1:]
+			line++
+			continue
+		}
 		var b []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			b, data = data[:i+1], data[i+1:]
@@ -140,6 +162,10 @@ func eachLine(data []byte, line int, f func(b []byte, line int) error) error {
 	return nil
 }
 
+// errLong is a worker's verdict on a line over the limit (the merge says
+// where).
+var errLong = errors.New("line over the limit")
+
 // newWorker returns a reader for parsing chunks of r's input alone.
 func (r *Reader) newWorker() *Reader {
 	w := &Reader{
@@ -149,7 +175,7 @@ func (r *Reader) newWorker() *Reader {
 		intSessions: make(map[int64]int32),
 		strSessions: make(map[string]int32),
 	}
-	w.s.file = r.s.file
+	w.s.file, w.opts = r.s.file, r.opts
 	return w
 }
 
@@ -169,14 +195,23 @@ func (w *Reader) parse(c *chunk) {
 	clear(w.strKeys)
 	clear(w.intSessions)
 	clear(w.strSessions)
-	txns := make([]history.Txn, 0, bytes.Count(c.data, []byte{'\n'})+1)
+	// A slot per line, but not per blank line: a transaction line is
+	// longer than 24 bytes.
+	txns := make([]history.Txn, 0, min(bytes.Count(c.data, []byte{'\n'})+1, len(c.data)/24+1))
+	limit := w.opts.Limits.Line()
 	err := eachLine(c.data, c.line, func(b []byte, line int) error {
+		if int64(len(b)) > limit {
+			return errLong
+		}
 		w.s.reset(b, line)
 		txns = append(txns, history.Txn{})
 		return w.txn(&txns[len(txns)-1])
 	})
 	if err != nil {
 		return
+	}
+	if cap(txns) > 2*len(txns)+64 { // mostly blank lines: give back the slots
+		txns = append([]history.Txn(nil), txns...)
 	}
 	c.parsed, c.txns, c.keys, c.sessions = true, txns, w.h.Keys, w.h.Sessions
 	c.kind, c.kindLine, c.lists = w.keyKind, w.keyKindLine, w.lists
@@ -195,11 +230,20 @@ func (r *Reader) merge(c *chunk, sp *splitter) error {
 	}()
 	if !c.parsed || c.kind != history.Null && r.keyKind != history.Null && c.kind != r.keyKind {
 		c.parsed, c.txns = false, nil
+		limit := r.opts.Limits.Line()
 		err := eachLine(c.data, c.line, func(b []byte, line int) error {
+			if int64(len(b)) > limit {
+				return format.LimitErr(r.s.file, line, "line", limit)
+			}
 			r.s.reset(b, line)
 			c.txns = append(c.txns, history.Txn{})
 			t := &c.txns[len(c.txns)-1]
 			if err := r.txn(t); err != nil {
+				if line == c.open && r.opts.AllowTorn && len(r.lines) > 0 {
+					c.txns = c.txns[:len(c.txns)-1]
+					r.torn = &format.Torn{File: r.s.file, Line: line, Err: err}
+					return nil
+				}
 				return err
 			}
 			return r.register(t)
@@ -273,7 +317,7 @@ func (c *chunk) renumber() {
 // readChunks reads the rest of the input into r.h.Txns, in parallel when
 // it is longer than a chunk.
 func (r *Reader) readChunks() error {
-	workers := readWorkers()
+	workers := r.opts.Workers
 	sp := &splitter{r: r, line: r.line, free: make(chan []byte, 4*workers+2)}
 	c := sp.next()
 	var all []*chunk

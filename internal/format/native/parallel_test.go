@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -26,9 +27,15 @@ func withChunks(t *testing.T, size, workers int) {
 // streamRead reads in with the streaming Reader, one line at a time, and
 // does what Read does at the end: the sequential reference for Read.
 func streamRead(in []byte, name string) (*history.History, error) {
-	rd, err := NewReader(bytes.NewReader(in), name)
+	h, _, err := streamReadWith(in, name, Options{})
+	return h, err
+}
+
+// streamReadWith is streamRead with options, returning the torn line too.
+func streamReadWith(in []byte, name string, opts Options) (*history.History, *format.Torn, error) {
+	rd, err := NewReaderWith(bytes.NewReader(in), name, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	h := rd.History()
 	for {
@@ -37,17 +44,17 @@ func streamRead(in []byte, name string) (*history.History, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		h.Txns = append(h.Txns, *t)
 	}
 	resolveListNulls(h, rd.lists)
 	if h.Header.UniqueValues {
 		if err := checkUnique(h); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return h, nil
+	return h, rd.Torn(), nil
 }
 
 // genLines generates n transaction lines of a random history: integer or

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -66,17 +67,81 @@ type Reader struct {
 	// its tables of keys are complete, and the history's index of keys
 	// is not kept.
 	local bool
+
+	// opts are the options of the read, with their defaults filled in.
+	opts Options
+	// torn is set when the last line is torn (see Options.AllowTorn).
+	torn *format.Torn
+	// unterminated marks the line last returned by nextLine as the
+	// input's last, without a line end.
+	unterminated bool
+}
+
+// Options tune a read. The zero Options are the defaults.
+type Options struct {
+	// Context, when set, stops the read with its error (wrapped; errors.Is
+	// finds context.DeadlineExceeded) within one buffer of the input
+	// after it is done.
+	Context context.Context
+	// Limits bound the line length (format.DefaultMaxLine) and the
+	// expansion of a gzip stream (format.DefaultMaxGzipRatio).
+	Limits format.Limits
+	// AllowTorn takes a torn last line for what it likely is: the
+	// recorder died while writing it. A last line that has no line end
+	// and does not parse is then left out, the history up to it is read,
+	// and Result.Torn (Reader.Torn) says so. Without it, such a line is
+	// bad input like any other. Only the last line qualifies, and only
+	// after at least one good transaction: a bad line followed by a line
+	// end, or an input with no whole transaction, is always bad input.
+	AllowTorn bool
+	// ChunkSize is how many bytes of lines Read gives a worker at a time
+	// (4 MiB; an input shorter than one chunk is read sequentially).
+	ChunkSize int
+	// Workers is how many workers parse chunks (GOMAXPROCS); fewer than
+	// two read sequentially.
+	Workers int
+}
+
+// withDefaults fills in the defaults of o's zero fields.
+func (o Options) withDefaults() Options {
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = chunkSize
+	}
+	if o.Workers <= 0 {
+		o.Workers = readWorkers()
+	}
+	return o
+}
+
+// Result is what ReadWith read.
+type Result struct {
+	// History is the history read.
+	History *history.History
+	// Torn, when set, is the warning that the last line was torn and
+	// left out.
+	Torn *format.Torn
 }
 
 // NewReader starts reading a history from r, gunzipping it when it starts
 // with the gzip magic bytes, and reads the header if there is one. name is
 // the input's name in error messages.
 func NewReader(r io.Reader, name string) (*Reader, error) {
+	return NewReaderWith(r, name, Options{})
+}
+
+// NewReaderWith is NewReader with options (Options.ChunkSize and
+// Options.Workers aside, which only Read uses).
+func NewReaderWith(r io.Reader, name string, opts Options) (*Reader, error) {
+	opts = opts.withDefaults()
+	if opts.Context != nil && opts.Context.Done() != nil {
+		r = format.ContextReader(opts.Context, r)
+	}
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 64<<10)
 	}
 	rd := &Reader{
+		opts:        opts,
 		h:           history.New(),
 		br:          br,
 		intKeys:     make(map[int64]history.KeyID),
@@ -87,9 +152,9 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	rd.h.Name = name
 	rd.s.file = name
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+		zr, err := format.GzipReader(br, name, opts.Limits)
 		if err != nil {
-			return nil, &format.Error{File: name, Msg: "gzip: " + err.Error()}
+			return nil, err
 		}
 		rd.br, rd.gz = bufio.NewReaderSize(zr, 64<<10), true
 	}
@@ -117,11 +182,21 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 // io.EOF.
 func (r *Reader) nextLine() ([]byte, error) {
 	for {
+		r.skipBlank()
 		line, err := r.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
+			max := r.opts.Limits.Line()
 			r.long = append(r.long[:0], line...)
 			for err == bufio.ErrBufferFull {
+				if int64(len(r.long)) > max+2 { // +2: the line end
+					return nil, format.LimitErr(r.s.file, r.line+1, "line", max)
+				}
 				line, err = r.br.ReadSlice('\n')
+				if len(r.long)+len(line) > cap(r.long) { // grow, up to the limit
+					grown := make([]byte, len(r.long), min(2*int64(cap(r.long))+int64(len(line)), max+3))
+					copy(grown, r.long)
+					r.long = grown
+				}
 				r.long = append(r.long, line...)
 			}
 			line = r.long
@@ -132,6 +207,10 @@ func (r *Reader) nextLine() ([]byte, error) {
 		if len(line) == 0 && err == io.EOF {
 			return nil, io.EOF
 		}
+		if int64(len(line)) > r.opts.Limits.Line()+2 {
+			return nil, format.LimitErr(r.s.file, r.line+1, "line", r.opts.Limits.Line())
+		}
+		r.unterminated = err == io.EOF
 		r.line++
 		if !blank(line) {
 			if n := len(line); line[n-1] == '\n' {
@@ -147,6 +226,23 @@ func (r *Reader) nextLine() ([]byte, error) {
 	}
 }
 
+// skipBlank skips the empty lines at the start of the buffered input, a
+// buffer at a time rather than a line at a time.
+func (r *Reader) skipBlank() {
+	for {
+		b, _ := r.br.Peek(max(r.br.Buffered(), 1))
+		n := 0
+		for n < len(b) && b[n] == '\n' {
+			n++
+		}
+		if n == 0 {
+			return
+		}
+		r.br.Discard(n)
+		r.line += n
+	}
+}
+
 func blank(b []byte) bool {
 	for _, c := range b {
 		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
@@ -159,6 +255,13 @@ func blank(b []byte) bool {
 // readErr reports a failure to read line: bad input when the gzip stream
 // is broken, else the I/O error itself.
 func (r *Reader) readErr(err error, line int) error {
+	if format.IsLimit(err) {
+		var fe *format.Error
+		if errors.As(err, &fe) && fe.Line == 0 {
+			return format.LimitErr(fe.File, line, "gzip", r.opts.Limits.GzipRatio())
+		}
+		return err
+	}
 	var corrupt flate.CorruptInputError
 	if r.gz && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &corrupt)) {
 		return &format.Error{File: r.s.file, Line: line, Msg: "gzip: " + err.Error()}
@@ -226,10 +329,19 @@ func (r *Reader) read(t *history.Txn) error {
 		r.s.reset(line, r.line)
 	}
 	if err := r.txn(t); err != nil {
+		if r.unterminated && r.opts.AllowTorn && len(r.lines) > 0 {
+			r.torn = &format.Torn{File: r.s.file, Line: r.s.line, Err: err}
+			return io.EOF
+		}
 		return err
 	}
 	return r.register(t)
 }
+
+// Torn returns the warning that the input's last line was torn (it has no
+// line end and does not parse) and left out, once Next has returned
+// io.EOF; nil when it was not, or without Options.AllowTorn.
+func (r *Reader) Torn() *format.Torn { return r.torn }
 
 // register records t's id, rejecting a duplicate, and gives it the next
 // TxnID.
@@ -301,37 +413,60 @@ func dense(tab *[]int32, n int64, used int) *int32 {
 // longer than a chunk (4 MiB) is parsed on every processor (see
 // parallel.go), to the same history, or the same error, as one line at a
 // time.
+//
+// A torn last line is bad input here; ReadWith has the options.
 func Read(r io.Reader, name string) (*history.History, error) {
-	rd, err := NewReader(r, name)
+	res, err := ReadWith(r, name, Options{})
 	if err != nil {
 		return nil, err
+	}
+	return res.History, nil
+}
+
+// ReadWith reads a whole history, as Read does, with options: a context,
+// limits, leniency towards a torn last line, and the size of the chunks.
+func ReadWith(r io.Reader, name string, opts Options) (*Result, error) {
+	h, torn, err := readWith(r, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{History: h, Torn: torn}, nil
+}
+
+func readWith(r io.Reader, name string, opts Options) (*history.History, *format.Torn, error) {
+	rd, err := NewReaderWith(r, name, opts)
+	if err != nil {
+		return nil, nil, err
 	}
 	h := rd.h
 	if rd.pending != nil {
 		var t history.Txn
-		if err := rd.next(&t); err != nil {
-			return nil, err
+		switch err := rd.next(&t); err {
+		case nil:
+			h.Txns = append(h.Txns, t)
+		case io.EOF: // the only line, torn
+		default:
+			return nil, nil, err
 		}
-		h.Txns = append(h.Txns, t)
 	}
 	if rd.err == nil {
 		if err := rd.readChunks(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// The end of the input, as next sees it.
 		if err := rd.resolveInitial(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := rd.resolveVersionOrder(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rd.err = io.EOF
 	}
 	resolveListNulls(h, rd.lists)
 	if h.Header.UniqueValues {
 		if err := checkUnique(h); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return h, nil
+	return h, rd.torn, nil
 }

@@ -111,7 +111,7 @@ func TestReadBad(t *testing.T) {
 		{"txn below -1", "w(1,1,1,-2)\n", 1, "the txn -2 is negative (only -1, an aborted write, is allowed)"},
 		{"out of range", "w(1,99999999999999999999,1,1)\n", 1, "the value 99999999999999999999 is out of the 64-bit range"},
 		{"txn in two sessions", "w(1,1,1,5)\n\nw(2,1,2,5)\n", 3, "transaction 5 is in session 1 (line 1), not 2"},
-		{"long line", "r(1,1,1,1)\nr(" + strings.Repeat("1", maxLine) + ",1,1,1)\n", 2, "line longer than"},
+		{"long line", "r(1,1,1,1)\nr(" + strings.Repeat("1", maxLine) + ",1,1,1)\n", 2, "line is longer than 64 KiB"},
 		{"JSON", `{"id":1,"session":0,"ops":[]}`, 1, "want r(key"},
 	}
 	for _, c := range cases {

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,10 @@ type Format struct {
 	SniffDir func(path string) bool
 	// Write writes a history in this format (nil when it cannot).
 	Write func(w io.Writer, h *history.History) error
+	// Whole marks a stream format whose reader holds the whole input in
+	// memory: Open bounds its input by format.Limits.MaxDocument instead
+	// of its lines by format.Limits.MaxLine.
+	Whole bool
 }
 
 // Formats returns every format, in detection order: the most distinctive
@@ -52,13 +57,13 @@ func Formats() []Format {
 			Sniff: func(p []byte) bool { return format.Detect(p) == "isoscope" }, Read: native.Read, Write: native.Write},
 		{Name: "cobra", Describe: "Cobra binary log directory (one T<n>.log per session)",
 			ReadDir: cobra.ReadDir, SniffDir: cobra.SniffDir},
-		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write},
+		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write, Whole: true},
 		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
 		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs)", Sniff: knossos.Sniff, Read: knossos.Read},
 		{Name: "porcupine", Describe: "porcupine key-value log (get/put/append EDN events)", Sniff: porcupine.Sniff, Read: porcupine.Read},
 		{Name: "timekiller", Describe: "TimeKiller (Chronos, Aion) JSON: transactions with hybrid-logical-clock start and commit timestamps",
-			Sniff: timekiller.Sniff, Read: timekiller.Read},
+			Sniff: timekiller.Sniff, Read: timekiller.Read, Whole: true},
 		{Name: "jepsen", Describe: "Jepsen list-append or rw-register history, EDN or elle-cli JSON (Elle's input)",
 			Sniff: jepsen.Sniff, Read: jepsen.Read, Write: jepsen.Write},
 	}
@@ -89,14 +94,69 @@ type Wrap func(r io.Reader, size int64) (io.Reader, func())
 
 // Open reads the history at path ("-" with stdin for standard input) in
 // the named format, or the detected one with "auto" or "". Gzip-compressed
-// streams are decompressed for every stream format.
+// streams are decompressed for every stream format. It reads with the
+// default limits, no deadline, and a torn last line as bad input; OpenWith
+// has the options.
 func Open(path, name string, stdin io.Reader, wrap Wrap) (*history.History, error) {
-	if path != "-" {
-		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			return openDir(path, name)
+	o, err := OpenWith(path, name, Options{Stdin: stdin, Wrap: wrap})
+	if err != nil {
+		return nil, err
+	}
+	return o.History, nil
+}
+
+// Options tune OpenWith.
+type Options struct {
+	// Stdin is what path "-" reads.
+	Stdin io.Reader
+	// Wrap, when set, wraps a file's reader (e.g. in a progress bar).
+	Wrap Wrap
+	// Context, when set, stops the read within one buffer of the input
+	// once it is done; the error then wraps context.Cause(Context)
+	// (errors.Is finds context.DeadlineExceeded).
+	Context context.Context
+	// Limits bound the input: the length of a line of a line-oriented
+	// format, the size of a whole-document format (Format.Whole), the
+	// expansion of a gzip stream. The zero Limits are the defaults
+	// (format.DefaultMaxLine, format.DefaultMaxDocument,
+	// format.DefaultMaxGzipRatio). A broken limit is bad input, an error
+	// naming the file (and the line), and format.IsLimit reports it.
+	Limits format.Limits
+	// AllowTorn reads a native history whose last line is torn (no line
+	// end, and it does not parse: the recorder died while writing it) up
+	// to that line, with a *format.Torn warning in Opened.Warnings, when
+	// at least one whole transaction comes before it. Without it, such a
+	// line is bad input.
+	AllowTorn bool
+}
+
+// Opened is what OpenWith read.
+type Opened struct {
+	// History is the history read.
+	History *history.History
+	// Warnings are what the caller should tell the user about the input
+	// without refusing it (a *format.Torn).
+	Warnings []error
+}
+
+// OpenWith is Open with options: a deadline, limits, a torn last line.
+func OpenWith(path, name string, o Options) (*Opened, error) {
+	if o.Context != nil {
+		if err := o.Context.Err(); err != nil {
+			return nil, fmt.Errorf("%s: reading stopped: %w", path, context.Cause(o.Context))
 		}
 	}
-	var r io.Reader = stdin
+	if path != "-" {
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			h, err := openDir(path, name)
+			if err != nil {
+				return nil, err
+			}
+			return &Opened{History: h}, nil
+		}
+	}
+	wrap := o.Wrap
+	var r io.Reader = o.Stdin
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
@@ -109,6 +169,9 @@ func Open(path, name string, stdin io.Reader, wrap Wrap) (*history.History, erro
 			r, done = wrap(f, st.Size())
 			defer done()
 		}
+	}
+	if o.Context != nil {
+		r = format.ContextReader(o.Context, r)
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	prefix, err := br.Peek(64 << 10)
@@ -131,15 +194,48 @@ func Open(path, name string, stdin io.Reader, wrap Wrap) (*history.History, erro
 	if f.Read == nil {
 		return nil, fmt.Errorf("%s: format %s is a directory of files, not a stream", path, f.Name)
 	}
-	var src io.Reader = br
-	if f.Name != "isoscope" && isGzip(prefix) {
-		zr, err := gzip.NewReader(br)
+	stopped := func(err error) error {
+		if o.Context != nil && o.Context.Err() != nil && !errors.Is(err, context.Cause(o.Context)) {
+			return fmt.Errorf("%s: reading stopped: %w", path, context.Cause(o.Context))
+		}
+		return err
+	}
+	if f.Name == "isoscope" {
+		res, err := native.ReadWith(br, path, native.Options{Limits: o.Limits, AllowTorn: o.AllowTorn})
 		if err != nil {
-			return nil, &format.Error{File: path, Msg: "bad gzip stream: " + err.Error()}
+			return nil, stopped(err)
+		}
+		out := &Opened{History: res.History}
+		if res.Torn != nil {
+			out.Warnings = append(out.Warnings, res.Torn)
+		}
+		return out, nil
+	}
+	var src, zr io.Reader = br, nil
+	if isGzip(prefix) {
+		if zr, err = format.GzipReader(br, path, o.Limits); err != nil {
+			var fe *format.Error
+			if errors.As(err, &fe) {
+				fe.Msg = "bad gzip stream: " + strings.TrimPrefix(fe.Msg, "gzip: ")
+			}
+			return nil, err
 		}
 		src = zr
 	}
-	return f.Read(src, path)
+	var guard io.Reader
+	if f.Whole {
+		guard = format.DocumentReader(src, path, o.Limits.Document())
+	} else {
+		guard = format.LineReader(src, path, o.Limits.Line())
+	}
+	h, err := f.Read(guard, path)
+	if err != nil {
+		if cause := format.LimitCause(zr, guard); cause != nil {
+			return nil, cause
+		}
+		return nil, stopped(err)
+	}
+	return &Opened{History: h}, nil
 }
 
 // detect names the format of a stream from its first bytes.

@@ -1,6 +1,7 @@
 package timekiller
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -54,7 +55,10 @@ type op struct {
 // reader holds the input and finds lines for messages.
 type reader struct {
 	name string
+	// data is the input read so far (seen's bytes): the decoder reads the
+	// input as a stream, so that bad input ends where it is bad.
 	data []byte
+	seen *bytes.Buffer
 	// lineOff and line: the line at byte offset lineOff, to count on from.
 	lineOff, line int
 }
@@ -66,6 +70,7 @@ func (r *reader) errAt(line int, field, msg string) error {
 // lineAt returns the line of byte offset off; offsets must not decrease
 // from one call to the next.
 func (r *reader) lineAt(off int) int {
+	r.data = r.seen.Bytes()
 	off = min(max(off, r.lineOff), len(r.data))
 	r.line += bytes.Count(r.data[r.lineOff:off], []byte("\n"))
 	r.lineOff = off
@@ -74,12 +79,8 @@ func (r *reader) lineAt(off int) int {
 
 // Read reads a TimeKiller JSON history from r; name names it in messages.
 func Read(in io.Reader, name string) (*history.History, error) {
-	data, err := io.ReadAll(in)
-	if err != nil {
-		return nil, err
-	}
-	r := &reader{name: name, data: data, line: 1}
-	txns, err := r.parse()
+	r := &reader{name: name, seen: new(bytes.Buffer), line: 1}
+	txns, err := r.parse(io.TeeReader(in, r.seen))
 	if err != nil {
 		return nil, err
 	}
@@ -87,10 +88,14 @@ func Read(in io.Reader, name string) (*history.History, error) {
 }
 
 // parse decodes the array and checks every transaction's fields.
-func (r *reader) parse() ([]txn, error) {
-	data := bytes.TrimPrefix(r.data, []byte("\xef\xbb\xbf"))
-	skip := len(r.data) - len(data)
-	dec := json.NewDecoder(bytes.NewReader(data))
+func (r *reader) parse(in io.Reader) ([]txn, error) {
+	br := bufio.NewReader(in)
+	skip := 0
+	if b, _ := br.Peek(3); bytes.Equal(b, []byte("\xef\xbb\xbf")) { // a byte order mark
+		br.Discard(3)
+		skip = 3
+	}
+	dec := json.NewDecoder(br)
 	dec.UseNumber()
 	syntax := func(err error) error {
 		var se *json.SyntaxError
@@ -98,7 +103,7 @@ func (r *reader) parse() ([]txn, error) {
 			return r.errAt(r.lineAt(skip+int(se.Offset)), "", "malformed JSON: "+se.Error())
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return r.errAt(r.lineAt(len(r.data)), "", "the input ends inside the array of transactions")
+			return r.errAt(r.lineAt(r.seen.Len()), "", "the input ends inside the array of transactions")
 		}
 		return r.errAt(r.lineAt(skip+int(dec.InputOffset())), "", err.Error())
 	}
@@ -115,6 +120,7 @@ func (r *reader) parse() ([]txn, error) {
 	var txns []txn
 	for i := 0; dec.More(); i++ {
 		start := skip + int(dec.InputOffset())
+		r.data = r.seen.Bytes()
 		for start < len(r.data) && strings.IndexByte(" \t\r\n,", r.data[start]) >= 0 {
 			start++
 		}
