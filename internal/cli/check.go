@@ -181,12 +181,18 @@ func moreSevere(a, b int) int {
 // checkFile reads and checks one file at lvl, or at the level its format
 // implies when --level was not given. The error names the file.
 func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Level, opts check.Options) (*report.Checked, error) {
+	readStart := time.Now()
 	h, err := c.read(ctx, name)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
-			// The deadline passed while reading: undecided, as in the check.
-			return &report.Checked{File: name, History: history.New(), Result: check.Result{Level: lvl,
-				Outcome: check.Unknown, Reason: "timed out while reading the history"}}, nil
+			// The deadline passed, or a signal came, while reading:
+			// undecided, as in the check.
+			why := "interrupted while reading the history"
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				why = "timed out while reading the history"
+			}
+			return &report.Checked{File: name, History: history.New(), Elapsed: time.Since(readStart),
+				Result: check.Result{Level: lvl, Outcome: check.Unknown, Reason: why}}, nil
 		}
 		if !strings.Contains(err.Error(), name) {
 			err = fmt.Errorf("%s: %w", name, err)

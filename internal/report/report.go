@@ -69,8 +69,13 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	default:
 		fmt.Fprintf(&b, "%s UNKNOWN: %s", r.Level.Name, r.Reason)
 	}
-	fmt.Fprintf(&b, " (checker %s; %d transactions, %d committed, %d sessions, %d operations; %s)\n",
-		r.Checker, st.Transactions, st.Committed, st.Sessions, st.Operations, durationString(c.Elapsed))
+	if r.Checker == "" && st.Transactions == 0 {
+		// Nothing was read or no checker ran (a timeout while reading).
+		fmt.Fprintf(&b, " (%s)\n", durationString(c.Elapsed))
+	} else {
+		fmt.Fprintf(&b, " (checker %s; %d transactions, %d committed, %d sessions, %d operations; %s)\n",
+			r.Checker, st.Transactions, st.Committed, st.Sessions, st.Operations, durationString(c.Elapsed))
+	}
 	if c.ImpliedBy != "" {
 		fmt.Fprintf(&b, "level %s (implied by the %s format; pass --level to choose)\n", r.Level.Name, c.ImpliedBy)
 	}
