@@ -29,6 +29,13 @@ type serveCommand struct {
 	MemoryMB int64
 	SpillDir string
 	Queue    int
+	// MaxBodyMB bounds a batch's body (MiB); ReadTimeout the reading of a
+	// whole request, BodyTimeout a body's silence; MaxConns the open
+	// connections.
+	MaxBodyMB   int64
+	ReadTimeout time.Duration
+	BodyTimeout time.Duration
+	MaxConns    int
 	// NATS, when set, is a NATS server to consume batches from (a
 	// JetStream durable consumer on NATSSubject in stream NATSStream).
 	NATS        string
@@ -81,7 +88,11 @@ before it exits, with a summary in the log.`,
 	cmd.Flags().DurationVar(&c.Timeout, "timeout", aion.DefaultTimeout, "how long an Ext verdict stays pending")
 	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "the memory the service may use, in MiB: the checker spills to disk past 5/8 of it, and Go's collector holds the heap under it unless GOMEMLIMIT says otherwise (0: no bound, never spill)")
 	cmd.Flags().StringVar(&c.SpillDir, "spill-dir", "", "where to spill (default: a fresh temporary directory, removed at exit)")
-	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may wait for the checker before 429")
+	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may be read, parsed or wait for the checker at once before 429")
+	cmd.Flags().Int64Var(&c.MaxBodyMB, "max-body-mb", serve.DefaultMaxBatch>>20, "the largest batch body, in MiB (413 beyond); parsing takes up to 4 times as much, and a quarter of --memory-mb is kept for batches being parsed or waiting (429 when full)")
+	cmd.Flags().DurationVar(&c.ReadTimeout, "read-timeout", serve.DefaultReadTimeout, "how long reading a whole request may take")
+	cmd.Flags().DurationVar(&c.BodyTimeout, "body-timeout", serve.DefaultBodyTimeout, "how long a request body may send nothing before it is refused (408) and its connection closed")
+	cmd.Flags().IntVar(&c.MaxConns, "max-conns", serve.DefaultMaxConns, "open connections at most (503 and closed beyond); keep it well under the file limit (ulimit -n)")
 	cmd.Flags().StringVar(&c.NATS, "nats", "", "also consume batches from NATS JetStream at this URL (nats://127.0.0.1:4222)")
 	cmd.Flags().StringVar(&c.NATSStream, "nats-stream", "ISOSCOPE", "the JetStream stream (created over --nats-subject if missing)")
 	cmd.Flags().StringVar(&c.NATSSubject, "nats-subject", "isoscope.txns", "the subject carrying the batches")
@@ -102,6 +113,14 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if c.MemoryMB < 0 || c.Queue < 1 || c.Timeout <= 0 {
 		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --timeout positive"))
 	}
+	if c.MaxBodyMB < 1 || c.ReadTimeout <= 0 || c.BodyTimeout <= 0 || c.MaxConns < 1 {
+		return badInput(fmt.Errorf("--max-body-mb and --max-conns must be at least 1, --read-timeout and --body-timeout positive"))
+	}
+	// Refuse an address beyond loopback without a token before binding
+	// it, so that it is never open for a moment.
+	if err := serve.CheckListen(ctx, c.Listen, c.Token); err != nil {
+		return badInput(err)
+	}
 	var log *slog.Logger
 	switch c.LogFormat {
 	case "text":
@@ -112,6 +131,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		return badInput(fmt.Errorf("--log-format %q: want text or json", c.LogFormat))
 	}
 	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Log: log,
+		MaxBatch: c.MaxBodyMB << 20, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
 		Checker: aion.Config{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
 	if c.MemoryMB > 0 {
 		dir := c.SpillDir
@@ -138,13 +158,13 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	if c.NATS != "" {
 		// The service logs each refusal.
-		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable}))
+		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable, Log: log}))
 	}
 	s, err := serve.New(cfg)
 	if err != nil {
 		return badInput(err)
 	}
-	ln, err := net.Listen("tcp", c.Listen)
+	ln, err := listen("tcp", c.Listen)
 	if err != nil {
 		return badInput(err)
 	}
@@ -178,6 +198,15 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// listen binds the service's address (a test watches it).
+var listen = net.Listen
+
+// BatchMemory is the part of the memory a service may use (bytes) that
+// the batches being read, parsed or waiting for the checker may take: a
+// quarter (0, no bound: the service's default, room for 4 of the largest
+// batches).
+func BatchMemory(limit int64) int64 { return limit / 4 }
 
 // CheckerBound is the part of the memory a service may use (bytes) that
 // its checker's state may take before it spills: 5/8, the rest being room

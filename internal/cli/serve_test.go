@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -103,4 +105,37 @@ func (w *lockedWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// TestServeRefusesBeforeBinding is issue 18's reproduction: an address
+// beyond loopback without a token is refused before anything is bound
+// (before, it was bound for a moment, and an address this machine does
+// not have failed to bind instead); loopback names are bound.
+func TestServeRefusesBeforeBinding(t *testing.T) {
+	var bound []string
+	defer func(l func(string, string) (net.Listener, error)) { listen = l }(listen)
+	listen = func(network, addr string) (net.Listener, error) {
+		bound = append(bound, addr)
+		return nil, errors.New("not bound in this test")
+	}
+	for _, addr := range []string{"0.0.0.0:0", ":7878", "192.0.2.1:7878", "[::]:0"} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(context.Background(), []string{"serve", "--listen", addr, "--token", "", "--memory-mb", "0"}, nil, &stdout, &stderr); code != ExitBadInput ||
+			!strings.Contains(stderr.String(), "needs a bearer token") {
+			t.Errorf("%s: exit %d, %s", addr, code, stderr.String())
+		}
+	}
+	if len(bound) > 0 {
+		t.Fatalf("bound %v before refusing", bound)
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0"} {
+		var stdout, stderr bytes.Buffer
+		Main(context.Background(), []string{"serve", "--listen", addr, "--token", "", "--memory-mb", "0"}, nil, &stdout, &stderr)
+		if !strings.Contains(stderr.String(), "not bound in this test") {
+			t.Errorf("%s: %s", addr, stderr.String())
+		}
+	}
+	if len(bound) != 3 {
+		t.Fatalf("bound %v, want the three loopback addresses", bound)
+	}
 }
