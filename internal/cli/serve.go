@@ -61,8 +61,10 @@ Isoscope-Keyspace (or ?keyspace=) the database whose keys it shares with the
 other streams of that keyspace; a batch without them goes to the default stream
 and keyspace. The answer comes once the checker has validated the batch against
 what it holds: 202 when it took it, 400 naming the line of a bad one, 409 naming
-the line of an id the stream already has, 429 when the queue is full; a refused
-batch is kept in no part. Final violations are written to standard output as
+the line of an id the stream already has, 413 over --max-body-mb, 429 (before the
+body is read) when the queue or the memory kept for batches (a quarter of
+--memory-mb) is full, 408 when the body stalls for --body-timeout; a refused
+batch is kept in no part. At most --max-conns connections are open at once. Final violations are written to standard output as
 JSON lines (standard output carries nothing else) and served at /v1/violations
 (?after=SEQ); in a keyspace that lost a refused batch, findings about reads of
 other transactions' writes are suppressed, since the missing writer may explain
@@ -70,7 +72,7 @@ them (counted in isoscope_findings_suppressed_total). an Ext verdict (a stale re
 beyond the snapshot) is final --timeout after its transaction arrived. /metrics
 serves Prometheus metrics, /healthz and /readyz the probes. It listens on
 loopback unless --listen says otherwise, and then only with a bearer token
-(--token, or ISOSCOPE_TOKEN). With --nats it also consumes batches (one or more
+(--token, or ISOSCOPE_TOKEN), checked before it binds. With --nats it also consumes batches (one or more
 transaction lines per message, the identity in the same headers) from a
 JetStream durable consumer, acknowledging each once the checker took it and
 terminating those it refused; a message with an Isoscope-Verdicts header gets

@@ -5,8 +5,10 @@
 // an optional header line first) to /v1/transactions, each in its stream
 // (an Identity: the Isoscope-Stream and Isoscope-Keyspace headers or the
 // stream and keyspace query parameters; none for the default stream). A
-// batch is parsed and checked in the handler, queued for the checker (429
-// when the queue is full), and the handler waits for the checker's
+// batch takes a place in the queue and memory to be parsed before its body
+// is read (429 when there is none, 413 when its Content-Length is over the
+// largest batch), is parsed and checked in the handler within the body's
+// timeouts (408), queued for the checker, and the handler waits for the checker's
 // goroutine to validate it against what it holds — duplicate ids in the
 // stream, keys used both as values and lists — and take it: 202 means the
 // batch is in the checker, and a refusal (400, 409, 413) names the line
