@@ -660,7 +660,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 	}
 	connCtx, connState, handler := s.connState(s.Handler())
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: s.cfg.HeaderTimeout, ReadTimeout: s.cfg.ReadTimeout, IdleTimeout: s.cfg.IdleTimeout,
-		ConnContext: connCtx, ConnState: connState, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+		ConnContext: connCtx, ConnState: connState, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	ln = &limitListener{Listener: ln, max: int64(s.cfg.MaxConns), open: &s.conns,
 		refuse: func() { s.count(reasonTooManyConns, "http", "limit", s.cfg.MaxConns) }}
 	done := make(chan struct{})
