@@ -32,7 +32,10 @@ type serveCommand struct {
 	// MaxBodyMB bounds a batch's body (MiB); ReadTimeout the reading of a
 	// whole request, BodyTimeout a body's silence; MaxConns the open
 	// connections.
-	MaxBodyMB   int64
+	MaxBodyMB int64
+	// maxBodySet says --max-body-mb was given: else it is lowered to fit
+	// a small --memory-mb.
+	maxBodySet  bool
 	ReadTimeout time.Duration
 	BodyTimeout time.Duration
 	MaxConns    int
@@ -82,7 +85,10 @@ isoscope_batches_rejected_total and logged; the log (text, or JSON with
 what was queued, and writes the verdicts still pending (marked "pending")
 before it exits, with a summary in the log.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return c.Run(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.maxBodySet = cmd.Flags().Changed("max-body-mb")
+			return c.Run(cmd.Context())
+		},
 	}
 	cmd.Flags().StringVar(&c.Listen, "listen", "127.0.0.1:7878", "address to listen on")
 	cmd.Flags().StringVar(&c.Token, "token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token clients must send (default $ISOSCOPE_TOKEN); required beyond loopback")
@@ -91,7 +97,7 @@ before it exits, with a summary in the log.`,
 	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "the memory the service may use, in MiB: the checker spills to disk past 5/8 of it, and Go's collector holds the heap under it unless GOMEMLIMIT says otherwise (0: no bound, never spill)")
 	cmd.Flags().StringVar(&c.SpillDir, "spill-dir", "", "where to spill (default: a fresh temporary directory, removed at exit)")
 	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may be read, parsed or wait for the checker at once before 429")
-	cmd.Flags().Int64Var(&c.MaxBodyMB, "max-body-mb", serve.DefaultMaxBatch>>20, "the largest batch body, in MiB (413 beyond); parsing takes up to 4 times as much, and a quarter of --memory-mb is kept for batches being parsed or waiting (429 when full)")
+	cmd.Flags().Int64Var(&c.MaxBodyMB, "max-body-mb", serve.DefaultMaxBatch>>20, "the largest batch body, in MiB (413 beyond); parsing takes up to 4 times as much, and a quarter of --memory-mb is kept for batches being parsed or waiting (429 when full); lowered to fit a --memory-mb under 1024 unless given")
 	cmd.Flags().DurationVar(&c.ReadTimeout, "read-timeout", serve.DefaultReadTimeout, "how long reading a whole request may take")
 	cmd.Flags().DurationVar(&c.BodyTimeout, "body-timeout", serve.DefaultBodyTimeout, "how long a request body may send nothing before it is refused (408) and its connection closed")
 	cmd.Flags().IntVar(&c.MaxConns, "max-conns", serve.DefaultMaxConns, "open connections at most (503 and closed beyond); keep it well under the file limit (ulimit -n)")
@@ -132,8 +138,12 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	default:
 		return badInput(fmt.Errorf("--log-format %q: want text or json", c.LogFormat))
 	}
+	maxBody := c.MaxBodyMB << 20
+	if fit := BatchMemory(c.MemoryMB<<20) / serve.ParseExpansion; !c.maxBodySet && c.MemoryMB > 0 && maxBody > fit {
+		maxBody = fit // a small --memory-mb: the largest batch is what it has room to parse
+	}
 	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Log: log,
-		MaxBatch: c.MaxBodyMB << 20, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
+		MaxBatch: maxBody, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
 		Checker: aion.Config{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
 	if c.MemoryMB > 0 {
 		dir := c.SpillDir

@@ -72,8 +72,9 @@ func TestServeCommand(t *testing.T) {
 	}
 }
 
-// TestServeBadUsage: a level serve does not check, or an address beyond
-// loopback without a token, is bad usage.
+// TestServeBadUsage: a level serve does not check, an address beyond
+// loopback without a token, or a largest batch the memory has no room to
+// parse, is bad usage.
 func TestServeBadUsage(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -81,6 +82,7 @@ func TestServeBadUsage(t *testing.T) {
 	}{
 		{[]string{"serve", "--level", "rc"}, "serve checks snapshot-isolation and serializable"},
 		{[]string{"serve", "--listen", "0.0.0.0:0", "--token", ""}, "needs a bearer token"},
+		{[]string{"serve", "--memory-mb", "256", "--max-body-mb", "64"}, "lower --max-body-mb or raise --memory-mb"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := Main(context.Background(), c.args, nil, &stdout, &stderr); code != ExitBadInput || !strings.Contains(stderr.String(), c.want) {
@@ -135,7 +137,14 @@ func TestServeRefusesBeforeBinding(t *testing.T) {
 			t.Errorf("%s: %s", addr, stderr.String())
 		}
 	}
-	if len(bound) != 3 {
-		t.Fatalf("bound %v, want the three loopback addresses", bound)
+	// A small --memory-mb without --max-body-mb lowers the largest batch
+	// to fit, and starts.
+	var stdout, stderr bytes.Buffer
+	Main(context.Background(), []string{"serve", "--listen", "127.0.0.1:0", "--memory-mb", "128"}, nil, &stdout, &stderr)
+	if !strings.Contains(stderr.String(), "not bound in this test") {
+		t.Errorf("--memory-mb 128: %s", stderr.String())
+	}
+	if len(bound) != 4 {
+		t.Fatalf("bound %v, want the three loopback addresses and the small service's", bound)
 	}
 }
