@@ -29,6 +29,16 @@ type serveCommand struct {
 	MemoryMB int64
 	SpillDir string
 	Queue    int
+	// MaxBodyMB bounds a batch's body (MiB); ReadTimeout the reading of a
+	// whole request, BodyTimeout a body's silence; MaxConns the open
+	// connections.
+	MaxBodyMB int64
+	// maxBodySet says --max-body-mb was given: else it is lowered to fit
+	// a small --memory-mb.
+	maxBodySet  bool
+	ReadTimeout time.Duration
+	BodyTimeout time.Duration
+	MaxConns    int
 	// NATS, when set, is a NATS server to consume batches from (a
 	// JetStream durable consumer on NATSSubject in stream NATSStream).
 	NATS        string
@@ -54,8 +64,10 @@ Isoscope-Keyspace (or ?keyspace=) the database whose keys it shares with the
 other streams of that keyspace; a batch without them goes to the default stream
 and keyspace. The answer comes once the checker has validated the batch against
 what it holds: 202 when it took it, 400 naming the line of a bad one, 409 naming
-the line of an id the stream already has, 429 when the queue is full; a refused
-batch is kept in no part. Final violations are written to standard output as
+the line of an id the stream already has, 413 over --max-body-mb, 429 (before the
+body is read) when the queue or the memory kept for batches (a quarter of
+--memory-mb) is full, 408 when the body stalls for --body-timeout; a refused
+batch is kept in no part. At most --max-conns connections are open at once. Final violations are written to standard output as
 JSON lines (standard output carries nothing else) and served at /v1/violations
 (?after=SEQ); in a keyspace that lost a refused batch, findings about reads of
 other transactions' writes are suppressed, since the missing writer may explain
@@ -63,7 +75,7 @@ them (counted in isoscope_findings_suppressed_total). an Ext verdict (a stale re
 beyond the snapshot) is final --timeout after its transaction arrived. /metrics
 serves Prometheus metrics, /healthz and /readyz the probes. It listens on
 loopback unless --listen says otherwise, and then only with a bearer token
-(--token, or ISOSCOPE_TOKEN). With --nats it also consumes batches (one or more
+(--token, or ISOSCOPE_TOKEN), checked before it binds. With --nats it also consumes batches (one or more
 transaction lines per message, the identity in the same headers) from a
 JetStream durable consumer, acknowledging each once the checker took it and
 terminating those it refused; a message with an Isoscope-Verdicts header gets
@@ -73,7 +85,10 @@ isoscope_batches_rejected_total and logged; the log (text, or JSON with
 what was queued, and writes the verdicts still pending (marked "pending")
 before it exits, with a summary in the log.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return c.Run(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.maxBodySet = cmd.Flags().Changed("max-body-mb")
+			return c.Run(cmd.Context())
+		},
 	}
 	cmd.Flags().StringVar(&c.Listen, "listen", "127.0.0.1:7878", "address to listen on")
 	cmd.Flags().StringVar(&c.Token, "token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token clients must send (default $ISOSCOPE_TOKEN); required beyond loopback")
@@ -81,7 +96,11 @@ before it exits, with a summary in the log.`,
 	cmd.Flags().DurationVar(&c.Timeout, "timeout", aion.DefaultTimeout, "how long an Ext verdict stays pending")
 	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "the memory the service may use, in MiB: the checker spills to disk past 5/8 of it, and Go's collector holds the heap under it unless GOMEMLIMIT says otherwise (0: no bound, never spill)")
 	cmd.Flags().StringVar(&c.SpillDir, "spill-dir", "", "where to spill (default: a fresh temporary directory, removed at exit)")
-	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may wait for the checker before 429")
+	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may be read, parsed or wait for the checker at once before 429")
+	cmd.Flags().Int64Var(&c.MaxBodyMB, "max-body-mb", serve.DefaultMaxBatch>>20, "the largest batch body, in MiB (413 beyond); parsing takes up to 4 times as much, and a quarter of --memory-mb is kept for batches being parsed or waiting (429 when full); lowered to fit a --memory-mb under 1024 unless given")
+	cmd.Flags().DurationVar(&c.ReadTimeout, "read-timeout", serve.DefaultReadTimeout, "how long reading a whole request may take")
+	cmd.Flags().DurationVar(&c.BodyTimeout, "body-timeout", serve.DefaultBodyTimeout, "how long a request body may send nothing before it is refused (408) and its connection closed")
+	cmd.Flags().IntVar(&c.MaxConns, "max-conns", serve.DefaultMaxConns, "open connections at most (503 and closed beyond); keep it well under the file limit (ulimit -n)")
 	cmd.Flags().StringVar(&c.NATS, "nats", "", "also consume batches from NATS JetStream at this URL (nats://127.0.0.1:4222)")
 	cmd.Flags().StringVar(&c.NATSStream, "nats-stream", "ISOSCOPE", "the JetStream stream (created over --nats-subject if missing)")
 	cmd.Flags().StringVar(&c.NATSSubject, "nats-subject", "isoscope.txns", "the subject carrying the batches")
@@ -102,6 +121,14 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if c.MemoryMB < 0 || c.Queue < 1 || c.Timeout <= 0 {
 		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --timeout positive"))
 	}
+	if c.MaxBodyMB < 1 || c.ReadTimeout <= 0 || c.BodyTimeout <= 0 || c.MaxConns < 1 {
+		return badInput(fmt.Errorf("--max-body-mb and --max-conns must be at least 1, --read-timeout and --body-timeout positive"))
+	}
+	// Refuse an address beyond loopback without a token before binding
+	// it, so that it is never open for a moment.
+	if err := serve.CheckListen(ctx, c.Listen, c.Token); err != nil {
+		return badInput(err)
+	}
 	var log *slog.Logger
 	switch c.LogFormat {
 	case "text":
@@ -111,7 +138,12 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	default:
 		return badInput(fmt.Errorf("--log-format %q: want text or json", c.LogFormat))
 	}
+	maxBody := c.MaxBodyMB << 20
+	if fit := BatchMemory(c.MemoryMB<<20) / serve.ParseExpansion; !c.maxBodySet && c.MemoryMB > 0 && maxBody > fit {
+		maxBody = fit // a small --memory-mb: the largest batch is what it has room to parse
+	}
 	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Log: log,
+		MaxBatch: maxBody, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
 		Checker: aion.Config{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
 	if c.MemoryMB > 0 {
 		dir := c.SpillDir
@@ -138,13 +170,13 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	if c.NATS != "" {
 		// The service logs each refusal.
-		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable}))
+		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable, Log: log}))
 	}
 	s, err := serve.New(cfg)
 	if err != nil {
 		return badInput(err)
 	}
-	ln, err := net.Listen("tcp", c.Listen)
+	ln, err := listen("tcp", c.Listen)
 	if err != nil {
 		return badInput(err)
 	}
@@ -178,6 +210,15 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// listen binds the service's address (a test watches it).
+var listen = net.Listen
+
+// BatchMemory is the part of the memory a service may use (bytes) that
+// the batches being read, parsed or waiting for the checker may take: a
+// quarter (0, no bound: the service's default, room for 4 of the largest
+// batches).
+func BatchMemory(limit int64) int64 { return limit / 4 }
 
 // CheckerBound is the part of the memory a service may use (bytes) that
 // its checker's state may take before it spills: 5/8, the rest being room

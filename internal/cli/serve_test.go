@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -70,8 +72,9 @@ func TestServeCommand(t *testing.T) {
 	}
 }
 
-// TestServeBadUsage: a level serve does not check, or an address beyond
-// loopback without a token, is bad usage.
+// TestServeBadUsage: a level serve does not check, an address beyond
+// loopback without a token, or a largest batch the memory has no room to
+// parse, is bad usage.
 func TestServeBadUsage(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -79,6 +82,7 @@ func TestServeBadUsage(t *testing.T) {
 	}{
 		{[]string{"serve", "--level", "rc"}, "serve checks snapshot-isolation and serializable"},
 		{[]string{"serve", "--listen", "0.0.0.0:0", "--token", ""}, "needs a bearer token"},
+		{[]string{"serve", "--memory-mb", "256", "--max-body-mb", "64"}, "lower --max-body-mb or raise --memory-mb"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := Main(context.Background(), c.args, nil, &stdout, &stderr); code != ExitBadInput || !strings.Contains(stderr.String(), c.want) {
@@ -103,4 +107,44 @@ func (w *lockedWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// TestServeRefusesBeforeBinding is issue 18's reproduction: an address
+// beyond loopback without a token is refused before anything is bound
+// (before, it was bound for a moment, and an address this machine does
+// not have failed to bind instead); loopback names are bound.
+func TestServeRefusesBeforeBinding(t *testing.T) {
+	var bound []string
+	defer func(l func(string, string) (net.Listener, error)) { listen = l }(listen)
+	listen = func(network, addr string) (net.Listener, error) {
+		bound = append(bound, addr)
+		return nil, errors.New("not bound in this test")
+	}
+	for _, addr := range []string{"0.0.0.0:0", ":7878", "192.0.2.1:7878", "[::]:0"} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(context.Background(), []string{"serve", "--listen", addr, "--token", "", "--memory-mb", "0"}, nil, &stdout, &stderr); code != ExitBadInput ||
+			!strings.Contains(stderr.String(), "needs a bearer token") {
+			t.Errorf("%s: exit %d, %s", addr, code, stderr.String())
+		}
+	}
+	if len(bound) > 0 {
+		t.Fatalf("bound %v before refusing", bound)
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0"} {
+		var stdout, stderr bytes.Buffer
+		Main(context.Background(), []string{"serve", "--listen", addr, "--token", "", "--memory-mb", "0"}, nil, &stdout, &stderr)
+		if !strings.Contains(stderr.String(), "not bound in this test") {
+			t.Errorf("%s: %s", addr, stderr.String())
+		}
+	}
+	// A small --memory-mb without --max-body-mb lowers the largest batch
+	// to fit, and starts.
+	var stdout, stderr bytes.Buffer
+	Main(context.Background(), []string{"serve", "--listen", "127.0.0.1:0", "--memory-mb", "128"}, nil, &stdout, &stderr)
+	if !strings.Contains(stderr.String(), "not bound in this test") {
+		t.Errorf("--memory-mb 128: %s", stderr.String())
+	}
+	if len(bound) != 4 {
+		t.Fatalf("bound %v, want the three loopback addresses and the small service's", bound)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -40,6 +41,13 @@ type Config struct {
 	Durable string
 	// Rejected, when set, is told about each message the service refused.
 	Rejected func(err error)
+	// Log is told when the connection to the server is lost, comes back,
+	// or is closed, and of the client's asynchronous errors (nothing when
+	// nil).
+	Log *slog.Logger
+	// ReconnectWait is how long the client waits between attempts to
+	// reconnect (2 s when 0). It tries for as long as the service runs.
+	ReconnectWait time.Duration
 }
 
 // VerdictsHeader names the subject a message's verdict is published to.
@@ -61,7 +69,42 @@ type Verdict struct {
 // Source returns a serve.Source that consumes cfg's subject.
 func Source(cfg Config) serve.Source {
 	return serve.Source{Name: "nats", Run: func(ctx context.Context, submit func(serve.Identity, string, []byte) (int, error)) error {
-		nc, err := nats.Connect(cfg.URL, nats.Name("isoscope serve"))
+		log := cfg.Log
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		wait := cfg.ReconnectWait
+		if wait == 0 {
+			wait = nats.DefaultReconnectWait
+		}
+		nc, err := nats.Connect(cfg.URL, nats.Name("isoscope serve"), nats.MaxReconnects(-1), nats.ReconnectWait(wait),
+			nats.DisconnectErrHandler(func(c *nats.Conn, err error) {
+				if c.IsClosed() { // closing, not an outage: ClosedHandler says so
+					return
+				}
+				attrs := []any{"source", "nats", "url", cfg.URL}
+				if err != nil {
+					attrs = append(attrs, "error", err.Error())
+				}
+				log.Warn("NATS connection lost; reconnecting", attrs...)
+			}),
+			nats.ReconnectHandler(func(c *nats.Conn) {
+				log.Info("NATS connection back", "source", "nats", "url", c.ConnectedUrlRedacted(), "reconnects", c.Stats().Reconnects)
+			}),
+			nats.ClosedHandler(func(c *nats.Conn) {
+				attrs := []any{"source", "nats", "url", cfg.URL}
+				if err := c.LastError(); err != nil {
+					attrs = append(attrs, "error", err.Error())
+				}
+				log.Info("NATS connection closed", attrs...)
+			}),
+			nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+				attrs := []any{"source", "nats", "url", cfg.URL, "error", err.Error()}
+				if sub != nil {
+					attrs = append(attrs, "subject", sub.Subject)
+				}
+				log.Warn("NATS client error", attrs...)
+			}))
 		if err != nil {
 			return fmt.Errorf("nats %s: %w", cfg.URL, err)
 		}

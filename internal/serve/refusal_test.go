@@ -21,12 +21,14 @@ type live struct {
 	stop func() serve.Summary
 }
 
-// start serves cfg (its Out replaced by a buffer) until the test ends or
+// start serves cfg (its Out, when nil, a buffer) until the test ends or
 // stop is called.
 func start(t *testing.T, cfg serve.Config) *live {
 	t.Helper()
 	l := &live{out: &lockedBuffer{}}
-	cfg.Out = l.out
+	if cfg.Out == nil {
+		cfg.Out = l.out
+	}
 	s, err := serve.New(cfg)
 	if err != nil {
 		t.Fatal(err)

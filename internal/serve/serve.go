@@ -5,8 +5,10 @@
 // an optional header line first) to /v1/transactions, each in its stream
 // (an Identity: the Isoscope-Stream and Isoscope-Keyspace headers or the
 // stream and keyspace query parameters; none for the default stream). A
-// batch is parsed and checked in the handler, queued for the checker (429
-// when the queue is full), and the handler waits for the checker's
+// batch takes a place in the queue and memory to be parsed before its body
+// is read (429 when there is none, 413 when its Content-Length is over the
+// largest batch), is parsed and checked in the handler within the body's
+// timeouts (408), queued for the checker, and the handler waits for the checker's
 // goroutine to validate it against what it holds — duplicate ids in the
 // stream, keys used both as values and lists — and take it: 202 means the
 // batch is in the checker, and a refusal (400, 409, 413) names the line
@@ -26,6 +28,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,8 +69,25 @@ type Config struct {
 	// Keep is how many recent violations /v1/violations serves (10,000
 	// when 0).
 	Keep int
-	// MaxBatch bounds a request body in bytes (64 MiB when 0).
+	// MaxBatch bounds a request body in bytes (DefaultMaxBatch when 0): a
+	// larger Content-Length is refused (413) before the body is read, and
+	// a body without one is cut there.
 	MaxBatch int64
+	// ParseMemory bounds, in bytes, the memory of the batches being read,
+	// parsed or waiting for the checker (4 largest batches' worth when 0):
+	// each reserves ParseExpansion times its Content-Length (MaxBatch
+	// without one) before it is read, and a body that finds no room is
+	// refused with 429 unread. It must hold one largest batch.
+	ParseMemory int64
+	// HeaderTimeout bounds reading a request's header, ReadTimeout the
+	// whole request, BodyTimeout how long a body may send nothing (a body
+	// too slow is refused with 408 and its connection closed), and
+	// IdleTimeout how long a kept-alive connection waits for its next
+	// request; the Default… constants when 0.
+	HeaderTimeout, ReadTimeout, BodyTimeout, IdleTimeout time.Duration
+	// MaxConns bounds the connections open at once (DefaultMaxConns when
+	// 0): one beyond is answered 503 and closed.
+	MaxConns int
 	// Out receives every final violation as a JSON line, and the pending
 	// ones at shutdown: findings only.
 	Out io.Writer
@@ -79,11 +100,11 @@ type Config struct {
 	Sources []Source
 }
 
-// item is what the checker's goroutine takes from the queue: a batch, a
-// tick, or a barrier to close once everything before it is done.
+// item is what the checker's goroutine takes from the queue: a batch or a
+// barrier to close once everything before it is done. The clock's ticks
+// come on a channel of their own and take no place in the queue.
 type item struct {
 	batch   *batch
-	tick    bool
 	barrier chan struct{}
 }
 
@@ -96,12 +117,14 @@ type batch struct {
 	txns     []history.Txn
 	received time.Time
 	reply    chan error
+	// hold is its place in the queue and its memory.
+	hold *hold
 }
 
 // Refusal is a batch the service refused: nothing of it was kept.
 type Refusal struct {
 	// Reason is the metrics' label: bad_input, duplicate_id, too_large,
-	// queue_full, shutting_down or checker_failed.
+	// queue_full, memory_full, slow_body, shutting_down or checker_failed.
 	Reason string
 	// Status is the HTTP status the refusal is answered with.
 	Status int
@@ -122,7 +145,13 @@ func (r *Refusal) Unwrap() error { return r.Err }
 // shutting down): resent later, it may be taken. Other refusals lose the
 // batch's transactions, and findings that may depend on them are
 // suppressed.
-func (r *Refusal) Retry() bool { return r.Reason == reasonQueueFull || r.Reason == reasonShuttingDown }
+func (r *Refusal) Retry() bool {
+	switch r.Reason {
+	case reasonQueueFull, reasonMemoryFull, reasonSlowBody, reasonShuttingDown:
+		return true
+	}
+	return false
+}
 
 // The reasons of refusals.
 const (
@@ -130,6 +159,11 @@ const (
 	reasonDuplicate     = "duplicate_id"
 	reasonTooLarge      = "too_large"
 	reasonQueueFull     = "queue_full"
+	reasonMemoryFull    = "memory_full"
+	reasonSlowBody      = "slow_body"
+	reasonUnauthorized  = "unauthorized"
+	reasonTooManyConns  = "too_many_connections"
+	reasonSlowHeader    = "slow_header"
 	reasonShuttingDown  = "shutting_down"
 	reasonCheckerFailed = "checker_failed"
 )
@@ -144,6 +178,16 @@ type Server struct {
 	checker *aion.Checker
 	level   string
 	work    chan item
+	ticks   chan struct{}
+	// slots are the queue's places, taken by a batch before it is read
+	// and freed when the checker takes it from the queue; memory is
+	// ParseMemory, held by a batch from before it is read until the
+	// checker's verdict.
+	slots  *budget
+	memory *budget
+	// conns counts the open connections.
+	conns atomic.Int64
+	quiet throttle
 
 	log *slog.Logger
 	// streams belongs to the checker's goroutine.
@@ -213,10 +257,29 @@ func New(cfg Config) (*Server, error) {
 		cfg.Keep = 10000
 	}
 	if cfg.MaxBatch == 0 {
-		cfg.MaxBatch = 64 << 20
+		cfg.MaxBatch = DefaultMaxBatch
 	}
-	if cfg.Queue < 0 || cfg.Tick < 0 || cfg.Keep < 0 || cfg.MaxBatch < 0 {
-		return nil, errors.New("serve: negative queue, tick, keep or batch size")
+	if cfg.ParseMemory == 0 {
+		cfg.ParseMemory = 4 * ParseExpansion * cfg.MaxBatch
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.HeaderTimeout, DefaultHeaderTimeout}, {&cfg.ReadTimeout, DefaultReadTimeout}, {&cfg.BodyTimeout, DefaultBodyTimeout}, {&cfg.IdleTimeout, DefaultIdleTimeout}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.Queue < 0 || cfg.Tick < 0 || cfg.Keep < 0 || cfg.MaxBatch < 0 || cfg.ParseMemory < 0 || cfg.MaxConns < 0 ||
+		cfg.HeaderTimeout < 0 || cfg.ReadTimeout < 0 || cfg.BodyTimeout < 0 || cfg.IdleTimeout < 0 {
+		return nil, errors.New("serve: negative queue, tick, keep, batch size, memory, connections or timeout")
+	}
+	if cfg.ParseMemory < ParseExpansion*cfg.MaxBatch {
+		return nil, fmt.Errorf("serve: parsing a batch of %d MiB takes up to %d MiB, more than the %d MiB left for batches (a quarter of --memory-mb): lower --max-body-mb or raise --memory-mb",
+			cfg.MaxBatch>>20, ParseExpansion*cfg.MaxBatch>>20, cfg.ParseMemory>>20)
 	}
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
@@ -235,7 +298,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, checker: c, work: make(chan item, cfg.Queue), level: "snapshot-isolation", log: cfg.Log, streams: newStreams(),
+	s := &Server{cfg: cfg, checker: c, work: make(chan item, cfg.Queue), ticks: make(chan struct{}, 1),
+		slots: newBudget(int64(cfg.Queue)), memory: newBudget(cfg.ParseMemory), level: "snapshot-isolation", log: cfg.Log, streams: newStreams(),
 		tainted: map[string]bool{}, rejected: map[string]uint64{}}
 	if cfg.Checker.Serializable {
 		s.level = "serializable"
@@ -272,14 +336,37 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	if s.cfg.Token == "" {
 		return h
 	}
-	want := "Bearer " + s.cfg.Token
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != want {
+		if !bearer(r.Header.Get("Authorization"), s.cfg.Token) {
+			s.count(reasonUnauthorized, "http", "remote", r.RemoteAddr, "path", r.URL.Path)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="isoscope"`)
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
 			return
 		}
 		h(w, r)
+	}
+}
+
+// bearer says whether an Authorization header carries token in the Bearer
+// scheme, whose name is matched without regard to case (RFC 7235).
+func bearer(header, token string) bool {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), []byte(token)) == 1
+}
+
+// count counts a refusal that is not a batch's (a request without the
+// token, a connection beyond the limit, a header too slow) and logs it, at
+// most once a second for each reason.
+func (s *Server) count(reason, source string, attrs ...any) {
+	s.rejectedM.WithLabelValues(reason, source).Inc()
+	s.mu.Lock()
+	s.rejected[reason]++
+	s.mu.Unlock()
+	if s.quiet.allow(reason) {
+		s.log.Warn("request refused", append([]any{"source", source, "reason", reason}, attrs...)...)
 	}
 }
 
@@ -294,7 +381,7 @@ func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
 	switch {
 	case !ok:
 		http.Error(w, "not checking", http.StatusServiceUnavailable)
-	case len(s.work) >= cap(s.work):
+	case s.slots.taken() >= int64(s.cfg.Queue):
 		http.Error(w, "queue full", http.StatusServiceUnavailable)
 	default:
 		fmt.Fprintln(w, "ready")
@@ -312,15 +399,18 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	if id.Keyspace == "" {
 		id.Keyspace = q.Get("keyspace")
 	}
-	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBatch)
-	n, err := s.submit(r.Context(), id, "http", "batch", body, false)
+	n, err := s.admit(w, r, id)
 	if err != nil {
 		var ref *Refusal
 		if !errors.As(err, &ref) {
 			ref = &Refusal{Reason: reasonShuttingDown, Status: http.StatusServiceUnavailable, Err: err}
 		}
-		if ref.Reason == reasonQueueFull {
+		switch ref.Reason {
+		case reasonQueueFull, reasonMemoryFull:
 			w.Header().Set("Retry-After", "1")
+		}
+		if ref.Status == http.StatusRequestTimeout || ref.Status == http.StatusRequestEntityTooLarge {
+			w.Header().Set("Connection", "close") // the rest of the body is not read
 		}
 		http.Error(w, ref.Error(), ref.Status)
 		return
@@ -330,26 +420,95 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "{\"accepted\":%d}\n", n)
 }
 
+// admit decides on a posted batch before its body is read — too large
+// (413), no place in the queue or no memory to parse it (429) — and then
+// reads it within the body's deadlines and submits it.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, id Identity) (int, error) {
+	if err := id.Check(); err != nil {
+		return 0, s.refuse("http", id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
+	}
+	if r.ContentLength > s.cfg.MaxBatch {
+		return 0, s.refuse("http", id, &Refusal{Reason: reasonTooLarge, Status: http.StatusRequestEntityTooLarge,
+			Err: fmt.Errorf("batch of %d bytes, over %d", r.ContentLength, s.cfg.MaxBatch)})
+	}
+	if !s.slots.try(1) {
+		return 0, s.refuse("http", id, &Refusal{Reason: reasonQueueFull, Status: http.StatusTooManyRequests, Err: errors.New("the checker's queue is full")})
+	}
+	size := r.ContentLength
+	if size < 0 {
+		size = s.cfg.MaxBatch
+	}
+	weight := ParseExpansion * size
+	if !s.memory.try(weight) {
+		s.slots.release(1)
+		return 0, s.refuse("http", id, &Refusal{Reason: reasonMemoryFull, Status: http.StatusTooManyRequests,
+			Err: fmt.Errorf("no memory left to parse a batch of %d bytes now", size)})
+	}
+	hold := &hold{s: s, weight: weight}
+	body := &deadlineBody{body: http.MaxBytesReader(w, r.Body, s.cfg.MaxBatch), rc: http.NewResponseController(w), idle: s.cfg.BodyTimeout}
+	if s.cfg.ReadTimeout > 0 {
+		body.end = time.Now().Add(s.cfg.ReadTimeout)
+	}
+	return s.submit(r.Context(), id, "http", "batch", body, hold, false, func() bool { return body.timedOut })
+}
+
+// acquire takes a place in the queue and the memory to parse size bytes,
+// waiting for them (a source's batch).
+func (s *Server) acquire(ctx context.Context, size int64) (*hold, error) {
+	if err := s.slots.acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	weight := min(ParseExpansion*size, s.cfg.ParseMemory)
+	if err := s.memory.acquire(ctx, weight); err != nil {
+		s.slots.release(1)
+		return nil, err
+	}
+	return &hold{s: s, weight: weight}, nil
+}
+
+// hold is a batch's place in the queue, freed when the checker takes the
+// batch from the queue, and the memory reserved for it, freed once the
+// checker has given its verdict (or the batch was refused before it was
+// queued).
+type hold struct {
+	s            *Server
+	weight       int64
+	slot, memory sync.Once
+}
+
+func (h *hold) freeSlot()   { h.slot.Do(func() { h.s.slots.release(1) }) }
+func (h *hold) freeMemory() { h.memory.Do(func() { h.s.memory.release(h.weight) }) }
+
 // submit parses a batch of identity id from body (name names it in
-// errors), queues it — waiting for room when wait is set, refusing it with
-// queue_full otherwise — and waits for the checker's verdict. It returns
-// the number of transactions taken, or a *Refusal (counted and logged
-// here, for source), or the context's error.
-func (s *Server) submit(ctx context.Context, id Identity, source, name string, body io.Reader, wait bool) (int, error) {
+// errors), which has hold, queues it, and waits for the checker's
+// verdict; slow, when set, says whether reading the body timed out. It returns the number of transactions taken, or a *Refusal
+// (counted and logged here, for source), or the context's error.
+func (s *Server) submit(ctx context.Context, id Identity, source, name string, body io.Reader, hold *hold, wait bool, slow func() bool) (int, error) {
+	queued := false
+	defer func() {
+		if !queued { // the checker frees what a queued batch holds
+			hold.freeSlot()
+			hold.freeMemory()
+		}
+	}()
 	if err := id.Check(); err != nil {
 		return 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
 	}
 	h, txns, err := ParseBatch(body, name)
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
 			return 0, s.refuse(source, id, &Refusal{Reason: reasonTooLarge, Status: http.StatusRequestEntityTooLarge,
 				Err: fmt.Errorf("batch over %d bytes", tooBig.Limit)})
+		case slow != nil && slow():
+			return 0, s.refuse(source, id, &Refusal{Reason: reasonSlowBody, Status: http.StatusRequestTimeout,
+				Err: fmt.Errorf("the body came too slowly (nothing for %s, or not all within %s)", s.cfg.BodyTimeout, s.cfg.ReadTimeout)})
 		}
 		return 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
 	}
-	b := &batch{id: id, source: source, h: h, txns: txns, received: time.Now(), reply: make(chan error, 1)}
-	if err := s.enqueue(ctx, item{batch: b}, wait); err != nil {
+	b := &batch{id: id, source: source, h: h, txns: txns, received: time.Now(), reply: make(chan error, 1), hold: hold}
+	if err := s.enqueue(ctx, item{batch: b}); err != nil {
 		var ref *Refusal
 		if errors.As(err, &ref) {
 			ref.Txns = len(txns)
@@ -357,6 +516,7 @@ func (s *Server) submit(ctx context.Context, id Identity, source, name string, b
 		}
 		return 0, err
 	}
+	queued = true
 	done := ctx.Done()
 	if wait {
 		// A source acknowledges what the checker took: the verdict comes,
@@ -376,22 +536,15 @@ func (s *Server) submit(ctx context.Context, id Identity, source, name string, b
 	}
 }
 
-// enqueue puts it on the checker's queue, waiting for room when wait is
-// set (until ctx is done).
-func (s *Server) enqueue(ctx context.Context, it item, wait bool) error {
+// enqueue puts it on the checker's queue, waiting for room (until ctx is
+// done).
+func (s *Server) enqueue(ctx context.Context, it item) error {
 	s.intake.RLock()
 	defer s.intake.RUnlock()
 	if s.closed {
 		return &Refusal{Reason: reasonShuttingDown, Status: http.StatusServiceUnavailable, Err: ErrShuttingDown}
 	}
-	if !wait {
-		select {
-		case s.work <- it:
-			return nil
-		default:
-			return &Refusal{Reason: reasonQueueFull, Status: http.StatusTooManyRequests, Err: errors.New("the checker's queue is full")}
-		}
-	}
+	// A batch holds a place in the queue (s.slots), so there is room.
 	select {
 	case s.work <- it:
 		return nil
@@ -505,7 +658,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 		ln.Close()
 		return Summary{}, err
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	connCtx, connState, handler := s.connState(s.Handler())
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: s.cfg.HeaderTimeout, ReadTimeout: s.cfg.ReadTimeout, IdleTimeout: s.cfg.IdleTimeout,
+		ConnContext: connCtx, ConnState: connState, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	ln = &limitListener{Listener: ln, max: int64(s.cfg.MaxConns), open: &s.conns,
+		refuse: func() { s.count(reasonTooManyConns, "http", "limit", s.cfg.MaxConns) }}
 	done := make(chan struct{})
 	s.mu.Lock()
 	s.running = true
@@ -525,8 +682,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 				return
 			case <-ticker.C:
 				select {
-				case s.work <- item{tick: true}:
-				default: // the queue is full: the batches advance the clock
+				case s.ticks <- struct{}{}:
+				default: // a tick is waiting already
 				}
 			}
 		}
@@ -539,7 +696,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 		go func() {
 			defer sources.Done()
 			err := src.Run(srcCtx, func(id Identity, name string, body []byte) (int, error) {
-				n, err := s.submit(srcCtx, id, src.Name, name, bytes.NewReader(body), true)
+				hold, err := s.acquire(srcCtx, int64(len(body)))
+				if err != nil {
+					return 0, ErrShuttingDown
+				}
+				n, err := s.submit(srcCtx, id, src.Name, name, bytes.NewReader(body), hold, true, nil)
 				if err != nil && srcCtx.Err() != nil && errors.Is(err, srcCtx.Err()) {
 					return 0, ErrShuttingDown
 				}
@@ -596,25 +757,37 @@ func (s *Server) Sync() {
 	<-b
 }
 
-// run is the checker's goroutine.
+// run is the checker's goroutine: it takes the batches in the queue and
+// the clock's ticks until the queue is closed.
 func (s *Server) run() {
-	for it := range s.work {
+	for {
+		var it item
+		select {
+		case next, ok := <-s.work:
+			if !ok {
+				return
+			}
+			it = next
+		case <-s.ticks:
+		}
 		switch {
 		case it.barrier != nil:
 			close(it.barrier)
 			continue
-		case it.tick:
+		case it.batch == nil:
 			if err := s.checker.Advance(); err != nil {
 				s.log.Error("the checker stopped", "error", err.Error())
 			}
 		default:
 			b := it.batch
+			b.hold.freeSlot()
 			err := s.take(b)
 			var ref *Refusal
 			if errors.As(err, &ref) {
 				s.refuse(b.source, b.id, ref)
 			}
 			b.reply <- err
+			b.hold.freeMemory()
 			s.mu.Lock()
 			s.lag = time.Since(b.received)
 			s.mu.Unlock()
@@ -671,19 +844,24 @@ func (s *Server) take(b *batch) error {
 
 // emit writes v as a JSON line and keeps it, unless it is about a read of
 // another transaction's write in a keyspace that lost transactions: then
-// it counts it as suppressed.
+// it counts it as suppressed. Only the checker's goroutine (and Serve once
+// it is done) calls it, so the lines keep their order; the output is
+// written without holding s.mu, so that a slow output holds up neither
+// the metrics nor /v1/violations.
 func (s *Server) emit(v *aion.Violation, pending bool) {
 	h, a, streams, keyspace := s.streams.decoded(v.History, v.Anomaly)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if readKinds[a.Kind] && s.tainted[s.streams.spaceName[keyspace]] {
 		s.suppressed++
+		s.mu.Unlock()
 		s.suppressedM.WithLabelValues(a.Kind.String()).Inc()
 		s.log.Debug("finding suppressed: its keyspace lost transactions", "kind", a.Kind.String(), "keyspace", s.streams.spaceName[keyspace])
 		return
 	}
 	s.seq++
-	l := Line{Seq: s.seq, At: v.At, Pending: pending, Level: s.level, Finding: report.NewFinding(h, &a)}
+	seq := s.seq
+	s.mu.Unlock()
+	l := Line{Seq: seq, At: v.At, Pending: pending, Level: s.level, Finding: report.NewFinding(h, &a)}
 	var named []string
 	for _, t := range a.Txns {
 		if t != history.Init {
@@ -720,13 +898,15 @@ func (s *Server) emit(v *aion.Violation, pending bool) {
 	if _, err := s.cfg.Out.Write(b); err != nil {
 		s.log.Error("writing a finding", "error", err.Error())
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if pending {
 		s.pendings++
 	} else {
 		s.finals++
 		s.violations.WithLabelValues(a.Kind.String()).Inc()
 	}
-	s.kept = append(s.kept, keptLine{s.seq, b})
+	s.kept = append(s.kept, keptLine{seq, b})
 	if len(s.kept) > s.cfg.Keep {
 		s.kept = append(s.kept[:0], s.kept[len(s.kept)-s.cfg.Keep:]...)
 	}
@@ -745,7 +925,7 @@ func (s *Server) metrics() {
 	}
 	s.violations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_violations_total", Help: "Final violations, by anomaly kind."}, []string{"kind"})
 	s.rejectedM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_batches_rejected_total",
-		Help: "Batches refused, by reason (bad_input, duplicate_id, too_large, queue_full, shutting_down, checker_failed) and source (http, nats)."}, []string{"reason", "source"})
+		Help: "Batches and requests refused, by reason (bad_input, duplicate_id, too_large, queue_full, memory_full, slow_body, shutting_down, checker_failed; unauthorized, too_many_connections, slow_header) and source (http, nats)."}, []string{"reason", "source"})
 	s.rejectedTxnM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_transactions_rejected_total",
 		Help: "Transactions in refused batches that parsed, by reason and source."}, []string{"reason", "source"})
 	s.suppressedM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_findings_suppressed_total",
@@ -772,7 +952,70 @@ func (s *Server) metrics() {
 				defer s.mu.Unlock()
 				return s.lag.Seconds()
 			}),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_queue_batches", Help: "Batches waiting for the checker."},
-			func() float64 { return float64(len(s.work)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_queue_batches", Help: "Batches holding a place in the queue: being read, parsed, or waiting for the checker (at most --queue)."},
+			func() float64 { return float64(s.slots.taken()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_batch_memory_reserved_bytes", Help: "Memory reserved by the batches being read, parsed or waiting for the checker's verdict."},
+			func() float64 { return float64(s.memory.taken()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_connections_open", Help: "Open HTTP connections."},
+			func() float64 { return float64(s.conns.Load()) }),
 	)
+}
+
+// connInfo is what connState knows of a connection: since when it has
+// waited for a request (opened, or idle after one), whether bytes of one
+// came (reading), and the requests that reached the handler before and
+// since.
+type connInfo struct {
+	since          time.Time
+	fresh, reading bool
+	atStart, began atomic.Int64
+}
+
+// connKey is the request context's key for its connection's connInfo.
+type connKey struct{}
+
+// connState returns the http.Server's ConnContext and ConnState hooks and
+// a wrapper for its handler, which count the connections closed without a
+// whole request header within HeaderTimeout (slow_header): new ones that
+// sent nothing, and ones whose request never reached the handler. An idle
+// kept-alive connection closed is not counted.
+func (s *Server) connState(h http.Handler) (func(context.Context, net.Conn) context.Context, func(net.Conn, http.ConnState), http.Handler) {
+	var mu sync.Mutex
+	conns := map[net.Conn]*connInfo{}
+	connCtx := func(ctx context.Context, c net.Conn) context.Context {
+		ci := &connInfo{since: time.Now(), fresh: true}
+		mu.Lock()
+		conns[c] = ci
+		mu.Unlock()
+		return context.WithValue(ctx, connKey{}, ci)
+	}
+	state := func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		ci := conns[c]
+		if ci == nil {
+			return
+		}
+		switch st {
+		case http.StateActive:
+			ci.reading = true
+		case http.StateIdle:
+			ci.since, ci.fresh, ci.reading = time.Now(), false, false
+			ci.atStart.Store(ci.began.Load())
+		case http.StateHijacked:
+			delete(conns, c)
+		case http.StateClosed:
+			delete(conns, c)
+			if (ci.fresh || ci.reading) && ci.began.Load() == ci.atStart.Load() && time.Since(ci.since) >= s.cfg.HeaderTimeout {
+				s.count(reasonSlowHeader, "http", "remote", c.RemoteAddr().String())
+			}
+		}
+	}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ci, ok := r.Context().Value(connKey{}).(*connInfo); ok {
+			ci.began.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})
+	return connCtx, state, handler
 }
