@@ -39,6 +39,24 @@ lint:
 roundtrip-all:
 	ISOSCOPE_ROUNDTRIP_ALL=1 $(GO) test -count=1 -timeout 60m -run 'TestRoundTrip' ./internal/conformance/
 
+# fuzz: every fuzz target for FUZZTIME each (CI runs them briefly; run
+# longer by hand, e.g. make fuzz FUZZTIME=2m).
+FUZZTIME ?= 10s
+fuzz:
+	@mkdir -p tmp; set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' internal); do \
+		pkg=./$$(dirname $$f); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+			if ! $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg >tmp/fuzz.log 2>&1; then \
+				grep -v '^fuzz: elapsed' tmp/fuzz.log; \
+				if [ -n "$$(git status --porcelain -- $$pkg/testdata/fuzz 2>/dev/null)" ]; then exit 1; fi; \
+				echo "no failing input was saved (the fuzzing engine's own failure?): once more"; \
+				$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg >tmp/fuzz.log 2>&1 || \
+					{ grep -v '^fuzz: elapsed' tmp/fuzz.log; exit 1; }; \
+			fi; \
+		done; \
+	done
+
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
