@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -30,9 +31,12 @@ type checkCommand struct {
 	// bound; see boundMemory).
 	MemoryMB int
 	PerKind  int
-	NoHolds  bool
-	Report   string
-	Dot      string
+	// Limits bound what reading takes in (--max-line-mb, --max-input-mb,
+	// --max-gzip-ratio).
+	Limits  format.Limits
+	NoHolds bool
+	Report  string
+	Dot     string
 	modelFlags
 	// levelSet says --level was given: a level the input format implies
 	// (history.Header.Implies) is used only without it.
@@ -67,6 +71,9 @@ theirs: 1, then 2, then 3, then 0.`,
 	f.BoolVar(&c.JSON, "json", false, "print the result as JSON (one object per history, one per line)")
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up after this long with outcome unknown (e.g. 90s; 0: no limit)")
 	f.IntVar(&c.MemoryMB, "memory-mb", defaultMemoryMB(), "bound the check's memory to this many MB (Go's soft limit; the solver refuses to build past its share, and past the bound the check stops) with outcome unknown, exit 3; 0: no bound. Default: GOMEMLIMIT if set, else 3/4 of the machine's memory")
+	f.Int64Var(&c.Limits.MaxLine, "max-line-mb", format.DefaultMaxLine>>20, "the longest line a line-oriented history may have, in MiB (longer: bad input naming the line); -1: no limit")
+	f.Int64Var(&c.Limits.MaxDocument, "max-input-mb", format.DefaultMaxDocument>>20, "the largest history a format read as one document (TimeKiller, dbcop) may be, in MiB; -1: no limit")
+	f.Int64Var(&c.Limits.MaxGzipRatio, "max-gzip-ratio", format.DefaultMaxGzipRatio, "how many times its compressed size a gzip history may expand to (checked past 64 MiB); -1: no limit")
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot) to this directory")
@@ -221,22 +228,35 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 // read opens name ("-" for standard input) and reads it in the chosen or
 // detected format, until ctx is done.
 func (c *checkCommand) read(ctx context.Context, name string) (*history.History, error) {
-	return readHistoryContext(ctx, c.io, name, c.Format)
+	return readHistoryContext(ctx, c.io, name, c.Format, c.readLimits())
+}
+
+// readLimits are the reading limits the flags give: a size in MiB turned
+// into bytes (0 or a negative number keeps its meaning: the default, no
+// limit).
+func (c *checkCommand) readLimits() format.Limits {
+	l := c.Limits
+	for _, v := range []*int64{&l.MaxLine, &l.MaxDocument} {
+		if *v > 0 {
+			*v <<= 20
+		}
+	}
+	return l
 }
 
 func readHistory(std IO, name, formatName string) (*history.History, error) {
-	return readHistoryContext(context.Background(), std, name, formatName)
+	return readHistoryContext(context.Background(), std, name, formatName, format.Limits{})
 }
 
-// readHistoryContext reads name with the default limits, stopping when
-// ctx is done. A torn last line (the recorder died while writing it) is
+// readHistoryContext reads name within limits (zero fields: the
+// defaults), stopping when ctx is done. A torn last line (the recorder died while writing it) is
 // left out with a warning on standard error: the history before it is
 // what the database did, and refusing it all would lose the run.
-func readHistoryContext(ctx context.Context, std IO, name, formatName string) (*history.History, error) {
+func readHistoryContext(ctx context.Context, std IO, name, formatName string, limits format.Limits) (*history.History, error) {
 	wrap := func(r io.Reader, size int64) (io.Reader, func()) {
 		return withProgress(std, r, size, "reading "+name)
 	}
-	o, err := registry.OpenWith(name, formatName, registry.Options{Stdin: std.Stdin, Wrap: wrap, Context: ctx, AllowTorn: true})
+	o, err := registry.OpenWith(name, formatName, registry.Options{Stdin: std.Stdin, Wrap: wrap, Context: ctx, AllowTorn: true, Limits: limits})
 	if err != nil {
 		return nil, err
 	}

@@ -90,3 +90,24 @@ func TestCheckLongLine(t *testing.T) {
 		t.Errorf("exit %d after %v, stderr %q; want 2 naming line 1", code, elapsed, errb.String())
 	}
 }
+
+// TestCheckLineLimitFlag: --max-line-mb sets the line limit (a 2 MiB line
+// is refused under 1 MiB and read under the default), and -1 lifts it.
+func TestCheckLineLimitFlag(t *testing.T) {
+	long := `{"id":1,"session":0,"ops":[["w","x",1]]}` + "\n" +
+		`{"id":2,"session":0,"ops":[["w","` + strings.Repeat("a", 2<<20) + `",1]]}` + "\n"
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"check", "--max-line-mb", "1", "-"}, ExitBadInput},
+		{[]string{"check", "-"}, ExitHolds},
+		{[]string{"check", "--max-line-mb", "-1", "-"}, ExitHolds},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), c.args, strings.NewReader(long), &out, &errb)
+		if code != c.code || (code == ExitBadInput && !strings.Contains(errb.String(), "-:2: the line is longer than 1 MiB")) {
+			t.Errorf("%v: exit %d, want %d; stderr %q", c.args, code, c.code, errb.String())
+		}
+	}
+}

@@ -47,7 +47,7 @@ type Limits struct {
 	MaxGzipRatio int64
 }
 
-// Line returns the line limit, with its default; math.MaxInt64 for none.
+// Line returns the line limit, with its default; NoLimit for none.
 func (l Limits) Line() int64 { return pick(l.MaxLine, DefaultMaxLine) }
 
 // Document returns the document limit, with its default.
@@ -56,14 +56,18 @@ func (l Limits) Document() int64 { return pick(l.MaxDocument, DefaultMaxDocument
 // GzipRatio returns the gzip expansion limit, with its default.
 func (l Limits) GzipRatio() int64 { return pick(l.MaxGzipRatio, DefaultMaxGzipRatio) }
 
+// NoLimit is what a limit without bound returns: larger than any input,
+// and far enough below the largest int64 that a reader may add to it.
+const NoLimit int64 = 1 << 62
+
 func pick(v, def int64) int64 {
 	switch {
 	case v == 0:
 		return def
 	case v < 0:
-		return 1<<63 - 1
+		return NoLimit
 	}
-	return v
+	return min(v, NoLimit)
 }
 
 // LimitError is bad input that broke a limit of the read: a line longer
