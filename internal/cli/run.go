@@ -27,6 +27,7 @@ import (
 	"github.com/isoscope/isoscope/internal/report/runplot"
 	"github.com/isoscope/isoscope/internal/runner"
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/textfmt"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -615,7 +616,7 @@ func (c *runCommand) writeReport(res *runner.Result, checked *report.Checked) er
 	if c.Report == "" {
 		return nil
 	}
-	figs, err := runplot.Draw(res.PlotData(c.label))
+	figs, err := runplot.Draw(runplot.FromOutcomes(c.label, res.Start, res.Summary.Elapsed, res.Outcomes))
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
@@ -648,17 +649,17 @@ func (c *runCommand) writeReport(res *runner.Result, checked *report.Checked) er
 func runStats(s *runner.Summary) []htmlreport.Stat {
 	st := []htmlreport.Stat{
 		{Label: "elapsed", Value: s.Elapsed.Round(time.Millisecond).String()},
-		{Label: "committed", Value: report.Thousands(s.Committed)},
-		{Label: "committed/s", Value: report.Thousands(int(math.Round(s.Throughput())))},
-		{Label: "aborted", Value: report.Thousands(s.Aborted)},
+		{Label: "committed", Value: textfmt.Thousands(s.Committed)},
+		{Label: "committed/s", Value: textfmt.Thousands(int(math.Round(s.Throughput())))},
+		{Label: "aborted", Value: textfmt.Thousands(s.Aborted)},
 		{Label: "abort rate", Value: fmt.Sprintf("%.1f%%", 100*s.AbortRate())},
-		{Label: "unknown", Value: report.Thousands(s.Unknown)},
+		{Label: "unknown", Value: textfmt.Thousands(s.Unknown)},
 	}
 	if s.GaveUp > 0 {
-		st = append(st, htmlreport.Stat{Label: "given up", Value: report.Thousands(s.GaveUp)})
+		st = append(st, htmlreport.Stat{Label: "given up", Value: textfmt.Thousands(s.GaveUp)})
 	}
 	if s.Reconnects > 0 {
-		st = append(st, htmlreport.Stat{Label: "reconnections", Value: report.Thousands(s.Reconnects)})
+		st = append(st, htmlreport.Stat{Label: "reconnections", Value: textfmt.Thousands(s.Reconnects)})
 	}
 	if len(s.Outages) > 0 {
 		var longest time.Duration

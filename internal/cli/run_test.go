@@ -21,7 +21,7 @@ import (
 	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // runRun runs `isoscope run args…` as Main would, with the same exit
@@ -273,7 +273,7 @@ func TestRunReport(t *testing.T) {
 		t.Fatalf("no serialization failure in a contended run:\n%s", errs)
 	}
 	n, _ := strconv.Atoi(m[1])
-	if aborts := readFile(t, filepath.Join(rep, "aborts.svg")); !strings.Contains(aborts, ">serialization failure</text>") || !strings.Contains(aborts, ">"+report.Thousands(n)+"</text>") {
+	if aborts := readFile(t, filepath.Join(rep, "aborts.svg")); !strings.Contains(aborts, ">serialization failure</text>") || !strings.Contains(aborts, ">"+textfmt.Thousands(n)+"</text>") {
 		t.Errorf("aborts.svg does not show %d serialization failures", n)
 	}
 	var doc struct{ Outcome string }

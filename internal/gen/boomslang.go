@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -43,13 +44,16 @@ const (
 	numRangeWorkloads
 )
 
-var rangeWorkloadNames = [numRangeWorkloads]string{"randombench", "randomrange", "randomrmwrange", "blindw"}
+// rangeWorkloads are the workloads of the catalogue (internal/workload,
+// which run draws from too) that the range workloads are: their names and
+// operation mixes come from there.
+var rangeWorkloads = [numRangeWorkloads]workload.Workload{workload.RandomBench, workload.RandomRange, workload.RandomRMWRange, workload.BlindW}
 
-// String is the workload's name ("randombench", "randomrange",
-// "randomrmwrange" or "blindw").
+// String is the workload's name, the catalogue's ("randombench",
+// "randomrange", "randomrmwrange" or "blindw").
 func (w RangeWorkload) String() string {
 	if w < numRangeWorkloads {
-		return rangeWorkloadNames[w]
+		return rangeWorkloads[w].String()
 	}
 	return "RangeWorkload(" + strconv.Itoa(int(w)) + ")"
 }
@@ -68,12 +72,14 @@ func RangeWorkloads() []RangeWorkload {
 // same workload).
 func ParseRangeWorkload(s string) (RangeWorkload, error) {
 	name := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(strings.TrimSpace(s)))
-	for i, n := range rangeWorkloadNames {
-		if n == name {
-			return RangeWorkload(i), nil
+	var names []string
+	for _, w := range RangeWorkloads() {
+		if w.String() == name {
+			return w, nil
 		}
+		names = append(names, w.String())
 	}
-	return 0, fmt.Errorf("unknown workload %q (%s)", s, strings.Join(rangeWorkloadNames[:], ", "))
+	return 0, fmt.Errorf("unknown workload %q (%s)", s, strings.Join(names, ", "))
 }
 
 // ValueChoice says how GenerateRange chooses written values.
@@ -345,38 +351,24 @@ const (
 	tombstoneState int64 = -1
 )
 
-// logical is a logical operation of a workload.
-type logical uint8
+// rmwRangeScanPct is the percentage of RandomRMWRange's logical
+// operations that are range scans: the catalogue's share.
+var rmwRangeScanPct = int(math.Round(100 * workload.RMWRangeScanShare))
 
-const (
-	opRead logical = iota
-	opWrite
-	opDelete
-	opScan
-	opIter
-	opRMW
-)
-
-// share is one entry of a workload's operation mix: a logical operation and
-// its percentage.
-type share struct {
-	op  logical
-	pct int
-}
-
-// rangeMix returns c's operation mix; nil for Cobra's BlindW, which draws
-// whole transactions.
-func rangeMix(c *RangeConfig) []share {
+// rangeMix returns c's operation mix: the catalogue's (workload.Mix) for
+// RandomBench and RandomRange; read-modify-writes and the catalogue's
+// share of range scans for RandomRMWRange; half reads, half blind writes
+// for Boomslang's BlindW; nil for Cobra's BlindW, which draws whole
+// transactions.
+func rangeMix(c *RangeConfig) []workload.Share {
 	switch c.Workload {
-	case RandomBench:
-		return []share{{opRead, 25}, {opWrite, 25}, {opDelete, 5}, {opScan, 10}, {opIter, 10}, {opRMW, 25}}
-	case RandomRange:
-		return []share{{opRead, 25}, {opWrite, 25}, {opDelete, 5}, {opScan, 20}, {opRMW, 25}}
+	case RandomBench, RandomRange:
+		return workload.Mix(rangeWorkloads[c.Workload])
 	case RandomRMWRange:
-		return []share{{opRMW, 90}, {opScan, 10}}
+		return []workload.Share{{Op: workload.MixRMW, Pct: 100 - rmwRangeScanPct}, {Op: workload.MixScan, Pct: rmwRangeScanPct}}
 	}
 	if c.BlindWMixed {
-		return []share{{opRead, 50}, {opWrite, 50}}
+		return []workload.Share{{Op: workload.MixRead, Pct: 50}, {Op: workload.MixWrite, Pct: 50}}
 	}
 	return nil
 }
@@ -396,7 +388,7 @@ type rsim struct {
 	// r draws the workload and the database's behaviour; fr draws faults.
 	r, fr *rand.Rand
 	keys  workload.KeyChooser
-	mix   []share
+	mix   []workload.Share
 	uniq  bool
 	// deleted is the state a delete leaves.
 	deleted int64
@@ -483,9 +475,9 @@ func (s *rsim) exec() []history.Op {
 	s.cur, s.cand = s.cur[:0], s.cand[:0]
 	if s.mix == nil {
 		// Cobra's BlindW-RW: read-only or write-only.
-		kind := opWrite
+		kind := workload.MixWrite
 		if s.r.IntN(2) == 0 {
-			kind = opRead
+			kind = workload.MixRead
 		}
 		for range s.c.Ops {
 			s.do(kind)
@@ -494,11 +486,11 @@ func (s *rsim) exec() []history.Op {
 		for range s.c.Ops {
 			p := s.r.IntN(100)
 			for _, sh := range s.mix {
-				if p < sh.pct {
-					s.do(sh.op)
+				if p < sh.Pct {
+					s.do(sh.Op)
 					break
 				}
-				p -= sh.pct
+				p -= sh.Pct
 			}
 		}
 	}
@@ -511,29 +503,29 @@ func (s *rsim) exec() []history.Op {
 }
 
 // do runs one logical operation.
-func (s *rsim) do(op logical) {
+func (s *rsim) do(op workload.MixOp) {
 	switch op {
-	case opRead:
+	case workload.MixRead:
 		s.read(s.keys.Next(s.r))
-	case opWrite:
+	case workload.MixWrite:
 		s.write(s.keys.Next(s.r))
-	case opDelete:
+	case workload.MixDelete:
 		k := s.keys.Next(s.r)
 		s.set(k, s.deleted)
 		s.cur = append(s.cur, history.Op{Kind: history.Delete, Key: history.KeyID(k)})
-	case opRMW:
+	case workload.MixRMW:
 		k := s.keys.Next(s.r)
 		s.read(k)
 		s.write(k)
-	case opScan, opIter:
-		if op == opScan && s.c.Workload == RandomRMWRange && s.c.GlobalScans {
+	case workload.MixScan, workload.MixIter:
+		if op == workload.MixScan && s.c.Workload == RandomRMWRange && s.c.GlobalScans {
 			s.rangeOp(history.Scan, 0, -1, 0)
 		}
 		lo := s.keys.Next(s.r)
 		hi := lo + s.c.MinWidth + s.r.IntN(s.c.MaxWidth-s.c.MinWidth+1)
 		limit := 0
 		kind := history.Scan
-		if op == opIter {
+		if op == workload.MixIter {
 			kind, limit = history.Iter, 1+s.r.IntN(s.c.MaxIter)
 		}
 		s.rangeOp(kind, lo, hi, limit)

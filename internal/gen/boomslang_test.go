@@ -816,8 +816,8 @@ func TestRangeConfigErrors(t *testing.T) {
 	if w, err := gen.ParseRangeWorkload("Random-RMW-Range"); err != nil || w != gen.RandomRMWRange {
 		t.Errorf("ParseRangeWorkload(Random-RMW-Range) = %v, %v", w, err)
 	}
-	if _, err := gen.ParseRangeWorkload("mt"); err == nil {
-		t.Error("mt is not a range workload")
+	if _, err := gen.ParseRangeWorkload("mt"); err == nil || err.Error() != `unknown workload "mt" (randombench, randomrange, randomrmwrange, blindw)` {
+		t.Errorf("mt is not a range workload: %v", err)
 	}
 }
 

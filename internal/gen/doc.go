@@ -3,9 +3,10 @@
 //
 // Generate's workload is MTC's: every transaction is a mini-transaction (MTC
 // Definition 8) — one or two reads and at most two writes over one or two
-// keys, every write preceded by a read of its key — and every write puts a
-// fresh value (a per-key counter) at its key. Keys are chosen with a
-// workload.Distribution.
+// keys, every write preceded by a read of its key, of the shapes `run`
+// plans too (workload.MTShapes, drawn by workload.DrawMT) — and every
+// write puts a fresh value (a per-key counter) at its key. Keys are
+// chosen with a workload.Distribution.
 //
 // Two databases are simulated. Serial runs one transaction at a time, in a
 // random interleaving of the sessions, with disjoint and increasing
@@ -22,7 +23,8 @@
 //
 // GenerateGeneral simulates a serial database running Cobra-style reads
 // and blind writes. GenerateRange simulates Boomslang's benchmarks
-// (RandomBench, RandomRange, RandomRMWRange, BlindW) over integer keys,
+// (RandomBench, RandomRange, RandomRMWRange, BlindW: the names, and the
+// mixes of the first two, are internal/workload's) over integer keys,
 // with deletes (physical or tombstones), range scans, iterators and
 // repeated values, on a serial or a snapshot-isolation database, and can
 // corrupt a share of the observations so that tests get violating

@@ -42,69 +42,19 @@ func (s *sim) ops(n int) []history.Op {
 	return s.slab[i : i+n : i+n]
 }
 
-// A step of a template: a read or a write of the first or second key.
-type step struct {
-	write bool
-	slot  uint8
-}
-
-// templates are the shapes of the workload's mini-transactions. Every
-// write is preceded by a read of its key.
-var templates = [...]struct {
-	n     int
-	steps [4]step
-}{
-	{1, [4]step{{false, 0}}},                                   // r x
-	{2, [4]step{{false, 0}, {false, 1}}},                       // r x r y
-	{2, [4]step{{false, 0}, {true, 0}}},                        // r x w x
-	{4, [4]step{{false, 0}, {false, 1}, {true, 0}, {true, 1}}}, // r x r y w x w y
-	{4, [4]step{{false, 0}, {true, 0}, {false, 1}, {true, 1}}}, // r x w x r y w y
-	{3, [4]step{{false, 0}, {false, 1}, {true, 0}}},            // r x r y w x
-	{3, [4]step{{false, 0}, {false, 1}, {true, 1}}},            // r x r y w y
-}
-
-const (
-	tmplRead1, tmplRead2, tmplRMW1, tmplRMW2 = 0, 1, 2, 3
-	numRMW2Templates                         = 4
-)
-
-// spec is what a transaction does: a template over one or two keys. A
-// retry repeats its spec.
+// spec is what a transaction does: a shape of the workload catalogue
+// (workload.MTShapes) over one or two keys. A retry repeats its spec.
 type spec struct {
 	tmpl uint8
 	keys [2]int32
 }
 
-// newSpec draws a mini-transaction: read-only with probability
-// ReadOnlyRatio, over one or two distinct keys with equal probability.
+// newSpec draws a mini-transaction (workload.DrawMT): read-only with
+// probability ReadOnlyRatio, over one or two distinct keys with equal
+// probability.
 func (s *sim) newSpec() spec {
-	var sp spec
-	two := s.c.Keys > 1 && s.r.Uint64()&1 == 0
-	sp.keys[0] = int32(s.keys.Next(s.r))
-	if two {
-		y := sp.keys[0]
-		for try := 0; y == sp.keys[0]; try++ {
-			if try == 8 {
-				// A very skewed distribution: pick another key uniformly.
-				y = int32((int(sp.keys[0]) + 1 + s.r.IntN(s.c.Keys-1)) % s.c.Keys)
-				break
-			}
-			y = int32(s.keys.Next(s.r))
-		}
-		sp.keys[1] = y
-	}
-	readOnly := s.r.Float64() < s.c.ReadOnlyRatio
-	switch {
-	case readOnly && two:
-		sp.tmpl = tmplRead2
-	case readOnly:
-		sp.tmpl = tmplRead1
-	case two:
-		sp.tmpl = uint8(tmplRMW2 + s.r.IntN(numRMW2Templates))
-	default:
-		sp.tmpl = tmplRMW1
-	}
-	return sp
+	shape, k := workload.DrawMT(s.r, s.keys, s.c.Keys, s.c.ReadOnlyRatio)
+	return spec{tmpl: uint8(shape), keys: [2]int32{int32(k[0]), int32(k[1])}}
 }
 
 func value(v int64) history.Value {
@@ -118,13 +68,13 @@ func value(v int64) history.Value {
 // writes take the next value of their key's counter. The writes are not
 // installed.
 func (s *sim) run(sp spec) []history.Op {
-	t := &templates[sp.tmpl]
-	ops := s.ops(t.n)
-	for i, st := range t.steps[:t.n] {
-		k := sp.keys[st.slot]
+	steps := workload.MTShapes[sp.tmpl]
+	ops := s.ops(len(steps))
+	for i, st := range steps {
+		k := sp.keys[st.Slot]
 		op := &ops[i]
 		op.Key = history.KeyID(k)
-		if st.write {
+		if st.Write {
 			s.counter[k]++
 			op.Kind, op.Value = history.Write, history.IntValue(s.counter[k])
 		} else {

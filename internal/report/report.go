@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -156,22 +155,6 @@ func Group(as []anomaly.Anomaly) []KindGroup {
 		}
 	}
 	return out
-}
-
-// Thousands renders n with thousands separators: 1,000,000.
-func Thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
 }
 
 func plural(n int, one, many string) string {

@@ -34,5 +34,7 @@
 // counts the reasons, and the result's outcomes keep, for every
 // transaction (with tracing off too), its instants, its status and the
 // class of the error that ended it (ClassifyAbort: serialization failure,
-// deadlock, lock timeout, connection lost, …), which the run plots draw.
+// deadlock, lock timeout, connection lost, …): plain data of
+// internal/outcome, which the command line hands to the run plots. The
+// runner records; it neither checks nor renders.
 package runner

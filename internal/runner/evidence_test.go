@@ -410,7 +410,7 @@ func measure(t *testing.T, addr string, iso db.Isolation, pc workload.PlanConfig
 // plot draws a run's plots into dir.
 func plot(t *testing.T, dir string, res *Result, label string) {
 	t.Helper()
-	figs, err := runplot.Draw(res.PlotData(label))
+	figs, err := runplot.Draw(runplot.FromOutcomes(label, res.Start, res.Summary.Elapsed, res.Outcomes))
 	if err != nil {
 		t.Fatal(err)
 	}

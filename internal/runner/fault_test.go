@@ -14,6 +14,7 @@ import (
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/outcome"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -154,11 +155,11 @@ func TestUnknownAndRetries(t *testing.T) {
 	// The outcomes are the history's transactions, in the order they
 	// ended, each with its abort class.
 	checkOutcomes(t, res, h)
-	classes := map[AbortClass]int{}
+	classes := map[outcome.AbortClass]int{}
 	for _, o := range res.Outcomes {
 		classes[o.Abort]++
 	}
-	if classes[ConnectionLost] != s.Unknown || classes[OtherAbort] != s.Aborted || classes[NotAborted] != s.Committed {
+	if classes[outcome.ConnectionLost] != s.Unknown || classes[outcome.OtherAbort] != s.Aborted || classes[outcome.NotAborted] != s.Committed {
 		t.Errorf("abort classes %v", classes)
 	}
 	// The history reads back with its unique-values promise verified (so

@@ -13,6 +13,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/outcome"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -204,7 +205,7 @@ type Result struct {
 	Start int64
 	// Outcomes says how every transaction ended, in the order they ended
 	// (kept with NoTrace too).
-	Outcomes []Outcome
+	Outcomes []outcome.Outcome
 }
 
 // run is one run's shared state.
@@ -380,7 +381,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			_ = s.conn.Close()
 		}
 	}
-	slices.SortStableFunc(res.Outcomes, func(a, b Outcome) int { return cmp.Compare(a.End, b.End) })
+	slices.SortStableFunc(res.Outcomes, func(a, b outcome.Outcome) int { return cmp.Compare(a.End, b.End) })
 	sum.Outages = mergeGaps(gaps, r.clock.baseNS)
 	sum.Interrupted = ctx.Err() != nil && sum.Done < sum.Planned
 	if rec != nil {

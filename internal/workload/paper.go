@@ -23,20 +23,50 @@ const (
 	RMWRangeScanShare = 0.1
 )
 
-// opMix is the probability of each kind of operation of a random
-// transaction; they sum to 1.
-type opMix struct {
-	read, write, del, scan, iter, rmw float64
+// MixOp is a logical operation of a paper workload's mix. A
+// read-modify-write (MixRMW) is one logical operation made of two (a read
+// and then a write of the same key).
+type MixOp uint8
+
+// The logical operations of the mixes.
+const (
+	MixRead MixOp = iota
+	MixWrite
+	MixDelete
+	MixScan
+	MixIter
+	MixRMW
+)
+
+// Share is one entry of an operation mix: a logical operation and its
+// percentage of the logical operations, each drawn independently.
+type Share struct {
+	Op  MixOp
+	Pct int
 }
 
 var (
 	// randomBenchMix is RandomBench's: 25% reads, 25% writes, 5% deletes,
 	// 10% range scans, 10% iterators, 25% read-modify-writes.
-	randomBenchMix = opMix{read: 0.25, write: 0.25, del: 0.05, scan: 0.10, iter: 0.10, rmw: 0.25}
+	randomBenchMix = []Share{{MixRead, 25}, {MixWrite, 25}, {MixDelete, 5}, {MixScan, 10}, {MixIter, 10}, {MixRMW, 25}}
 	// randomRangeMix is RandomRange's: 25% reads, 25% writes, 5%
 	// deletes, 20% range scans, 25% read-modify-writes.
-	randomRangeMix = opMix{read: 0.25, write: 0.25, del: 0.05, scan: 0.20, rmw: 0.25}
+	randomRangeMix = []Share{{MixRead, 25}, {MixWrite, 25}, {MixDelete, 5}, {MixScan, 20}, {MixRMW, 25}}
 )
+
+// Mix returns the operation mix of RandomBench or RandomRange, whose
+// shares sum to 100, in the order they are drawn: the one catalogue run's
+// plans and the simulator (internal/gen) draw from. The other workloads
+// have none (nil). The slice is shared: do not change it.
+func Mix(w Workload) []Share {
+	switch w {
+	case RandomBench:
+		return randomBenchMix
+	case RandomRange:
+		return randomRangeMix
+	}
+	return nil
+}
 
 // value draws a written value of the small domain 1..Values.
 func (g *planner) value() int64 { return 1 + int64(g.r.IntN(g.c.Values)) }
@@ -47,24 +77,33 @@ func (g *planner) span() (lo, hi int64) {
 	return lo, lo + 1 + int64(g.r.IntN(g.c.Span))
 }
 
-// randomMix draws Ops operations of mix m. A read-modify-write is a read
-// and then a write of the same key: one operation of the mix, two of the
-// transaction. Written values come from the small domain.
-func (g *planner) randomMix(m *opMix) Txn {
+// randomMix draws Ops operations of mix m: a uniform draw in [0, 1)
+// picks the first share whose running total (as a fraction) it is below,
+// the last share when none. A read-modify-write is a read and then a write
+// of the same key: one operation of the mix, two of the transaction.
+// Written values come from the small domain.
+func (g *planner) randomMix(m []Share) Txn {
 	ops := make([]Op, 0, g.c.Ops+g.c.Ops/2)
 	for range g.c.Ops {
 		u := g.r.Float64()
-		switch {
-		case u < m.read:
+		op, below := m[len(m)-1].Op, 0.0
+		for _, sh := range m[:len(m)-1] {
+			if below += float64(sh.Pct) / 100; u < below {
+				op = sh.Op
+				break
+			}
+		}
+		switch op {
+		case MixRead:
 			ops = append(ops, Op{Kind: ReadOp, Key: g.key()})
-		case u < m.read+m.write:
+		case MixWrite:
 			ops = append(ops, Op{Kind: WriteOp, Key: g.key(), Value: g.value(), Fixed: true})
-		case u < m.read+m.write+m.del:
+		case MixDelete:
 			ops = append(ops, Op{Kind: DeleteOp, Key: g.key()})
-		case u < m.read+m.write+m.del+m.scan:
+		case MixScan:
 			lo, hi := g.span()
 			ops = append(ops, Op{Kind: ScanOp, Key: lo, Hi: hi})
-		case u < m.read+m.write+m.del+m.scan+m.iter:
+		case MixIter:
 			lo, hi := g.span()
 			ops = append(ops, Op{Kind: IterOp, Key: lo, Hi: hi, Limit: 1 + g.r.IntN(MaxIterLimit)})
 		default:

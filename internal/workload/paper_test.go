@@ -177,3 +177,22 @@ func TestPaperNames(t *testing.T) {
 		t.Error("a span of 2^31 keys accepted")
 	}
 }
+
+// TestMix checks the catalogue's mixes: RandomBench's and RandomRange's
+// shares sum to 100, and the other workloads have none.
+func TestMix(t *testing.T) {
+	for _, w := range Workloads() {
+		m := Mix(w)
+		if (w == RandomBench || w == RandomRange) != (m != nil) {
+			t.Errorf("%s: mix %v", w, m)
+			continue
+		}
+		sum := 0
+		for _, sh := range m {
+			sum += sh.Pct
+		}
+		if m != nil && sum != 100 {
+			t.Errorf("%s: shares sum to %d", w, sum)
+		}
+	}
+}

@@ -27,9 +27,9 @@ func (g *planner) next() Txn {
 	case Range:
 		return g.rangeTxn()
 	case RandomBench:
-		return g.randomMix(&randomBenchMix)
+		return g.randomMix(randomBenchMix)
 	case RandomRange:
-		return g.randomMix(&randomRangeMix)
+		return g.randomMix(randomRangeMix)
 	case RandomRMWRange:
 		return g.rmwRange()
 	case BlindW:
@@ -40,71 +40,18 @@ func (g *planner) next() Txn {
 
 func (g *planner) key() int64 { return int64(g.keys.Next(g.r)) }
 
-// A step of a mini-transaction template: a read or a write of the first or
-// second key.
-type step struct {
-	write bool
-	slot  uint8
-}
-
-// mtTemplates are the shapes of MTC's mini-transactions (as internal/gen
-// draws them): every write is preceded by a read of its key.
-var mtTemplates = [...][]step{
-	{{false, 0}},                                   // r x
-	{{false, 0}, {false, 1}},                       // r x r y
-	{{false, 0}, {true, 0}},                        // r x w x
-	{{false, 0}, {false, 1}, {true, 0}, {true, 1}}, // r x r y w x w y
-	{{false, 0}, {true, 0}, {false, 1}, {true, 1}}, // r x w x r y w y
-	{{false, 0}, {false, 1}, {true, 0}},            // r x r y w x
-	{{false, 0}, {false, 1}, {true, 1}},            // r x r y w y
-}
-
-const (
-	mtRead1, mtRead2, mtRMW1, mtRMW2 = 0, 1, 2, 3
-	numMTRMW2                        = 4
-)
-
-// miniTxn draws a mini-transaction: read-only with probability ReadRatio,
-// over one or two distinct keys with equal probability.
+// miniTxn draws a mini-transaction of the catalogue's shapes (DrawMT).
 func (g *planner) miniTxn() Txn {
-	var k [2]int64
-	two := g.c.Keys > 1 && g.r.Uint64()&1 == 0
-	k[0] = g.key()
-	if two {
-		k[1] = g.otherKey(k[0])
-	}
-	readOnly := g.r.Float64() < g.c.ReadRatio
-	var tmpl int
-	switch {
-	case readOnly && two:
-		tmpl = mtRead2
-	case readOnly:
-		tmpl = mtRead1
-	case two:
-		tmpl = mtRMW2 + g.r.IntN(numMTRMW2)
-	default:
-		tmpl = mtRMW1
-	}
-	steps := mtTemplates[tmpl]
+	shape, k := DrawMT(g.r, g.keys, g.c.Keys, g.c.ReadRatio)
+	steps := MTShapes[shape]
 	ops := make([]Op, len(steps))
 	for i, st := range steps {
-		ops[i] = Op{Kind: ReadOp, Key: k[st.slot]}
-		if st.write {
+		ops[i] = Op{Kind: ReadOp, Key: int64(k[st.Slot])}
+		if st.Write {
 			ops[i].Kind = WriteOp
 		}
 	}
 	return Txn{Ops: ops}
-}
-
-// otherKey draws a key other than x (there are at least two keys).
-func (g *planner) otherKey(x int64) int64 {
-	for range 8 {
-		if y := g.key(); y != x {
-			return y
-		}
-	}
-	// A very skewed distribution: pick another key uniformly.
-	return (x + 1 + int64(g.r.IntN(g.c.Keys-1))) % int64(g.c.Keys)
 }
 
 // duplicates decides which keys of the general workload take their values

@@ -10,6 +10,7 @@ import (
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // Section is one history's part of a report: the history, its result as
@@ -174,15 +175,15 @@ func buildSection(s *Section, id string, o *Options) (sectionView, error) {
 	case "satisfied":
 		sv.Verdict = d.Level + " holds"
 	case "violation":
-		sv.Verdict = fmt.Sprintf("%s VIOLATED: %s %s", d.Level, report.Thousands(len(d.Anomalies)), plural(len(d.Anomalies), "anomaly", "anomalies"))
+		sv.Verdict = fmt.Sprintf("%s VIOLATED: %s %s", d.Level, textfmt.Thousands(len(d.Anomalies)), plural(len(d.Anomalies), "anomaly", "anomalies"))
 	default:
 		sv.Verdict = d.Level + " UNKNOWN"
 	}
 	st := d.History
 	sv.Stats = []statView{
-		{"transactions", report.Thousands(st.Transactions)}, {"committed", report.Thousands(st.Committed)},
-		{"aborted", report.Thousands(st.Aborted)}, {"unknown", report.Thousands(st.Unknown)},
-		{"sessions", report.Thousands(st.Sessions)}, {"operations", report.Thousands(st.Operations)}, {"keys", report.Thousands(st.Keys)},
+		{"transactions", textfmt.Thousands(st.Transactions)}, {"committed", textfmt.Thousands(st.Committed)},
+		{"aborted", textfmt.Thousands(st.Aborted)}, {"unknown", textfmt.Thousands(st.Unknown)},
+		{"sessions", textfmt.Thousands(st.Sessions)}, {"operations", textfmt.Thousands(st.Operations)}, {"keys", textfmt.Thousands(st.Keys)},
 	}
 	groups := report.Group(s.Anomalies)
 	var shown []int
@@ -215,9 +216,9 @@ func buildSection(s *Section, id string, o *Options) (sectionView, error) {
 			}
 			tv.Links = append(tv.Links, linkView{"#" + anchor(i), fmt.Sprintf("%s #%d", s.Anomalies[i].Kind, number[i])})
 		}
-		tv.Title = fmt.Sprintf("%s %s around", report.Thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
+		tv.Title = fmt.Sprintf("%s %s around", textfmt.Thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
 		if w.whole {
-			tv.Title = fmt.Sprintf("The whole history: %s %s", report.Thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
+			tv.Title = fmt.Sprintf("The whole history: %s %s", textfmt.Thousands(len(w.txns)), plural(len(w.txns), "transaction", "transactions"))
 		}
 		tv.SVG, tv.Timed = timelineSVG(h, w.txns, marks)
 		sv.Timelines = append(sv.Timelines, tv)

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // The colours: those of the HTML report for outcomes, Okabe and Ito's
@@ -181,9 +181,9 @@ func abortPlot(title string, r *Run, rs []reasonCount) (*plot.Plot, error) {
 		aborted[i], unknown[i] = float64(c.aborted), float64(c.unknown)
 		total := c.aborted + c.unknown
 		labels.XYs[i] = plotter.XY{X: float64(total), Y: float64(i)}
-		labels.Labels[i] = report.Thousands(total)
+		labels.Labels[i] = textfmt.Thousands(total)
 		if c.unknown > 0 {
-			labels.Labels[i] += " (" + report.Thousands(c.unknown) + " unknown)"
+			labels.Labels[i] += " (" + textfmt.Thousands(c.unknown) + " unknown)"
 			anyUnknown = true
 		}
 		top = max(top, float64(total))
@@ -297,7 +297,7 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 // thousands separators when it is whole.
 func tickLabel(v float64, decimals int) string {
 	if decimals == 0 && math.Abs(v) < 1e15 {
-		return report.Thousands(int(math.Round(v)))
+		return textfmt.Thousands(int(math.Round(v)))
 	}
 	return strconv.FormatFloat(v, 'f', decimals, 64)
 }

@@ -6,8 +6,9 @@
 //
 // Draw is pure: it takes plain data — every transaction's begin and end
 // relative to the start of the run, its status and, when it did not
-// commit, its abort reason — and returns the pictures. WriteFiles writes
-// them to a directory.
+// commit, its abort reason — and returns the pictures. FromOutcomes makes
+// that data of the outcomes a run recorded (internal/outcome); WriteFiles
+// writes the pictures to a directory.
 package runplot
 
 import (
@@ -24,7 +25,8 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/outcome"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // Txn is one transaction of a run.
@@ -53,6 +55,27 @@ type Run struct {
 	// transaction gave them, in this order; other reasons found in Txns
 	// follow, the most frequent first.
 	Reasons []string
+}
+
+// FromOutcomes returns a run's transactions as the plots take them: the
+// instants of outs (on the clock of the history) relative to start, the
+// instant the run started, and the abort class of each transaction that
+// did not commit as its reason, with every class of
+// outcome.AbortClasses among the Reasons. label is the plots' second
+// title line, elapsed the run's length.
+func FromOutcomes(label string, start int64, elapsed time.Duration, outs []outcome.Outcome) *Run {
+	r := &Run{Label: label, Elapsed: elapsed, Txns: make([]Txn, len(outs))}
+	for _, c := range outcome.AbortClasses {
+		r.Reasons = append(r.Reasons, c.String())
+	}
+	for i, o := range outs {
+		t := &r.Txns[i]
+		t.Begin, t.End, t.Status = time.Duration(o.Begin-start), time.Duration(o.End-start), o.Status
+		if o.Status != history.Committed {
+			t.Reason = o.Abort.String()
+		}
+	}
+	return r
 }
 
 // The figures' names: the base names of their files.
@@ -100,14 +123,14 @@ func Draw(r *Run) ([]Figure, error) {
 	}{
 		{Throughput, "Transactions per second",
 			fmt.Sprintf("Committed, aborted and unknown transactions per second, counted in %s buckets by the instant each ended (%s committed, %s aborted, %s unknown in %s).",
-				bw, report.Thousands(committed), report.Thousands(aborted), report.Thousands(unknown), formatDuration(r.elapsed())),
+				bw, textfmt.Thousands(committed), textfmt.Thousands(aborted), textfmt.Thousands(unknown), formatDuration(r.elapsed())),
 			func(t string) (*plot.Plot, error) { return throughputPlot(t, r, bs) }},
 		{Latency, "Latency of committed transactions",
 			fmt.Sprintf("p50, p95 and p99 of the time from the first request to the commit's acknowledgement, per %s bucket of commit instants; log scale. A bucket with fewer than 100 transactions shows its slowest as p99.", bw),
 			func(t string) (*plot.Plot, error) { return latencyPlot(t, r, bs) }},
 		{Aborts, "Why transactions did not commit",
 			fmt.Sprintf("Transactions the database aborted, and those whose outcome is unknown (the connection broke or the run ended during COMMIT), by reason: %s of %s.",
-				report.Thousands(aborted+unknown), report.Thousands(committed+aborted+unknown)),
+				textfmt.Thousands(aborted+unknown), textfmt.Thousands(committed+aborted+unknown)),
 			func(t string) (*plot.Plot, error) { return abortPlot(t, r, reasons) }},
 	}
 	out := make([]Figure, 0, len(figs))

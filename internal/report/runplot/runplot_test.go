@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/outcome"
 )
 
 // reasons are the runner's abort classes, as the CLI passes them.
@@ -292,5 +293,39 @@ func TestTicks(t *testing.T) {
 		if got := labels(tc.ticker.Ticks(tc.lo, tc.hi)); !slices.Equal(got, tc.want) {
 			t.Errorf("%T [%g, %g]: %q, want %q", tc.ticker, tc.lo, tc.hi, got, tc.want)
 		}
+	}
+}
+
+// TestFromOutcomes checks that a run's recorded outcomes reach the plots
+// relative to the start of the run, each transaction that did not commit
+// with its abort class as its reason, and every class among the reasons
+// in the reports' order.
+func TestFromOutcomes(t *testing.T) {
+	const start = int64(1_700_000_000_000_000_000)
+	ms := int64(time.Millisecond)
+	outs := []outcome.Outcome{
+		{Begin: start + 1*ms, End: start + 3*ms, Status: history.Committed, Abort: outcome.NotAborted},
+		{Begin: start + 2*ms, End: start + 5*ms, Status: history.Aborted, Abort: outcome.Deadlock},
+		{Begin: start + 4*ms, End: start + 9*ms, Status: history.Unknown, Abort: outcome.ConnectionLost},
+		{Begin: start + 6*ms, End: start + 9*ms, Status: history.Aborted, Abort: outcome.NoAnswer},
+	}
+	r := FromOutcomes("label", start, 10*time.Millisecond, outs)
+	if r.Label != "label" || r.Elapsed != 10*time.Millisecond || len(r.Txns) != len(outs) {
+		t.Fatalf("run %+v", r)
+	}
+	if want := []string{"serialization failure", "deadlock", "lock timeout", "connection lost", "no answer", "interrupted", "other"}; !slices.Equal(r.Reasons, want) {
+		t.Errorf("reasons %q, want %q", r.Reasons, want)
+	}
+	want := []Txn{
+		{Begin: 1 * time.Millisecond, End: 3 * time.Millisecond, Status: history.Committed},
+		{Begin: 2 * time.Millisecond, End: 5 * time.Millisecond, Status: history.Aborted, Reason: "deadlock"},
+		{Begin: 4 * time.Millisecond, End: 9 * time.Millisecond, Status: history.Unknown, Reason: "connection lost"},
+		{Begin: 6 * time.Millisecond, End: 9 * time.Millisecond, Status: history.Aborted, Reason: "no answer"},
+	}
+	if !slices.Equal(r.Txns, want) {
+		t.Errorf("transactions %+v, want %+v", r.Txns, want)
+	}
+	if r := FromOutcomes("", start, 0, nil); len(r.Txns) != 0 || len(r.Reasons) != len(outcome.AbortClasses) {
+		t.Errorf("no outcomes: %+v", r)
 	}
 }
