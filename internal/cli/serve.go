@@ -17,6 +17,7 @@ import (
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/natsin"
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/serve/spillfile"
 )
 
 // serveCommand is `isoscope serve [flags]`.
@@ -153,7 +154,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 			}
 			defer os.RemoveAll(dir)
 		}
-		if cfg.Checker.Store, err = aion.NewFileStore(dir); err != nil {
+		if cfg.Checker.Store, err = spillfile.New(dir); err != nil {
 			return err
 		}
 	}

@@ -44,7 +44,8 @@
 // Memory: with Config.MemoryBound set, when the checker's own estimate of
 // its state passes the bound, it moves the transactions whose verdict is
 // final and that committed below a watermark, and the versions no snapshot
-// at or above the watermark can see, to a Store (FileStore keeps them in
+// at or above the watermark can see, to a Store (bytes in the checker's
+// own encoding, kept where the caller likes: the service keeps them in
 // files), and reloads them when a transaction arrives that starts below a
 // watermark it spilled at. A list key's versions and its element index
 // stay in memory: they are its state.
@@ -163,10 +164,14 @@ type Checker struct {
 	finals []*txn
 	fhead  int
 
-	segs   []segMeta
-	maxW   uint64 // the highest watermark of a segment still spilled
-	mem    int64
-	nextGC int64
+	segs []segMeta
+	maxW uint64 // the highest watermark of a segment still spilled
+	// nextSeg is the id of the next spilled segment; segBuf holds its
+	// encoding while the store takes it.
+	nextSeg int64
+	segBuf  []byte
+	mem     int64
+	nextGC  int64
 
 	found []Violation
 	stats Stats
