@@ -166,8 +166,8 @@ type Checker struct {
 
 	segs []segMeta
 	maxW uint64 // the highest watermark of a segment still spilled
-	// nextSeg is the id of the next spilled segment; segBuf holds its
-	// encoding while the store takes it.
+	// nextSeg is the id of the next spilled segment; segBuf holds a
+	// segment's encoding while the store takes it or gives it back.
 	nextSeg int64
 	segBuf  []byte
 	mem     int64

@@ -223,12 +223,12 @@ func (m *memStore) Put(id int64, data []byte) error {
 	return nil
 }
 
-func (m *memStore) Get(id int64) ([]byte, error) {
+func (m *memStore) Get(id int64, buf []byte) ([]byte, error) {
 	data, ok := m.segs[id]
 	if !ok {
 		return nil, fmt.Errorf("no segment %d", id)
 	}
-	return data, nil
+	return append(buf, data...), nil
 }
 
 func (m *memStore) Delete(id int64) error {

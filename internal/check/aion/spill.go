@@ -13,12 +13,13 @@ import (
 // Store keeps spilled segments as bytes: what the checker moved out of
 // memory, in its own encoding. Put stores data under id, an id the
 // checker has not used before; it must not keep data, which the checker
-// reuses, once it returns. Get returns what was put under id; the checker
-// neither keeps nor changes it. Delete forgets id (after Get, when the
-// checker reloaded the segment).
+// reuses, once it returns. Get appends what was put under id to buf (a
+// buffer the checker reuses, so that reading a segment back allocates
+// nothing) and returns the extended slice. Delete forgets id (after Get,
+// when the checker reloaded the segment).
 type Store interface {
 	Put(id int64, data []byte) error
-	Get(id int64) ([]byte, error)
+	Get(id int64, buf []byte) ([]byte, error)
 	Delete(id int64) error
 }
 
@@ -284,12 +285,14 @@ func (c *Checker) droppable(k int32, w uint64) int {
 	return drop
 }
 
-// getSegment reads segment id back from the store and decodes it.
+// getSegment reads segment id back from the store, into segBuf, and
+// decodes it.
 func (c *Checker) getSegment(id int64) (*segment, error) {
-	data, err := c.cfg.Store.Get(id)
+	data, err := c.cfg.Store.Get(id, c.segBuf[:0])
 	if err != nil {
 		return nil, err
 	}
+	c.segBuf = data[:0]
 	seg, err := decodeSegment(data)
 	if err != nil {
 		return nil, fmt.Errorf("segment %d: %w", id, err)

@@ -6,8 +6,10 @@ package spillfile
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 )
 
@@ -44,9 +46,29 @@ func (s *Store) Put(id int64, data []byte) error {
 	return nil
 }
 
-// Get reads segment id's file back.
-func (s *Store) Get(id int64) ([]byte, error) {
-	return os.ReadFile(s.path(id))
+// Get appends segment id's file to buf and returns the extended slice.
+func (s *Store) Get(id int64, buf []byte) ([]byte, error) {
+	f, err := os.Open(s.path(id))
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil {
+		buf = slices.Grow(buf, int(fi.Size()))
+	}
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, fmt.Errorf("reading %s: %w", s.path(id), err)
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 4096)
+		}
+	}
 }
 
 // Delete removes segment id's file.

@@ -8,8 +8,8 @@ import (
 	"github.com/isoscope/isoscope/internal/serve/spillfile"
 )
 
-// TestRoundTrip: a segment's bytes come back as they went, from a file of
-// their own; a deleted one does not.
+// TestRoundTrip: a segment's bytes come back as they went, appended to
+// the buffer given, from a file of their own; a deleted one does not.
 func TestRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spill")
 	s, err := spillfile.New(dir)
@@ -21,11 +21,11 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	data[0] = 'X' // the store keeps nothing of what it was given
-	back, err := s.Get(7)
+	back, err := s.Get(7, []byte("buf:"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []byte("aionseg2\x00\x01héllo"); !bytes.Equal(back, want) {
+	if want := []byte("buf:aionseg2\x00\x01héllo"); !bytes.Equal(back, want) {
 		t.Fatalf("got %q, want %q", back, want)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
@@ -38,7 +38,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := s.Delete(7); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(7); err == nil {
+	if _, err := s.Get(7, nil); err == nil {
 		t.Fatal("deleted segment read back")
 	}
 }
