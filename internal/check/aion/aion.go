@@ -52,6 +52,7 @@
 package aion
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -166,12 +167,14 @@ type Checker struct {
 
 	segs []segMeta
 	maxW uint64 // the highest watermark of a segment still spilled
-	// nextSeg is the id of the next spilled segment; segBuf holds a
-	// segment's encoding while the store takes it or gives it back.
-	nextSeg int64
-	segBuf  []byte
-	mem     int64
-	nextGC  int64
+	// nextSeg is the id of the next spilled segment; segBuf is the
+	// scratch space of a segment's encoding on its way to the store, and
+	// segReader buffers one on its way back.
+	nextSeg   int64
+	segBuf    []byte
+	segReader *bufio.Reader
+	mem       int64
+	nextGC    int64
 
 	found []Violation
 	stats Stats

@@ -1,7 +1,9 @@
 package aion_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -215,20 +217,31 @@ type memStore struct {
 	segs map[int64][]byte
 }
 
-func (m *memStore) Put(id int64, data []byte) error {
-	if _, ok := m.segs[id]; ok {
-		return fmt.Errorf("segment %d put twice", id)
-	}
-	m.segs[id] = slices.Clone(data)
+// memSegment is a segment being written to a memStore.
+type memSegment struct {
+	bytes.Buffer
+	m  *memStore
+	id int64
+}
+
+func (w *memSegment) Close() error {
+	w.m.segs[w.id] = w.Bytes()
 	return nil
 }
 
-func (m *memStore) Get(id int64, buf []byte) ([]byte, error) {
+func (m *memStore) Create(id int64) (io.WriteCloser, error) {
+	if _, ok := m.segs[id]; ok {
+		return nil, fmt.Errorf("segment %d created twice", id)
+	}
+	return &memSegment{m: m, id: id}, nil
+}
+
+func (m *memStore) Open(id int64) (io.ReadCloser, error) {
 	data, ok := m.segs[id]
 	if !ok {
 		return nil, fmt.Errorf("no segment %d", id)
 	}
-	return append(buf, data...), nil
+	return io.NopCloser(bytes.NewReader(data)), nil
 }
 
 func (m *memStore) Delete(id int64) error {

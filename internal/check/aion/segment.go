@@ -1,7 +1,7 @@
 package aion
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -12,7 +12,7 @@ import (
 // segment is one spill: transactions whose Ext verdict was final and that
 // committed below watermark, and versions that no snapshot at or above
 // watermark sees (a later version of their key committed below it). A
-// Store keeps it as encodeSegment encodes it.
+// Store keeps it as writeSegment writes it.
 type segment struct {
 	watermark uint64
 	txns      []spilledTxn
@@ -46,13 +46,20 @@ type spilledVersion struct {
 // segMagic starts every segment.
 const segMagic = "aionseg2"
 
-// encodeSegment appends seg's encoding to b: the magic, the watermark,
-// the transactions (their operations as the checker encoded them) and
-// the versions, in varints, values as appendValue writes them.
-func encodeSegment(b []byte, seg *segment) []byte {
-	b = append(b, segMagic...)
+// writeSegment writes seg's encoding to w: the magic, the watermark, the
+// transactions (their operations as the checker encoded them) and the
+// versions, in varints, values as appendValue writes them. It encodes
+// into b, a scratch buffer it returns, flushing it every 128 KiB, so that
+// a segment is never whole in memory.
+func writeSegment(w io.Writer, b []byte, seg *segment) ([]byte, error) {
+	b = append(b[:0], segMagic...)
 	b = binary.AppendUvarint(b, seg.watermark)
 	b = binary.AppendUvarint(b, uint64(len(seg.txns)))
+	flush := func() error {
+		_, err := w.Write(b)
+		b = b[:0]
+		return err
+	}
 	for i := range seg.txns {
 		t := &seg.txns[i]
 		b = appendValue(b, t.id)
@@ -64,6 +71,11 @@ func encodeSegment(b []byte, seg *segment) []byte {
 		// checker spilled them.
 		b = binary.AppendUvarint(b, uint64(t.nops))
 		b = append(b, t.enc...)
+		if len(b) > 128<<10 {
+			if err := flush(); err != nil {
+				return b[:0], err
+			}
+		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(seg.versions)))
 	for i := range seg.versions {
@@ -74,8 +86,14 @@ func encodeSegment(b []byte, seg *segment) []byte {
 		b = binary.AppendUvarint(b, v.startTS)
 		b = binary.AppendUvarint(b, v.commitTS)
 		b = appendValue(b, v.value)
+		if len(b) > 128<<10 {
+			if err := flush(); err != nil {
+				return b[:0], err
+			}
+		}
 	}
-	return b
+	err := flush()
+	return b[:0], err
 }
 
 func appendValue(b []byte, v history.Value) []byte {
@@ -93,13 +111,13 @@ func appendValue(b []byte, v history.Value) []byte {
 // errCorrupt reports a segment that does not decode.
 var errCorrupt = errors.New("not a segment file, or a damaged one")
 
-// decodeSegment decodes what encodeSegment encoded; anything else is
+// decodeSegment decodes what writeSegment wrote; anything else is
 // errCorrupt.
-func decodeSegment(data []byte) (*segment, error) {
-	if !bytes.HasPrefix(data, []byte(segMagic)) {
+func decodeSegment(r *bufio.Reader) (*segment, error) {
+	magic := make([]byte, len(segMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != segMagic {
 		return nil, errCorrupt
 	}
-	r := bytes.NewReader(data[len(segMagic):])
 	d := decoder{r: r}
 	seg := &segment{watermark: d.uvarint()}
 	n := d.count()
@@ -133,7 +151,7 @@ func decodeSegment(data []byte) (*segment, error) {
 
 // decoder reads varints and values, keeping the first error.
 type decoder struct {
-	r   *bytes.Reader
+	r   *bufio.Reader
 	err error
 }
 

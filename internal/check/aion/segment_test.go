@@ -1,6 +1,8 @@
 package aion
 
 import (
+	"bufio"
+	"bytes"
 	"reflect"
 	"testing"
 
@@ -18,8 +20,12 @@ func TestSegmentRoundTrip(t *testing.T) {
 		versions: []spilledVersion{{key: 0, id: history.IntValue(12), session: 1, startTS: 1, commitTS: 2, value: history.Tombstone},
 			{key: 3, id: history.StringValue("b"), startTS: 3, commitTS: 3, value: history.StringValue("héllo")}},
 	}
-	data := encodeSegment(nil, seg)
-	back, err := decodeSegment(data)
+	var buf bytes.Buffer
+	if _, err := writeSegment(&buf, nil, seg); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	back, err := decodeSegment(bufio.NewReader(bytes.NewReader(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +36,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 		t.Fatalf("got %+v\nwant %+v", back, &want)
 	}
 	for _, bad := range [][]byte{data[:len(data)-3], data[:5], append([]byte("aionseg1"), data[8:]...)} {
-		if _, err := decodeSegment(bad); err != errCorrupt {
+		if _, err := decodeSegment(bufio.NewReader(bytes.NewReader(bad))); err != errCorrupt {
 			t.Fatalf("damaged segment %q: %v", bad, err)
 		}
 	}

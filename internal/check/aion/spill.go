@@ -1,8 +1,10 @@
 package aion
 
 import (
+	"bufio"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -11,15 +13,14 @@ import (
 )
 
 // Store keeps spilled segments as bytes: what the checker moved out of
-// memory, in its own encoding. Put stores data under id, an id the
-// checker has not used before; it must not keep data, which the checker
-// reuses, once it returns. Get appends what was put under id to buf (a
-// buffer the checker reuses, so that reading a segment back allocates
-// nothing) and returns the extended slice. Delete forgets id (after Get,
-// when the checker reloaded the segment).
+// memory, in its own encoding. Create starts segment id, an id the
+// checker has not used before: the checker writes its bytes, in pieces,
+// and closes it; it is whole once Close returned nil. Open reads back
+// the bytes of segment id, which the checker then closes. Delete forgets
+// id (after Open, when the checker reloaded the segment).
 type Store interface {
-	Put(id int64, data []byte) error
-	Get(id int64, buf []byte) ([]byte, error)
+	Create(id int64) (io.WriteCloser, error)
+	Open(id int64) (io.ReadCloser, error)
 	Delete(id int64) error
 }
 
@@ -154,8 +155,7 @@ func (c *Checker) maybeGC() error {
 	}
 	if len(seg.txns) > 0 || len(seg.versions) > 0 {
 		id := c.nextSeg
-		c.segBuf = encodeSegment(c.segBuf[:0], seg)
-		if err := c.cfg.Store.Put(id, c.segBuf); err != nil {
+		if err := c.putSegment(id, seg); err != nil {
 			return fmt.Errorf("aion: spilling %d transactions: %w", len(seg.txns), err)
 		}
 		c.nextSeg++
@@ -285,15 +285,33 @@ func (c *Checker) droppable(k int32, w uint64) int {
 	return drop
 }
 
-// getSegment reads segment id back from the store, into segBuf, and
-// decodes it.
+// putSegment writes seg to the store as segment id.
+func (c *Checker) putSegment(id int64, seg *segment) error {
+	w, err := c.cfg.Store.Create(id)
+	if err != nil {
+		return err
+	}
+	c.segBuf, err = writeSegment(w, c.segBuf, seg)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// getSegment reads segment id back from the store and decodes it.
 func (c *Checker) getSegment(id int64) (*segment, error) {
-	data, err := c.cfg.Store.Get(id, c.segBuf[:0])
+	r, err := c.cfg.Store.Open(id)
 	if err != nil {
 		return nil, err
 	}
-	c.segBuf = data[:0]
-	seg, err := decodeSegment(data)
+	defer r.Close()
+	if c.segReader == nil {
+		c.segReader = bufio.NewReaderSize(r, 256<<10)
+	} else {
+		c.segReader.Reset(r)
+	}
+	seg, err := decodeSegment(c.segReader)
+	c.segReader.Reset(nil)
 	if err != nil {
 		return nil, fmt.Errorf("segment %d: %w", id, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 )
 
@@ -30,45 +29,39 @@ func (s *Store) path(id int64) string {
 	return filepath.Join(s.dir, "segment-"+strconv.FormatInt(id, 10)+".bin")
 }
 
-// Put writes data to segment id's file.
-func (s *Store) Put(id int64, data []byte) error {
+// Create creates segment id's file: what is written to it goes to the
+// file, which Close closes.
+func (s *Store) Create(id int64) (io.WriteCloser, error) {
 	f, err := os.Create(s.path(id))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	return &file{f: f}, nil
+}
+
+// file is a segment's file being written; its errors name it.
+type file struct {
+	f *os.File
+}
+
+func (w *file) Write(b []byte) (int, error) {
+	n, err := w.f.Write(b)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", s.path(id), err)
+		err = fmt.Errorf("writing %s: %w", w.f.Name(), err)
+	}
+	return n, err
+}
+
+func (w *file) Close() error {
+	if err := w.f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", w.f.Name(), err)
 	}
 	return nil
 }
 
-// Get appends segment id's file to buf and returns the extended slice.
-func (s *Store) Get(id int64, buf []byte) ([]byte, error) {
-	f, err := os.Open(s.path(id))
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil {
-		buf = slices.Grow(buf, int(fi.Size()))
-	}
-	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, fmt.Errorf("reading %s: %w", s.path(id), err)
-		}
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 4096)
-		}
-	}
+// Open opens segment id's file for reading.
+func (s *Store) Open(id int64) (io.ReadCloser, error) {
+	return os.Open(s.path(id))
 }
 
 // Delete removes segment id's file.
