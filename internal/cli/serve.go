@@ -16,7 +16,9 @@ import (
 	"github.com/isoscope/isoscope/internal/check/aion"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/natsin"
+	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/serve/spillfile"
 )
 
 // serveCommand is `isoscope serve [flags]`.
@@ -142,7 +144,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if fit := BatchMemory(c.MemoryMB<<20) / serve.ParseExpansion; !c.maxBodySet && c.MemoryMB > 0 && maxBody > fit {
 		maxBody = fit // a small --memory-mb: the largest batch is what it has room to parse
 	}
-	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Log: log,
+	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Explain: report.Explain, Log: log,
 		MaxBatch: maxBody, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
 		Checker: aion.Config{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
 	if c.MemoryMB > 0 {
@@ -153,7 +155,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 			}
 			defer os.RemoveAll(dir)
 		}
-		if cfg.Checker.Store, err = aion.NewFileStore(dir); err != nil {
+		if cfg.Checker.Store, err = spillfile.New(dir); err != nil {
 			return err
 		}
 	}

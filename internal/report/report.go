@@ -14,6 +14,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/finding"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -232,32 +233,10 @@ type OwnReads struct {
 
 // Finding is one anomaly of a Document. Transaction ids and keys are as
 // in the input (the initial state is "init").
-type Finding struct {
-	Kind         string          `json:"kind"`
-	Phenomenon   string          `json:"phenomenon,omitempty"`
-	Transactions []any           `json:"transactions"`
-	Cycle        []Edge          `json:"cycle,omitempty"`
-	Key          any             `json:"key,omitempty"`
-	Value        json.RawMessage `json:"value,omitempty"`
-	Explanation  string          `json:"explanation"`
-	// BestFound marks a cycle found under one choice of the uncertain
-	// dependencies (solver checkers): the verdict is exact, the cycle
-	// illustrates it.
-	BestFound bool `json:"best_found,omitempty"`
-	// Core are the transactions of a sub-history that violates the level
-	// on its own, found by the solver's counterexample search; Minimal
-	// says none of them can be left out.
-	Core    []any `json:"core,omitempty"`
-	Minimal bool  `json:"minimal,omitempty"`
-}
+type Finding = finding.Finding
 
 // Edge is one dependency of a Finding's cycle.
-type Edge struct {
-	From any    `json:"from"`
-	To   any    `json:"to"`
-	Dep  string `json:"dep"`
-	Key  any    `json:"key,omitempty"`
-}
+type Edge = finding.Edge
 
 // NewDocument renders c as the contract's JSON result; withFile names the
 // file in it.
@@ -300,27 +279,7 @@ func NewDocument(c *Checked, withFile bool) *Document {
 // NewFinding renders anomaly a of history h as a Finding of the JSON
 // result.
 func NewFinding(h *history.History, a *anomaly.Anomaly) Finding {
-	f := Finding{Kind: a.Kind.String(), Phenomenon: a.Phenomenon.String(), Explanation: Explain(h, a), BestFound: a.BestFound}
-	f.Transactions = make([]any, 0, len(a.Txns))
-	for _, t := range a.Txns {
-		f.Transactions = append(f.Transactions, txnJSON(h, t))
-	}
-	for _, t := range a.Core {
-		f.Core = append(f.Core, txnJSON(h, t))
-	}
-	f.Minimal = a.Minimal
-	for _, s := range a.Cycle {
-		e := Edge{From: txnJSON(h, s.From), To: txnJSON(h, s.To), Dep: s.Dep.String()}
-		if s.Key != history.NoKey {
-			e.Key = keyJSON(h, s.Key)
-		}
-		f.Cycle = append(f.Cycle, e)
-	}
-	if !a.IsCycle() && a.Key != history.NoKey {
-		f.Key = keyJSON(h, a.Key)
-		f.Value = a.Value.AppendJSON(nil)
-	}
-	return f
+	return finding.New(h, a, Explain(h, a))
 }
 
 // JSON writes the result as one JSON object on one line. With withFile,
@@ -332,30 +291,6 @@ func JSON(w io.Writer, c *Checked, withFile bool) error {
 		return enc.Encode(ErrorDocument(c))
 	}
 	return enc.Encode(NewDocument(c, withFile))
-}
-
-func txnJSON(h *history.History, t history.TxnID) any {
-	if t == history.Init {
-		return "init"
-	}
-	return scalar(h.Txns[t].ID)
-}
-
-func keyJSON(h *history.History, k history.KeyID) any {
-	if k < 0 || int(k) >= len(h.Keys) {
-		return nil
-	}
-	return scalar(h.Keys[k])
-}
-
-func scalar(v history.Value) any {
-	switch v.Kind {
-	case history.Int:
-		return v.N
-	case history.String:
-		return v.S
-	}
-	return nil
 }
 
 // SortAnomalies orders anomalies by kind (catalogue order), stably.

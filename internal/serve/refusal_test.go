@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/check/aion"
+	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/serve"
 )
 
@@ -28,6 +29,9 @@ func start(t *testing.T, cfg serve.Config) *live {
 	l := &live{out: &lockedBuffer{}}
 	if cfg.Out == nil {
 		cfg.Out = l.out
+	}
+	if cfg.Explain == nil {
+		cfg.Explain = report.Explain // as the command line does
 	}
 	s, err := serve.New(cfg)
 	if err != nil {

@@ -48,10 +48,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/aion"
+	"github.com/isoscope/isoscope/internal/finding"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/report"
 )
 
 // Config sets up a Server.
@@ -91,6 +92,11 @@ type Config struct {
 	// Out receives every final violation as a JSON line, and the pending
 	// ones at shutdown: findings only.
 	Out io.Writer
+	// Explain writes the explanation of a violation's JSON line, the
+	// prose about anomaly a of history h: the service renders none
+	// itself, the command line gives report.Explain. Nil leaves the
+	// explanations empty.
+	Explain func(h *history.History, a *anomaly.Anomaly) string
 	// Log receives what the service has to say besides findings: refused
 	// batches, a source's failure, the checker's (nothing when nil).
 	Log *slog.Logger
@@ -242,7 +248,7 @@ type Line struct {
 	// than one, the stream of each, in the order of Transactions.
 	Stream  string   `json:"stream,omitempty"`
 	Streams []string `json:"streams,omitempty"`
-	report.Finding
+	finding.Finding
 }
 
 // New returns a server for cfg.
@@ -861,7 +867,8 @@ func (s *Server) emit(v *aion.Violation, pending bool) {
 	s.seq++
 	seq := s.seq
 	s.mu.Unlock()
-	l := Line{Seq: seq, At: v.At, Pending: pending, Level: s.level, Finding: report.NewFinding(h, &a)}
+	l := Line{Seq: seq, At: v.At, Pending: pending, Level: s.level, Finding: finding.New(h, &a, "")}
+	explained := h // the history the explanation names transactions of
 	var named []string
 	for _, t := range a.Txns {
 		if t != history.Init {
@@ -884,10 +891,13 @@ func (s *Server) emit(v *aion.Violation, pending bool) {
 				for i := range named.Txns {
 					named.Txns[i].ID = history.StringValue("T" + named.Txns[i].ID.String() + "@" + streams[i])
 				}
-				l.Explanation = report.Explain(named, &a)
+				explained = named
 				break
 			}
 		}
+	}
+	if s.cfg.Explain != nil {
+		l.Explanation = s.cfg.Explain(explained, &a)
 	}
 	b, err := json.Marshal(l)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/workload"
 )
@@ -151,7 +152,7 @@ func TestEndToEndHTTP(t *testing.T) {
 
 	clk := newClock()
 	out := &lockedBuffer{}
-	s, err := serve.New(serve.Config{Checker: aion.Config{Clock: clk.Now}, Tick: time.Hour, Out: out})
+	s, err := serve.New(serve.Config{Checker: aion.Config{Clock: clk.Now}, Tick: time.Hour, Out: out, Explain: report.Explain})
 	if err != nil {
 		t.Fatal(err)
 	}

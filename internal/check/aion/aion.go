@@ -44,13 +44,15 @@
 // Memory: with Config.MemoryBound set, when the checker's own estimate of
 // its state passes the bound, it moves the transactions whose verdict is
 // final and that committed below a watermark, and the versions no snapshot
-// at or above the watermark can see, to a Store (FileStore keeps them in
+// at or above the watermark can see, to a Store (bytes in the checker's
+// own encoding, kept where the caller likes: the service keeps them in
 // files), and reloads them when a transaction arrives that starts below a
 // watermark it spilled at. A list key's versions and its element index
 // stay in memory: they are its state.
 package aion
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -163,10 +165,16 @@ type Checker struct {
 	finals []*txn
 	fhead  int
 
-	segs   []segMeta
-	maxW   uint64 // the highest watermark of a segment still spilled
-	mem    int64
-	nextGC int64
+	segs []segMeta
+	maxW uint64 // the highest watermark of a segment still spilled
+	// nextSeg is the id of the next spilled segment; segBuf is the
+	// scratch space of a segment's encoding on its way to the store, and
+	// segReader buffers one on its way back.
+	nextSeg   int64
+	segBuf    []byte
+	segReader *bufio.Reader
+	mem       int64
+	nextGC    int64
 
 	found []Violation
 	stats Stats

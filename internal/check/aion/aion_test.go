@@ -1,6 +1,9 @@
 package aion_test
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check/aion"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/serve/spillfile"
 )
 
 // tiny builds a history from transactions given as (id, session, start,
@@ -208,20 +212,37 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// memStore is a Store in memory: a store of the user's own, which gets
-// segments with their operations decoded.
+// memStore is a Store in memory: a store of the user's own.
 type memStore struct {
-	segs map[int64]*aion.Segment
-	next int64
+	segs map[int64][]byte
 }
 
-func (m *memStore) Put(seg *aion.Segment) (int64, error) {
-	m.next++
-	m.segs[m.next] = seg
-	return m.next, nil
+// memSegment is a segment being written to a memStore.
+type memSegment struct {
+	bytes.Buffer
+	m  *memStore
+	id int64
 }
 
-func (m *memStore) Get(id int64) (*aion.Segment, error) { return m.segs[id], nil }
+func (w *memSegment) Close() error {
+	w.m.segs[w.id] = w.Bytes()
+	return nil
+}
+
+func (m *memStore) Create(id int64) (io.WriteCloser, error) {
+	if _, ok := m.segs[id]; ok {
+		return nil, fmt.Errorf("segment %d created twice", id)
+	}
+	return &memSegment{m: m, id: id}, nil
+}
+
+func (m *memStore) Open(id int64) (io.ReadCloser, error) {
+	data, ok := m.segs[id]
+	if !ok {
+		return nil, fmt.Errorf("no segment %d", id)
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
+}
 
 func (m *memStore) Delete(id int64) error {
 	delete(m.segs, id)
@@ -241,9 +262,9 @@ func TestSpillTransparent(t *testing.T) {
 				sched := scheduleLate(g.H, rnd, 10*time.Millisecond, 1.0/100, 300*time.Millisecond)
 				cfg := aion.Config{Serializable: ser, Timeout: 20 * time.Millisecond}
 				_, want := feed(t, g.H, sched, 20, cfg, &clock{now: time.Unix(0, 0)})
-				var store aion.Store = &memStore{segs: map[int64]*aion.Segment{}}
+				var store aion.Store = &memStore{segs: map[int64][]byte{}}
 				if seed == 0 {
-					fs, err := aion.NewFileStore(t.TempDir())
+					fs, err := spillfile.New(t.TempDir())
 					if err != nil {
 						t.Fatal(err)
 					}

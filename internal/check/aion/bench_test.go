@@ -21,6 +21,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check/aion"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/serve/spillfile"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -156,7 +157,7 @@ func BenchmarkAion(b *testing.B) {
 			var rate, cpuRate, peak float64
 			var spills uint64
 			for b.Loop() {
-				store, err := aion.NewFileStore(b.TempDir())
+				store, err := spillfile.New(b.TempDir())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,8 +1,10 @@
 package aion
 
 import (
+	"bufio"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -10,55 +12,16 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-// Store keeps spilled segments: what the checker moved out of memory. Put
-// stores a segment and returns its id; Get returns it; Delete forgets it
-// (after Get, when the checker reloaded it).
+// Store keeps spilled segments as bytes: what the checker moved out of
+// memory, in its own encoding. Create starts segment id, an id the
+// checker has not used before: the checker writes its bytes, in pieces,
+// and closes it; it is whole once Close returned nil. Open reads back
+// the bytes of segment id, which the checker then closes. Delete forgets
+// id (after Open, when the checker reloaded the segment).
 type Store interface {
-	Put(seg *Segment) (int64, error)
-	Get(id int64) (*Segment, error)
+	Create(id int64) (io.WriteCloser, error)
+	Open(id int64) (io.ReadCloser, error)
 	Delete(id int64) error
-}
-
-// Segment is one spill: transactions whose Ext verdict was final and that
-// committed below Watermark, and versions that no snapshot at or above
-// Watermark sees (a later version of their key committed below it).
-type Segment struct {
-	Watermark uint64
-	Txns      []SpilledTxn
-	Versions  []SpilledVersion
-}
-
-// SpilledTxn is a transaction of a Segment. Keys and sessions are the
-// checker's interned ids, which live as long as the checker.
-type SpilledTxn struct {
-	ID                history.Value
-	Session           int32
-	StartTS, CommitTS uint64
-	Line              int
-	Ops               []SpilledOp
-	// enc and nops are the operations in the checker's encoding
-	// (encodeOps), which is FileStore's: a spill to a FileStore sets them
-	// instead of Ops, sparing the decoding.
-	enc  []byte
-	nops int
-}
-
-// SpilledOp is an operation of a SpilledTxn.
-type SpilledOp struct {
-	Kind  history.OpKind
-	Key   int32
-	Value history.Value
-	// List is what a list read returned.
-	List []history.Value
-}
-
-// SpilledVersion is a version of a Segment.
-type SpilledVersion struct {
-	Key               int32
-	ID                history.Value
-	Session           int32
-	StartTS, CommitTS uint64
-	Value             history.Value
 }
 
 // segMeta is what the checker keeps of a spilled segment.
@@ -142,23 +105,17 @@ func (c *Checker) maybeGC() error {
 		limit = min(limit, t.snapTS(c.ser))
 	}
 	target := c.mem - bound*3/4
-	seg := &Segment{Txns: make([]SpilledTxn, 0, min(maxSpill, len(c.finals)-c.fhead))}
-	var slab []SpilledOp // the spilled transactions' operations, in one array
-	_, raw := c.cfg.Store.(*FileStore)
+	seg := &segment{txns: make([]spilledTxn, 0, min(maxSpill, len(c.finals)-c.fhead))}
 	var freed int64
 	var w uint64
-	for c.fhead < len(c.finals) && freed < target && len(seg.Txns) < maxSpill {
+	for c.fhead < len(c.finals) && freed < target && len(seg.txns) < maxSpill {
 		t := c.finals[c.fhead]
 		if t.cts >= limit {
 			break
 		}
 		c.finals[c.fhead] = nil
 		c.fhead++
-		if raw {
-			seg.Txns = append(seg.Txns, SpilledTxn{ID: t.id, Session: t.sess, StartTS: t.sts, CommitTS: t.cts, Line: int(t.line), enc: t.enc, nops: int(t.nops)})
-		} else {
-			c.spillOps(seg, t, &slab)
-		}
+		seg.txns = append(seg.txns, spilledTxn{id: t.id, session: t.sess, startTS: t.sts, commitTS: t.cts, line: int(t.line), enc: t.enc, nops: int(t.nops)})
 		c.byID.remove(t.id)
 		c.mem -= t.bytes()
 		freed += t.bytes()
@@ -169,19 +126,19 @@ func (c *Checker) maybeGC() error {
 		clear(c.finals[n:])
 		c.finals, c.fhead = c.finals[:n], 0
 	}
-	if len(seg.Txns) == 0 {
+	if len(seg.txns) == 0 {
 		w = limit
 	}
 	if w == math.MaxUint64 || w == 0 {
 		c.nextGC = c.mem + bound/8
 		return nil
 	}
-	seg.Watermark = w
+	seg.watermark = w
 	nv := 0
 	for k := range c.ks {
 		nv += c.droppable(int32(k), w)
 	}
-	seg.Versions = make([]SpilledVersion, 0, nv)
+	seg.versions = make([]spilledVersion, 0, nv)
 	for k := range c.ks {
 		ks := &c.ks[k]
 		drop := c.droppable(int32(k), w)
@@ -189,36 +146,37 @@ func (c *Checker) maybeGC() error {
 			continue
 		}
 		for _, v := range ks.vers[:drop] {
-			seg.Versions = append(seg.Versions, SpilledVersion{Key: int32(k), ID: v.ID(), Session: v.sess, StartTS: v.sts, CommitTS: v.cts, Value: v.value()})
+			seg.versions = append(seg.versions, spilledVersion{key: int32(k), id: v.ID(), session: v.sess, startTS: v.sts, commitTS: v.cts, value: v.value()})
 		}
 		n := copy(ks.vers, ks.vers[drop:])
 		clear(ks.vers[n:])
 		ks.vers = ks.vers[:n]
 		c.shrinkVersions(ks)
 	}
-	if len(seg.Txns) > 0 || len(seg.Versions) > 0 {
-		id, err := c.cfg.Store.Put(seg)
-		if err != nil {
-			return fmt.Errorf("aion: spilling %d transactions: %w", len(seg.Txns), err)
+	if len(seg.txns) > 0 || len(seg.versions) > 0 {
+		id := c.nextSeg
+		if err := c.putSegment(id, seg); err != nil {
+			return fmt.Errorf("aion: spilling %d transactions: %w", len(seg.txns), err)
 		}
+		c.nextSeg++
 		var keys []int32
-		for _, v := range seg.Versions {
-			if n := len(keys); n == 0 || keys[n-1] != v.Key {
-				keys = append(keys, v.Key)
+		for _, v := range seg.versions {
+			if n := len(keys); n == 0 || keys[n-1] != v.key {
+				keys = append(keys, v.key)
 			}
 		}
 		c.mem += int64(4*len(keys)) + 64
-		pairs := newBloom(len(seg.Versions))
-		for _, v := range seg.Versions {
-			pairs.add(c.pairHash(v.Key, v.Value))
+		pairs := newBloom(len(seg.versions))
+		for _, v := range seg.versions {
+			pairs.add(c.pairHash(v.key, v.value))
 		}
 		c.mem += int64(8 * len(pairs))
-		c.segs = append(c.segs, segMeta{id: id, w: w, txns: len(seg.Txns), keys: keys, pairs: pairs})
+		c.segs = append(c.segs, segMeta{id: id, w: w, txns: len(seg.txns), keys: keys, pairs: pairs})
 		c.maxW = max(c.maxW, w)
 		c.stats.Spills++
 	}
 	c.nextGC = bound
-	if c.mem > bound*7/8 && len(seg.Txns) < maxSpill {
+	if c.mem > bound*7/8 && len(seg.txns) < maxSpill {
 		c.nextGC = c.mem + bound/8
 	}
 	return nil
@@ -245,26 +203,22 @@ func (c *Checker) reload(ts uint64) error {
 	}
 	for _, m := range back {
 		c.mem -= int64(4*len(m.keys)+8*len(m.pairs)) + 64
-		seg, err := c.cfg.Store.Get(m.id)
+		seg, err := c.getSegment(m.id)
 		if err != nil {
 			return fmt.Errorf("aion: reloading a spilled segment: %w", err)
 		}
-		for _, st := range seg.Txns {
-			t := &txn{id: st.ID, sess: st.Session, sts: st.StartTS, cts: st.CommitTS, line: int32(st.Line), final: true}
-			ops := make([]op, len(st.Ops))
-			for j, o := range st.Ops {
-				ops[j] = op{kind: o.Kind, key: o.Key, val: o.Value, list: o.List}
-			}
-			t.enc, t.nops = encodeOps(nil, ops), int32(len(ops))
+		for _, st := range seg.txns {
+			t := &txn{id: st.id, sess: st.session, sts: st.startTS, cts: st.commitTS, line: int32(st.line), final: true}
+			t.enc, t.nops = encodeOps(nil, st.ops), int32(len(st.ops))
 			c.byID.put(t)
 			c.finals = append(c.finals, t)
 			c.mem += t.bytes()
 		}
-		for _, v := range seg.Versions {
-			ks := &c.ks[v.Key]
+		for _, v := range seg.versions {
+			ks := &c.ks[v.key]
 			before := cap(ks.vers)
-			ks.vers = append(ks.vers, newVersion(commitPos(c.ser, v.ID, v.StartTS, v.CommitTS), v.StartTS, v.Session, v.Value, nil))
-			touched[v.Key] = true
+			ks.vers = append(ks.vers, newVersion(commitPos(c.ser, v.id, v.startTS, v.commitTS), v.startTS, v.session, v.value, nil))
+			touched[v.key] = true
 			c.mem += int64(cap(ks.vers)-before) * versionBytes
 		}
 		if err := c.cfg.Store.Delete(m.id); err != nil {
@@ -290,13 +244,13 @@ func (c *Checker) searchSpilled(id history.Value, k int32, v history.Value) (par
 		if _, ok := slices.BinarySearch(c.segs[i].keys, k); !ok || !c.segs[i].pairs.has(h) {
 			continue
 		}
-		seg, err := c.cfg.Store.Get(c.segs[i].id)
+		seg, err := c.getSegment(c.segs[i].id)
 		if err != nil {
 			return party{}, false, fmt.Errorf("aion: reading a spilled segment: %w", err)
 		}
-		for j := len(seg.Versions) - 1; j >= 0; j-- {
-			if sv := &seg.Versions[j]; sv.Key == k && sv.ID != id && (sv.Value == v || v.IsNull() && sv.Value.IsNull()) {
-				return party{id: sv.ID, sess: sv.Session, sts: sv.StartTS, cts: sv.CommitTS}, true, nil
+		for j := len(seg.versions) - 1; j >= 0; j-- {
+			if sv := &seg.versions[j]; sv.key == k && sv.id != id && (sv.value == v || v.IsNull() && sv.value.IsNull()) {
+				return party{id: sv.id, sess: sv.session, sts: sv.startTS, cts: sv.commitTS}, true, nil
 			}
 		}
 	}
@@ -331,15 +285,35 @@ func (c *Checker) droppable(k int32, w uint64) int {
 	return drop
 }
 
-// spillOps adds t to seg with its operations decoded, in slab's array.
-func (c *Checker) spillOps(seg *Segment, t *txn, slab *[]SpilledOp) {
-	c.ops = decodeOps(c.ops[:0], t.enc)
-	if cap(*slab)-len(*slab) < len(c.ops) {
-		*slab = make([]SpilledOp, 0, max(4096, len(c.ops)))
+// putSegment writes seg to the store as segment id.
+func (c *Checker) putSegment(id int64, seg *segment) error {
+	w, err := c.cfg.Store.Create(id)
+	if err != nil {
+		return err
 	}
-	n := len(*slab)
-	for _, o := range c.ops {
-		*slab = append(*slab, SpilledOp{Kind: o.kind, Key: o.key, Value: o.val, List: o.list})
+	c.segBuf, err = writeSegment(w, c.segBuf, seg)
+	if cerr := w.Close(); err == nil {
+		err = cerr
 	}
-	seg.Txns = append(seg.Txns, SpilledTxn{ID: t.id, Session: t.sess, StartTS: t.sts, CommitTS: t.cts, Line: int(t.line), Ops: (*slab)[n:len(*slab):len(*slab)]})
+	return err
+}
+
+// getSegment reads segment id back from the store and decodes it.
+func (c *Checker) getSegment(id int64) (*segment, error) {
+	r, err := c.cfg.Store.Open(id)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if c.segReader == nil {
+		c.segReader = bufio.NewReaderSize(r, 256<<10)
+	} else {
+		c.segReader.Reset(r)
+	}
+	seg, err := decodeSegment(c.segReader)
+	c.segReader.Reset(nil)
+	if err != nil {
+		return nil, fmt.Errorf("segment %d: %w", id, err)
+	}
+	return seg, nil
 }
