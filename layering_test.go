@@ -54,8 +54,7 @@ var layerRules = []layerRule{
 // as "importer -> imported" (module-relative). The re-layering removes
 // them one by one; a new violation, or one listed that no longer exists,
 // fails TestLayering, so the list only shrinks.
-var knownLayerViolations = []string{
-}
+var knownLayerViolations = []string{}
 
 // imports returns every package directory of the module (module-relative,
 // "." for the root) with the packages its non-test Go files import
