@@ -111,30 +111,34 @@ func TestUnsatSearchDeterministic(t *testing.T) {
 	if err != nil || len(base) == 0 || len(base[0].Core) == 0 {
 		t.Fatalf("idle: %v %v", base, err)
 	}
-	// A budget that stops the shrinking midway: fewer tries than the
-	// default search used.
-	cut := full
-	cut.ShrinkTries = 8
-	cutFound, _, err := cut.Run(context.Background(), ix, ser)
-	if err != nil || len(cutFound) == 0 {
-		t.Fatalf("small budget: %v %v", cutFound, err)
+	// A budget that stops the search midway: less work than the search to
+	// a 1-minimal core takes, yet enough for the window that violates.
+	var cut Checker
+	var cutFound []anomaly.Anomaly
+	for work := int64(1 << 16); work > 1 && cutFound == nil; work /= 2 {
+		c := full
+		c.ShrinkWork = work
+		found, _, err := c.Run(context.Background(), ix, ser)
+		if err == nil && len(found) > 0 && outcome(found, nil) != outcome(base, nil) {
+			cut, cutFound = c, found
+		}
 	}
-	if outcome(cutFound, nil) == outcome(base, nil) {
-		t.Fatalf("a budget of %d tries changed nothing: %v", cut.ShrinkTries, base)
+	if cutFound == nil {
+		t.Fatal("no budget stops the search midway with a violation")
 	}
-	t.Logf("bound %d; full search: core of %d (minimal %v); %d tries: core of %d", bound, len(base[0].Core), base[0].Minimal, cut.ShrinkTries, len(cutFound[0].Core))
+	t.Logf("bound %d; full search: core of %d (minimal %v); work %d: core of %d", bound, len(base[0].Core), base[0].Minimal, cut.ShrinkWork, len(cutFound[0].Core))
 	for _, c := range []Checker{full, cut} {
 		want := run(c)
 		for _, procs := range []int{0, 1} {
 			var got string
 			busy(procs, func() { got = run(c) })
 			if got != want {
-				t.Errorf("tries %d, busy, GOMAXPROCS %d:\n got %s\nwant %s", c.ShrinkTries, procs, got, want)
+				t.Errorf("work %d, busy, GOMAXPROCS %d:\n got %s\nwant %s", c.ShrinkWork, procs, got, want)
 			}
 		}
 		for range 3 {
 			if got := run(c); got != want {
-				t.Errorf("tries %d, run again:\n got %s\nwant %s", c.ShrinkTries, got, want)
+				t.Errorf("work %d, run again:\n got %s\nwant %s", c.ShrinkWork, got, want)
 			}
 		}
 	}

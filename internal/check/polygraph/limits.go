@@ -19,10 +19,12 @@ type Limits struct {
 	// Conflicts bounds each solver search, in conflicts: a search that
 	// reaches it stops undecided (a *BudgetError). Zero sets no bound.
 	Conflicts int64
-	// ShrinkTries bounds the candidate sub-histories one counterexample
-	// search (the unsat search's windows, or the shrinker after a
-	// refutation) checks; zero means DefaultShrinkTries.
-	ShrinkTries int
+	// ShrinkWork bounds the work of one counterexample search (the
+	// unsat search's windows, or the shrinker after a refutation): each
+	// sub-history it checks costs its operations, plus one per
+	// transaction, plus the anti-dependencies its encoding derives. Zero
+	// means DefaultShrinkWork.
+	ShrinkWork int64
 	// ShrinkConflicts bounds the solver conflicts of all the checks of
 	// sub-histories of one counterexample search together; zero means
 	// DefaultShrinkConflicts.
@@ -34,20 +36,25 @@ type Limits struct {
 // history with repeated values 57,000; 600 transactions on 12 keys with
 // repeated values would derive 17 M and take a minute and 6 GB to encode.
 //
-// DefaultShrinkTries and DefaultShrinkConflicts stand for the 20 seconds
-// the counterexample search used to be allowed: on the 2-core machine
-// they were measured on, checking one sub-history of the unsat search's
-// benchmark histories (TestUnsatSearch's, 400 transactions; the windows
-// of 10,000-transaction RandomBench histories) takes 1 to 40 ms, and a
-// search that runs to its end — the windows, then the halving passes to
-// a 1-minimal core — tries at most a few hundred. The conflicts of those
-// checks are a few per sub-history (the solver mostly propagates), at
-// tens of microseconds each. 2,000 tries and 200,000 conflicts thus let
-// every search of the tests and benchmarks run to its end, and bound a
-// pathological one to about the old 20 seconds.
+// DefaultShrinkWork and DefaultShrinkConflicts stand for the 20 seconds
+// the counterexample search used to be allowed, measured on the 2-core
+// machine they were chosen on. Shrinking the solver's refutations of
+// general histories with planted stale reads (1,000 to 10,000
+// transactions of 4 operations, half the keys with repeated values) got
+// through 390,000 to 640,000 units of work a second on an idle machine
+// (163,000 in 0.41 s at 1,000 transactions; 3.4 M in 7.4 s at 10,000) and
+// 180,000 to 200,000 on a loaded one (the same 3.4 M in 18.9 s), with a
+// few hundred conflicts in all; the unsat search's windows of
+// TestUnsatSearch's 400-transaction histories cost about 11,000 units in
+// 25 to 55 ms. So 8 M units are about 20 s of work on the idle machine.
+// The solver, on small dense encodings (60 transactions on 6 keys with
+// repeated values), meets 7,500 to 13,000 conflicts a second: 200,000
+// conflicts are about 20 s of solving. Every counterexample search of the
+// tests ends well within both. The unsat search's windows and the
+// shrinking of the violation it finds have each a budget of their own.
 const (
 	DefaultMaxDerived      = 2_000_000
-	DefaultShrinkTries     = 2000
+	DefaultShrinkWork      = 8_000_000
 	DefaultShrinkConflicts = 200_000
 )
 
@@ -59,12 +66,12 @@ func (l Limits) maxDerived() int {
 	return l.MaxDerived
 }
 
-// shrinkTries returns the bound on the sub-histories a search checks.
-func (l Limits) shrinkTries() int {
-	if l.ShrinkTries <= 0 {
-		return DefaultShrinkTries
+// shrinkWork returns the bound on the sub-histories a search checks.
+func (l Limits) shrinkWork() int64 {
+	if l.ShrinkWork <= 0 {
+		return DefaultShrinkWork
 	}
-	return l.ShrinkTries
+	return l.ShrinkWork
 }
 
 // shrinkConflicts returns the bound on a search's solver conflicts.
@@ -83,8 +90,8 @@ func (c Checker) WithLimits(l Limits) Checker {
 	if l.Conflicts != 0 {
 		c.Conflicts = l.Conflicts
 	}
-	if l.ShrinkTries != 0 {
-		c.ShrinkTries = l.ShrinkTries
+	if l.ShrinkWork != 0 {
+		c.ShrinkWork = l.ShrinkWork
 	}
 	if l.ShrinkConflicts != 0 {
 		c.ShrinkConflicts = l.ShrinkConflicts

@@ -123,8 +123,11 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 type Stats struct {
 	Txns, Reads, Pairs, PrunedPairs, Vars, Clauses, TwoWidth int
 	// Edges counts the IR's edges, known and conditioned.
-	Edges  int
-	Result sat.Status
+	Edges int
+	// Derived estimates the costly anti-dependencies of the encoding (see
+	// derivedEstimate), counted up to just past Limits.MaxDerived.
+	Derived int
+	Result  sat.Status
 	// Build, Prune, Encode and Solve are the time each phase took.
 	Build, Prune, Encode, Solve time.Duration
 	Solver                      sat.Stats
@@ -169,6 +172,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	}
 	maxDerived := c.maxDerived()
 	n := p.derivedEstimate(maxDerived)
+	st.Derived = n
 	if err := p.Err(); err != nil {
 		return nil, st, err
 	}

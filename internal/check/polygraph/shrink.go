@@ -16,9 +16,10 @@ import (
 // has only serializable sub-histories: a violating set is a real
 // counterexample, and violation is monotone in the set.
 //
-// Its budget is work, not time: tries sub-histories checked, and
-// conflicts solver conflicts among all their checks (Limits.ShrinkTries,
-// Limits.ShrinkConflicts). A check that would need more conflicts than
+// Its budget is work, not time: work, the operations and transactions of
+// the sub-histories checked and the anti-dependencies their encodings
+// derive, and conflicts, the solver conflicts of all their checks
+// (Limits.ShrinkWork, Limits.ShrinkConflicts). A check that would need more conflicts than
 // remain stops undecided, and counts as not violating; once either is
 // spent, no set violates. So the sets tried, and the one found, are the
 // same on any machine.
@@ -27,7 +28,7 @@ type shrinker struct {
 	ix        *history.Index
 	l         level.Level
 	checker   Checker
-	tries     int
+	work      int64
 	conflicts int64
 	in        []bool
 	// best is the smallest violating set found and its anomaly.
@@ -40,14 +41,14 @@ type shrinker struct {
 func newShrinker(ctx context.Context, ix *history.Index, l level.Level, c Checker) *shrinker {
 	inner := c
 	inner.NoShrink, inner.NoUnsatSearch = true, true
-	return &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, tries: c.shrinkTries(), conflicts: c.shrinkConflicts(),
+	return &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, work: c.shrinkWork(), conflicts: c.shrinkConflicts(),
 		in: make([]bool, len(ix.History().Txns))}
 }
 
 // spent reports whether the search must stop: its budget is spent or its
 // context ended.
 func (s *shrinker) spent() bool {
-	return s.tries <= 0 || s.conflicts <= 0 || s.ctx.Err() != nil
+	return s.work <= 0 || s.conflicts <= 0 || s.ctx.Err() != nil
 }
 
 // violates checks the sub-history of set; on a violation it records set
@@ -56,8 +57,10 @@ func (s *shrinker) violates(set []history.TxnID) bool {
 	if s.spent() {
 		return false
 	}
-	s.tries--
 	h := s.ix.History()
+	for _, t := range set {
+		s.work -= int64(len(h.Txns[t].Ops)) + 1
+	}
 	for _, t := range set {
 		s.in[t] = true
 	}
@@ -88,6 +91,7 @@ func (s *shrinker) violates(set []history.TxnID) bool {
 	}
 	found, st, err := c.Run(s.ctx, history.NewIndex(sub.History), s.l)
 	s.conflicts -= st.Solver.Conflicts
+	s.work -= int64(st.Derived)
 	if err != nil || len(found) == 0 || !found[0].IsCycle() {
 		return false
 	}
