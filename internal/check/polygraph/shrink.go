@@ -19,10 +19,12 @@ import (
 // Its budget is work, not time: work, the operations and transactions of
 // the sub-histories checked and the anti-dependencies their encodings
 // derive, and conflicts, the solver conflicts of all their checks
-// (Limits.ShrinkWork, Limits.ShrinkConflicts). A check that would need more conflicts than
-// remain stops undecided, and counts as not violating; once either is
-// spent, no set violates. So the sets tried, and the one found, are the
-// same on any machine.
+// (Limits.ShrinkWork, Limits.ShrinkConflicts). A check that would need
+// more conflicts than remain stops undecided, and counts as not
+// violating; once either is spent, no set violates. So the sets tried,
+// and the one found, are the same on any machine. The checks run no
+// unsat search of their own: a sub-history too large to encode counts
+// as not violating.
 type shrinker struct {
 	ctx       context.Context
 	ix        *history.Index
