@@ -70,7 +70,7 @@ func overBound(t *testing.T) (*history.Index, int) {
 	}
 	ix := history.NewIndex(h)
 	ser := level.Get(level.Serializable)
-	for bound := 1 << 20; bound >= 1; bound /= 2 {
+	for bound := 1 << 18; bound >= 1; bound /= 2 {
 		_, _, err := Checker{NoUnsatSearch: true, Limits: Limits{MaxDerived: bound}}.Run(context.Background(), ix, ser)
 		var tooLarge *TooLargeError
 		if !errors.As(err, &tooLarge) {
@@ -115,7 +115,7 @@ func TestUnsatSearchDeterministic(t *testing.T) {
 	// a 1-minimal core takes, yet enough for the window that violates.
 	var cut Checker
 	var cutFound []anomaly.Anomaly
-	for work := int64(1 << 16); work > 1 && cutFound == nil; work /= 2 {
+	for work := int64(1 << 13); work > 1 && cutFound == nil; work /= 2 {
 		c := full
 		c.ShrinkWork = work
 		found, _, err := c.Run(context.Background(), ix, ser)
