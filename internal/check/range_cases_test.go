@@ -211,14 +211,12 @@ func TestRepeatableReadCases(t *testing.T) {
 	}
 }
 
-// TestTooLargeIsUndecided: an encoding past polygraph.MaxDerived gives no
-// verdict — outcome unknown, with the reason — rather than an error or a
-// guess.
+// TestTooLargeIsUndecided: an encoding past the bound on derived
+// anti-dependencies (polygraph.Limits.MaxDerived) gives no verdict —
+// outcome unknown, with the reason — rather than an error or a guess.
 func TestTooLargeIsUndecided(t *testing.T) {
-	defer func(old int) { polygraph.MaxDerived = old }(polygraph.MaxDerived)
-	polygraph.MaxDerived = 1
 	h := history.MustParse(`s0: w x 1 | s1: w x 1 | s2: w x 2 | s3: r x 1 w x 3`)
-	res, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Checker: "sat"})
+	res, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Checker: "sat", Limits: polygraph.Limits{MaxDerived: 1}})
 	if err != nil || res.Outcome != check.Unknown || !strings.Contains(res.Reason, "more than the 1 it is allowed") {
 		t.Fatalf("%v %v %q", err, res.Outcome, res.Reason)
 	}

@@ -19,6 +19,7 @@ type modelFlags struct {
 	Modules  []string
 	OwnReads string
 	Tuning   polygraph.Tuning
+	Limits   polygraph.Limits
 }
 
 // moduleNames lists the modules --module knows, for messages.
@@ -39,6 +40,7 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&m.Tuning.NoTwoWidth, "no-two-width", false, "solver switch: no 2-width cycle clauses")
 	f.BoolVar(&m.Tuning.NoChrono, "no-chrono", false, "solver switch: no chronological backtracking")
 	f.BoolVar(&m.Tuning.NoUnsatSearch, "no-unsat-search", false, "solver switch: no search of the history's windows when the whole encoding is too large (such a history is then undecided)")
+	f.IntVar(&m.Limits.MaxDerived, "max-derived", polygraph.DefaultMaxDerived, "solver bound: the most anti-dependencies through undecided write orders the whole history's encoding may derive; past it only windows of the history are checked (the unsat search), and a history none of them refutes is undecided")
 	f.BoolVar(&m.Tuning.Dense, "dense-pairs", false, "solver switch: every two writers of a key form a pair (VeriStrong's construction) instead of only those the known graph leaves unordered, with dense reachability for pruning")
 }
 
@@ -66,5 +68,9 @@ func (m *modelFlags) options(o *check.Options) error {
 		o.Modules = append(o.Modules, mod)
 	}
 	o.Tuning = m.Tuning
+	if m.Limits.MaxDerived < 1 {
+		return fmt.Errorf("--max-derived must be at least 1, not %d", m.Limits.MaxDerived)
+	}
+	o.Limits = m.Limits
 	return nil
 }

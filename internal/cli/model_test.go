@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -89,12 +88,11 @@ func TestCheckJSONModel(t *testing.T) {
 // read x=1, which T1 and T2 both wrote, and y from before both of them —
 // only the solver finds that every choice of its writer is a cycle —
 // followed by a long serial run of read-modify-writes of another key with
-// repeated values. With the encoding bound (polygraph.MaxDerived) between
+// repeated values. With the encoding bound (--max-derived) between
 // what the first window needs and what the whole history needs, the check
 // finds T3's violation in the window; with the switch it is undecided
 // (exit 3).
 func TestNoUnsatSearchSwitch(t *testing.T) {
-	defer func(old int) { polygraph.MaxDerived = old }(polygraph.MaxDerived)
 	var b strings.Builder
 	b.WriteString("init: x=0 y=0 z=0 | s0: w x 1 w y 1 | s1: w x 1 w y 1 | s2: r x 1 r y 0")
 	cur := 0
@@ -113,9 +111,9 @@ func TestNoUnsatSearchSwitch(t *testing.T) {
 	}
 	decided := false
 	for bound := 1 << 20; bound >= 1; bound /= 2 {
-		polygraph.MaxDerived = bound
-		with, out, _ := run(t, file.String(), "check", "--checker", "sat", "--no-holds", "-")
-		without, out2, _ := run(t, file.String(), "check", "--checker", "sat", "--no-holds", "--no-unsat-search", "-")
+		max := fmt.Sprint("--max-derived=", bound)
+		with, out, _ := run(t, file.String(), "check", "--checker", "sat", "--no-holds", max, "-")
+		without, out2, _ := run(t, file.String(), "check", "--checker", "sat", "--no-holds", "--no-unsat-search", max, "-")
 		if with == ExitUnknown {
 			break // too small for the windows as well
 		}

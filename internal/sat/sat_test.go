@@ -254,3 +254,52 @@ func TestChronologicalAgrees(t *testing.T) {
 		t.Fatal("no chronological backtrack happened")
 	}
 }
+
+// TestConflictLimit: a solver with a conflict limit below what a refutation
+// needs stops with Unknown after exactly that many conflicts and says the
+// limit was reached; the same instance, solved again with the limit raised
+// past it, is refuted, and one with room enough is refuted without
+// reaching it.
+func TestConflictLimit(t *testing.T) {
+	n := 6
+	v := func(p, h int) sat.Var { return sat.Var(p*n + h) }
+	var cls [][]sat.Lit
+	for p := range n + 1 {
+		var c []sat.Lit
+		for h := range n {
+			c = append(c, sat.Pos(v(p, h)))
+		}
+		cls = append(cls, c)
+	}
+	for h := range n {
+		for p := range n + 1 {
+			for q := p + 1; q <= n; q++ {
+				cls = append(cls, []sat.Lit{sat.Neg(v(p, h)), sat.Neg(v(q, h))})
+			}
+		}
+	}
+	free := sattest.Solver((n+1)*n, cls)
+	if got := free.Solve(); got != sat.Unsat || free.LimitReached() {
+		t.Fatalf("without a limit: %s, limit reached %v", got, free.LimitReached())
+	}
+	need := free.Stats().Conflicts
+	if need < 20 {
+		t.Fatalf("PHP(%d,%d) took only %d conflicts", n+1, n, need)
+	}
+	for _, limit := range []int64{1, need / 2, need - 1} {
+		s := sattest.Solver((n+1)*n, cls)
+		s.ConflictLimit = limit
+		if got := s.Solve(); got != sat.Unknown || !s.LimitReached() || s.Stats().Conflicts != limit {
+			t.Fatalf("limit %d of %d: %s after %d conflicts, limit reached %v", limit, need, got, s.Stats().Conflicts, s.LimitReached())
+		}
+		s.ConflictLimit = 0
+		if got := s.Solve(); got != sat.Unsat {
+			t.Fatalf("limit %d lifted: %s", limit, got)
+		}
+	}
+	s := sattest.Solver((n+1)*n, cls)
+	s.ConflictLimit = need + 1
+	if got := s.Solve(); got != sat.Unsat || s.LimitReached() || s.Stats().Conflicts != need {
+		t.Fatalf("limit %d, %d needed: %s after %d conflicts", need+1, need, got, s.Stats().Conflicts)
+	}
+}

@@ -28,13 +28,22 @@ func (s *Solver) SolveAssuming(assumptions ...Lit) Status {
 		if st != Unknown {
 			return st
 		}
-		if s.Interrupt != nil && s.Interrupt() {
+		if s.overLimit() || s.Interrupt != nil && s.Interrupt() {
 			s.backtrack(0)
 			return Unknown
 		}
 		s.stats.Restarts++
 	}
 }
+
+// overLimit reports whether the solver has met ConflictLimit.
+func (s *Solver) overLimit() bool {
+	return s.ConflictLimit > 0 && s.stats.Conflicts >= s.ConflictLimit
+}
+
+// LimitReached reports whether the last Solve returned Unknown because
+// the solver had met ConflictLimit.
+func (s *Solver) LimitReached() bool { return s.overLimit() }
 
 // search runs until a verdict or until limit conflicts (then Unknown).
 func (s *Solver) search(limit int64) Status {
@@ -52,6 +61,9 @@ func (s *Solver) search(limit int64) Status {
 			if !s.resolve(confl) {
 				s.unsat = true
 				return Unsat
+			}
+			if s.overLimit() {
+				return Unknown
 			}
 			if conflicts%16 == 0 && s.Interrupt != nil && s.Interrupt() {
 				return Unknown

@@ -97,6 +97,11 @@ type Solver struct {
 	// Interrupt is polled now and then; returning true stops Solve with
 	// Unknown.
 	Interrupt func() bool
+	// ConflictLimit, when positive, bounds the conflicts (Stats.Conflicts,
+	// counted over the solver's life) after which Solve stops with
+	// Unknown. Unlike Interrupt it is a count of work, so where a search
+	// stops does not depend on the machine's speed or load.
+	ConflictLimit int64
 	// LastConflict is the theory's last conflict clause.
 	LastConflict []Lit
 	stats        Stats

@@ -143,11 +143,11 @@ func TestPhasesStopWithTheirContext(t *testing.T) {
 		t.Errorf("knownCycles: %v", err)
 	}
 	p = live(false)
-	if n := p.derivedEstimate(); n < 2*guardEvery {
+	if n := p.derivedEstimate(DefaultMaxDerived); n < 2*guardEvery {
 		t.Fatalf("only %d derived anti-dependencies", n)
 	}
 	p.g = cancelled()
-	if n := p.derivedEstimate(); n >= guardEvery {
+	if n := p.derivedEstimate(DefaultMaxDerived); n >= guardEvery {
 		t.Errorf("derivedEstimate counted %d after the end", n)
 	}
 	stopped("derivedEstimate", p)

@@ -42,13 +42,14 @@ type Checker struct {
 	// and NoChrono the solver's chronological backtracking (for
 	// measurements).
 	NoPrune, NoPhase, NoTwoWidth, NoChrono bool
-	// NoShrink skips the counterexample search after a refutation, and
-	// ShrinkBudget bounds it (DefaultShrinkBudget when zero).
+	// NoShrink skips the counterexample search after a refutation.
 	NoShrink bool
 	// NoUnsatSearch skips the unsat search (checking windows of the
 	// history on their own) when the whole encoding is too large.
 	NoUnsatSearch bool
-	ShrinkBudget  time.Duration
+	// Limits bound the check's work: the encoding's size, each solver
+	// search, and the counterexample searches.
+	Limits
 	// Modules extend the ASG before the search (see Module); the header's
 	// version order is always applied.
 	Modules []Module
@@ -122,8 +123,11 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 type Stats struct {
 	Txns, Reads, Pairs, PrunedPairs, Vars, Clauses, TwoWidth int
 	// Edges counts the IR's edges, known and conditioned.
-	Edges  int
-	Result sat.Status
+	Edges int
+	// Derived estimates the costly anti-dependencies of the encoding (see
+	// derivedEstimate), counted up to just past Limits.MaxDerived.
+	Derived int
+	Result  sat.Status
 	// Build, Prune, Encode and Solve are the time each phase took.
 	Build, Prune, Encode, Solve time.Duration
 	Solver                      sat.Stats
@@ -166,14 +170,16 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		st.Solve = time.Since(start)
 		return found, st, nil
 	}
-	n := p.derivedEstimate()
+	maxDerived := c.maxDerived()
+	n := p.derivedEstimate(maxDerived)
+	st.Derived = n
 	if err := p.Err(); err != nil {
 		return nil, st, err
 	}
 	var tooLarge error
 	switch {
-	case n > MaxDerived:
-		tooLarge = &TooLargeError{Derived: n}
+	case n > maxDerived:
+		tooLarge = &TooLargeError{Derived: n, Max: maxDerived}
 	case p.g.limit > 0 && p.g.used+int64(n)*derivedBytes > p.g.limit:
 		tooLarge = &MemoryError{Limit: p.g.limit, What: fmt.Sprintf("the %d conjunctions of anti-dependencies through undecided write orders", n)}
 	}
@@ -211,6 +217,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	if c.NoChrono {
 		low.S.ChronoAfter = -1
 	}
+	low.S.ConflictLimit = c.Conflicts
 	st.Vars, st.Clauses, st.TwoWidth, st.Edges = low.S.NumVars(), low.Clauses, enc.TwoWidth, enc.G.NumEdges()
 	st.Encode = time.Since(start)
 	start = time.Now()
@@ -221,7 +228,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	case sat.Sat:
 		return nil, st, nil
 	case sat.Unsat:
-		a, ok := enc.refutation(ctx, low)
+		a, ok := enc.refutation(ctx, low, c.Conflicts)
 		if !c.NoShrink {
 			if small, ok := c.shrink(ctx, ix, l, a); ok {
 				return []anomaly.Anomaly{small}, st, nil
@@ -245,9 +252,9 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 			if err != nil {
 				return nil, st, err
 			}
-			pl.S.Interrupt = low.S.Interrupt
+			pl.S.Interrupt, pl.S.ConflictLimit = low.S.Interrupt, c.Conflicts
 			if pl.S.Solve() == sat.Unsat {
-				if a, ok := plain.refutation(ctx, pl); ok {
+				if a, ok := plain.refutation(ctx, pl, c.Conflicts); ok {
 					return []anomaly.Anomaly{a}, st, nil
 				}
 			}
@@ -257,26 +264,24 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	if err := ctx.Err(); err != nil {
 		return nil, st, err
 	}
+	if low.S.LimitReached() {
+		return nil, st, &BudgetError{Conflicts: c.Conflicts}
+	}
 	return nil, st, fmt.Errorf("the solver gave up without a verdict")
 }
 
-// MaxDerived bounds the costly anti-dependencies an encoding may derive
-// (see derivedEstimate). Boomslang's RandomRange and RandomBench at 10,000
-// transactions derive about 18,000, a 100,000-transaction history with
-// repeated values 57,000; 600 transactions on 12 keys with repeated values
-// would derive 17 M and take a minute and 6 GB to encode. Past the bound
-// the check is undecided, with the reason, rather than exhaust memory.
-var MaxDerived = 2_000_000
-
 // TooLargeError says the encoding would derive more anti-dependencies than
-// MaxDerived: the check is undecided, not failed.
+// Limits.MaxDerived allows: the check is undecided, not failed. Past the
+// bound the check is undecided, with the reason, rather than exhaust
+// memory (see DefaultMaxDerived).
 type TooLargeError struct {
-	// Derived estimates the anti-dependencies the encoding would hold.
-	Derived int
+	// Derived estimates the anti-dependencies the encoding would hold,
+	// and Max is the bound it passed.
+	Derived, Max int
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("the solver encoding would need %d conjunctions for anti-dependencies through undecided write orders, more than the %d it is allowed (repeated values over many concurrent writers of few keys); no window of the history violates the level on its own", e.Derived, MaxDerived)
+	return fmt.Sprintf("the solver encoding would need %d conjunctions for anti-dependencies through undecided write orders, more than the %d it is allowed (repeated values over many concurrent writers of few keys); no window of the history violates the level on its own", e.Derived, e.Max)
 }
 
 // Undecided reports true: the history is neither accepted nor refuted.
@@ -286,8 +291,8 @@ func (e *TooLargeError) Undecided() bool { return true }
 // for every candidate writer of an uncertain read, each writer whose order
 // with it is still open (every writer of the key in the dense
 // construction) — each needs a conjunction variable and three clauses.
-// It stops counting past MaxDerived, or when p.g says to.
-func (p *Polygraph) derivedEstimate() int {
+// It stops counting past max, or when p.g says to.
+func (p *Polygraph) derivedEstimate(max int) int {
 	if !p.spec.anti {
 		return 0
 	}
@@ -296,7 +301,7 @@ func (p *Polygraph) derivedEstimate() int {
 		if len(r.Cands) < 2 {
 			continue // a known writer: its anti-dependencies are fixed edges
 		}
-		if n > MaxDerived {
+		if n > max {
 			break
 		}
 		for _, c := range r.Cands {
@@ -388,10 +393,10 @@ func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.
 // or cycle behind it at cursor stability, the forbidden cycle of the
 // classed theory's last conflict under a rule, the cycle of the
 // acyclicity theory's otherwise.
-func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered) (anomaly.Anomaly, bool) {
+func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered, conflicts int64) (anomaly.Anomaly, bool) {
 	switch {
 	case e.p.spec.cursor:
-		return cursorCounterexample(ctx, e.p)
+		return cursorCounterexample(ctx, e.p, conflicts)
 	case low.C != nil:
 		return e.classedCounterexample(low.S.LastConflict)
 	}
@@ -402,8 +407,9 @@ func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered) (anomaly.Ano
 // again without the lost-update clauses, either the history has a
 // dependency cycle whatever the version order (G1c, from that solver's
 // conflict), or the model puts a writer between some read and its
-// reader's own write: that lost update, under the model's choices.
-func cursorCounterexample(ctx context.Context, p *Polygraph) (anomaly.Anomaly, bool) {
+// reader's own write: that lost update, under the model's choices. That
+// search is bounded by conflicts (none when 0), as the first was.
+func cursorCounterexample(ctx context.Context, p *Polygraph, conflicts int64) (anomaly.Anomaly, bool) {
 	enc, err := Encode(ctx, p, false, 0, false, false) // lost updates recorded, not forbidden
 	if err != nil {
 		return anomaly.Anomaly{}, false
@@ -413,6 +419,7 @@ func cursorCounterexample(ctx context.Context, p *Polygraph) (anomaly.Anomaly, b
 		return anomaly.Anomaly{}, false
 	}
 	low.S.Interrupt = func() bool { return ctx.Err() != nil }
+	low.S.ConflictLimit = conflicts
 	switch low.S.Solve() {
 	case sat.Unsat:
 		return enc.counterexample(low.S.LastConflict)

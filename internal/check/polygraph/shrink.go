@@ -3,16 +3,11 @@ package polygraph
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
-
-// DefaultShrinkBudget bounds the counterexample search after the solver
-// refutes a history.
-const DefaultShrinkBudget = 20 * time.Second
 
 // shrinker searches for a small set of transactions that violates the
 // level on its own (Boomslang's unsat search, then delta debugging). A
@@ -20,25 +15,54 @@ const DefaultShrinkBudget = 20 * time.Second
 // or iterator that some writer outside the set could have served, so a serializable history
 // has only serializable sub-histories: a violating set is a real
 // counterexample, and violation is monotone in the set.
+//
+// Its budget is work, not time: work, the operations and transactions of
+// the sub-histories checked and the anti-dependencies their encodings
+// derive, and conflicts, the solver conflicts of all their checks
+// (Limits.ShrinkWork, Limits.ShrinkConflicts). A check that would need
+// more conflicts than remain stops undecided, and counts as not
+// violating; once either is spent, no set violates. So the sets tried,
+// and the one found, are the same on any machine. The checks run no
+// unsat search of their own: a sub-history too large to encode counts
+// as not violating.
 type shrinker struct {
-	ctx      context.Context
-	ix       *history.Index
-	l        level.Level
-	checker  Checker
-	deadline time.Time
-	in       []bool
+	ctx       context.Context
+	ix        *history.Index
+	l         level.Level
+	checker   Checker
+	work      int64
+	conflicts int64
+	in        []bool
 	// best is the smallest violating set found and its anomaly.
 	best      []history.TxnID
 	bestFound anomaly.Anomaly
 }
 
+// newShrinker returns a shrinker over ix at l whose checks run as c does,
+// without the searches of their own, within c's counterexample budget.
+func newShrinker(ctx context.Context, ix *history.Index, l level.Level, c Checker) *shrinker {
+	inner := c
+	inner.NoShrink, inner.NoUnsatSearch = true, true
+	return &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, work: c.shrinkWork(), conflicts: c.shrinkConflicts(),
+		in: make([]bool, len(ix.History().Txns))}
+}
+
+// spent reports whether the search must stop: its budget is spent or its
+// context ended.
+func (s *shrinker) spent() bool {
+	return s.work <= 0 || s.conflicts <= 0 || s.ctx.Err() != nil
+}
+
 // violates checks the sub-history of set; on a violation it records set
 // as the best so far.
 func (s *shrinker) violates(set []history.TxnID) bool {
-	if time.Now().After(s.deadline) || s.ctx.Err() != nil {
+	if s.spent() {
 		return false
 	}
 	h := s.ix.History()
+	for _, t := range set {
+		s.work -= int64(len(h.Txns[t].Ops)) + 1
+	}
 	for _, t := range set {
 		s.in[t] = true
 	}
@@ -63,9 +87,13 @@ func (s *shrinker) violates(set []history.TxnID) bool {
 	for _, t := range set {
 		s.in[t] = false
 	}
-	ctx, cancel := context.WithDeadline(s.ctx, s.deadline)
-	defer cancel()
-	found, _, err := s.checker.Run(ctx, history.NewIndex(sub.History), s.l)
+	c := s.checker
+	if c.Conflicts <= 0 || c.Conflicts > s.conflicts {
+		c.Conflicts = s.conflicts
+	}
+	found, st, err := c.Run(s.ctx, history.NewIndex(sub.History), s.l)
+	s.conflicts -= st.Solver.Conflicts
+	s.work -= int64(st.Derived)
 	if err != nil || len(found) == 0 || !found[0].IsCycle() {
 		return false
 	}
@@ -89,16 +117,11 @@ func (s *shrinker) violates(set []history.TxnID) bool {
 // the shortest violating suffix of it — and then removes chunks of
 // halving size and finally single transactions while the rest still
 // violates. When that last pass completes, the set is 1-minimal. It
-// returns false when no violating strict subset was found in the budget.
+// returns false when no violating strict subset was found in the budget
+// (see shrinker).
 func (c Checker) shrink(ctx context.Context, ix *history.Index, l level.Level, hint anomaly.Anomaly) (anomaly.Anomaly, bool) {
-	budget := c.ShrinkBudget
-	if budget == 0 {
-		budget = DefaultShrinkBudget
-	}
 	n := len(ix.History().Txns)
-	inner := c
-	inner.NoShrink = true
-	s := &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, deadline: time.Now().Add(budget), in: make([]bool, n)}
+	s := newShrinker(ctx, ix, l, c)
 	span := func(lo, hi int) []history.TxnID {
 		out := make([]history.TxnID, 0, hi-lo)
 		for t := lo; t < hi; t++ {
@@ -151,7 +174,7 @@ func (c Checker) shrink(ctx context.Context, ix *history.Index, l level.Level, h
 			}
 			i += size
 		}
-		if time.Now().After(s.deadline) || ctx.Err() != nil {
+		if s.spent() {
 			break
 		}
 		if size == 1 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
@@ -15,9 +14,7 @@ import (
 // subViolates checks the sub-history of set the way the shrinker builds it.
 func subViolates(t *testing.T, ix *history.Index, l level.Level, set []history.TxnID) bool {
 	t.Helper()
-	s := &shrinker{ctx: context.Background(), ix: ix, l: l, checker: Checker{NoShrink: true},
-		deadline: farFuture, in: make([]bool, len(ix.History().Txns))}
-	return s.violates(set)
+	return newShrinker(context.Background(), ix, l, Checker{}).violates(set)
 }
 
 // TestShrinkMinimal: when the solver refutes a generated history with
@@ -80,5 +77,3 @@ func TestShrinkMinimal(t *testing.T) {
 		t.Errorf("only %d histories went through the shrinker", shrunk)
 	}
 }
-
-var farFuture = time.Now().Add(24 * time.Hour)

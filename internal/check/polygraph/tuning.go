@@ -4,7 +4,7 @@ package polygraph
 // one, for measurement: each field is the Checker field of the same name.
 // The zero Tuning changes nothing. A verdict never flips (every
 // optimisation is sound and complete), but a check may become undecided:
-// without pruning, or with dense pairs, the encoding can pass MaxDerived,
+// without pruning, or with dense pairs, the encoding can pass Limits.MaxDerived,
 // and without the unsat search nothing decides a history past it.
 type Tuning struct {
 	// NoPrune: no reachability pruning of the writer pairs.

@@ -3,7 +3,6 @@ package polygraph
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
@@ -21,7 +20,10 @@ const unsatWindows = 8
 // served (see shrinker), so a window that violates the level is a real
 // counterexample for the whole history; windows that hold prove nothing.
 // It is the way to a verdict when the whole history's encoding is too
-// large. It returns the first violation found, shrunk to a core.
+// large. It returns the first violation found, shrunk to a core. Its
+// windows and the shrinking each have the budget of work Limits set (see
+// shrinker): which windows are checked, and so whether a violation is
+// found, does not depend on the machine's speed.
 func (c Checker) unsatSearch(ctx context.Context, ix *history.Index, l level.Level) (anomaly.Anomaly, bool) {
 	h := ix.History()
 	n := len(h.Txns)
@@ -29,13 +31,7 @@ func (c Checker) unsatSearch(ctx context.Context, ix *history.Index, l level.Lev
 	if size >= n {
 		return anomaly.Anomaly{}, false
 	}
-	budget := c.ShrinkBudget
-	if budget == 0 {
-		budget = DefaultShrinkBudget
-	}
-	inner := c
-	inner.NoShrink, inner.NoUnsatSearch = true, true
-	s := &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, deadline: time.Now().Add(budget), in: make([]bool, n)}
+	s := newShrinker(ctx, ix, l, c)
 	for lo := 0; lo < n; {
 		hi := lowConcurrencyCut(h, min(lo+size, n), size/4)
 		set := make([]history.TxnID, 0, hi-lo)
@@ -50,7 +46,7 @@ func (c Checker) unsatSearch(ctx context.Context, ix *history.Index, l level.Lev
 			}
 			return a, true
 		}
-		if hi >= n || ctx.Err() != nil || time.Now().After(s.deadline) {
+		if hi >= n || s.spent() {
 			break
 		}
 		lo = lowConcurrencyCut(h, lo+size/2, size/4)

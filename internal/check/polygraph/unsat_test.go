@@ -15,7 +15,6 @@ import (
 // whole encoding is over the bound a history that holds is undecided,
 // never violated.
 func TestUnsatSearch(t *testing.T) {
-	defer func(old int) { MaxDerived = old }(MaxDerived)
 	ser := level.Get(level.Serializable)
 	found, violating := 0, 0
 	for seed := range uint64(12) {
@@ -25,12 +24,11 @@ func TestUnsatSearch(t *testing.T) {
 				t.Fatal(err)
 			}
 			ix := history.NewIndex(h)
-			MaxDerived = 1 << 30
-			full, _, err := Checker{NoShrink: true}.Run(context.Background(), ix, ser)
+			full, _, err := Checker{NoShrink: true, Limits: Limits{MaxDerived: 1 << 30}}.Run(context.Background(), ix, ser)
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, ok := Checker{}.unsatSearch(context.Background(), ix, ser)
+			a, ok := Checker{Limits: Limits{MaxDerived: 1 << 30}}.unsatSearch(context.Background(), ix, ser)
 			if ok && len(full) == 0 {
 				t.Fatalf("seed %d fault %g: a window violates, the whole history holds: %v", seed, fault, a)
 			}
@@ -41,8 +39,7 @@ func TestUnsatSearch(t *testing.T) {
 				}
 				continue
 			}
-			MaxDerived = -1
-			if got, _, err := (Checker{}).Run(context.Background(), ix, ser); len(got) > 0 || err == nil {
+			if got, _, err := (Checker{Limits: Limits{MaxDerived: -1}}).Run(context.Background(), ix, ser); len(got) > 0 || err == nil {
 				t.Fatalf("seed %d: over the bound, a history that holds gave %v, %v", seed, got, err)
 			}
 		}

@@ -1,0 +1,102 @@
+package check_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/polygraph"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// spinning runs f with every core kept busy by spinning goroutines (twice
+// as many as there are cores), and with GOMAXPROCS set to procs when it
+// is positive.
+func spinning(procs int, f func()) {
+	if procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 2 * runtime.NumCPU() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := uint64(1)
+			for !stop.Load() {
+				for range 1000 {
+					x = x*6364136223846793005 + 1442695040888963407
+				}
+			}
+			_ = x
+		}()
+	}
+	defer wg.Wait()
+	defer stop.Store(true)
+	f()
+}
+
+// TestVerdictIndependentOfLoad: a history over the solver's encoding
+// bound, which only the unsat search refutes, checked with the weaker
+// levels that still hold, gets the same outcome, the same counterexample
+// and the same list of levels that hold on an idle machine, on one whose
+// every core is busy, and with GOMAXPROCS=1. Before the budgets were
+// counted in work, the unsat search stopped after 20 s and each "still
+// holds" search after 1 s of wall-clock time, so a loaded or slower
+// machine could leave the history undecided, or claim fewer levels.
+func TestVerdictIndependentOfLoad(t *testing.T) {
+	// T3 read x=1, which T1 and T2 both wrote, and y from before both:
+	// only the solver finds the cycle; around it, serial
+	// read-modify-writes of z with repeated values make the whole
+	// encoding large.
+	var b strings.Builder
+	b.WriteString("init: x=0 y=0 z=0")
+	cur := 0
+	for i := range 80 {
+		if i == 40 {
+			b.WriteString(" | s0: w x 1 w y 1 | s1: w x 1 w y 1 | s2: r x 1 r y 0")
+		}
+		next := 1 + i%2
+		fmt.Fprintf(&b, " | s%d: r z %d w z %d", 3+i%4, cur, next)
+		cur = next
+	}
+	h, err := history.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser := level.Get(level.Serializable)
+	limits := polygraph.Limits{MaxDerived: 1 << 17}
+	res, err := check.Run(context.Background(), h, ser, check.Options{Checker: "sat", Limits: limits, Tuning: polygraph.Tuning{NoUnsatSearch: true}})
+	if err != nil || res.Outcome != check.Unknown || !strings.Contains(res.Reason, "more than the") {
+		t.Fatalf("without the unsat search: %v %v %q", err, res.Outcome, res.Reason)
+	}
+	run := func() string {
+		res, err := check.Run(context.Background(), h, ser, check.Options{Checker: "sat", Holds: true, Limits: limits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var holds []string
+		for _, l := range res.Holds {
+			holds = append(holds, l.Short)
+		}
+		return fmt.Sprintf("%v %+v holds %v", res.Outcome, res.Anomalies, holds)
+	}
+	want := run()
+	if !strings.HasPrefix(want, "violation") || strings.HasSuffix(want, "holds []") {
+		t.Fatalf("idle: %s", want)
+	}
+	t.Log(want)
+	for _, procs := range []int{0, 1} {
+		var got string
+		spinning(procs, func() { got = run() })
+		if got != want {
+			t.Errorf("busy, GOMAXPROCS %d:\n got %s\nwant %s", procs, got, want)
+		}
+	}
+}
