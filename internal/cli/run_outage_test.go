@@ -229,9 +229,12 @@ func TestRunStopsOnPostgresStall(t *testing.T) {
 	if r.code != ExitUnknown || !strings.Contains(r.out, "serializable holds") {
 		t.Fatalf("exit %d, want %d with serializable holding in what was recorded\nstdout %s\nstderr %s", r.code, ExitUnknown, r.out, r.errs)
 	}
+	// A session whose statement timed out says so; another may first
+	// meet its connection already broken ("driver: bad connection"), so
+	// the timeout need not be the reason of the session that gave up.
 	for _, want := range []string{
 		"the run stopped: the database did not answer again within --reconnect-for 2s",
-		"no answer within 1.5s; could not reconnect within 2s: ",
+		"no answer within 1.5s", "could not reconnect within 2s: ",
 	} {
 		if !strings.Contains(r.errs, want) {
 			t.Errorf("standard error has no %q:\n%s", want, r.errs)
@@ -243,8 +246,10 @@ func TestRunStopsOnPostgresStall(t *testing.T) {
 	if took := r.end.Sub(r.faultAt); took < 3*time.Second || took > 7*time.Second {
 		t.Errorf("the run ended %v after the stall began", took)
 	}
-	if lasted, recovered := outages(t, r.errs); len(lasted) == 0 || recovered[len(lasted)-1] || lasted[len(lasted)-1] < 3500*time.Millisecond {
-		t.Errorf("outages %v (recovered %v), want the last of at least 3.5s, not recovered", lasted, recovered)
+	// The outage runs from the last answer to the first session that
+	// gave up: at least the reconnection bound after the loss was seen.
+	if lasted, recovered := outages(t, r.errs); len(lasted) == 0 || recovered[len(lasted)-1] || lasted[len(lasted)-1] < 3*time.Second {
+		t.Errorf("outages %v (recovered %v), want the last of at least 3s, not recovered", lasted, recovered)
 	}
 	if len(r.h.Txns) < 300 || strings.Contains(r.errs, "1500 done") {
 		t.Errorf("history %+v", r.h.Stats())

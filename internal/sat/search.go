@@ -36,13 +36,25 @@ func (s *Solver) SolveAssuming(assumptions ...Lit) Status {
 	}
 }
 
-// overLimit reports whether the solver has met ConflictLimit.
+// overLimit reports whether the solver has met ConflictLimit or
+// WorkLimit.
 func (s *Solver) overLimit() bool {
-	return s.ConflictLimit > 0 && s.stats.Conflicts >= s.ConflictLimit
+	return s.ConflictLimit > 0 && s.stats.Conflicts >= s.ConflictLimit ||
+		s.WorkLimit > 0 && s.Work() >= s.WorkLimit
+}
+
+// Work is the solver's work so far, as WorkLimit counts it: propagations,
+// plus the theory's own count when it keeps one (Worker).
+func (s *Solver) Work() int64 {
+	w := s.stats.Propagations
+	if t, ok := s.theory.(Worker); ok {
+		w += t.Work()
+	}
+	return w
 }
 
 // LimitReached reports whether the last Solve returned Unknown because
-// the solver had met ConflictLimit.
+// the solver had met ConflictLimit or WorkLimit.
 func (s *Solver) LimitReached() bool { return s.overLimit() }
 
 // search runs until a verdict or until limit conflicts (then Unknown).
@@ -90,6 +102,9 @@ func (s *Solver) search(limit int64) Status {
 		}
 		s.stats.Decisions++
 		if s.stats.Decisions%4096 == 0 && s.Interrupt != nil && s.Interrupt() {
+			return Unknown
+		}
+		if s.WorkLimit > 0 && s.Work() >= s.WorkLimit {
 			return Unknown
 		}
 		s.trailLim = append(s.trailLim, len(s.trail))

@@ -61,12 +61,20 @@ type Theory interface {
 	Phase(v Var) (positive, ok bool)
 }
 
+// Worker is implemented by theories that count their own work (for
+// Solver.WorkLimit), in units that do not depend on the machine's speed.
+type Worker interface {
+	Work() int64
+}
+
 // Stats counts the solver's work.
 type Stats struct {
 	Decisions, Conflicts, Propagations, Restarts, Learned, TheoryConflicts int64
 	// Chrono counts the conflicts after which the solver backtracked
 	// chronologically.
 	Chrono int64
+	// Work is the solver's work as WorkLimit counts it (Solver.Work).
+	Work int64
 }
 
 type clause struct {
@@ -102,6 +110,12 @@ type Solver struct {
 	// Unknown. Unlike Interrupt it is a count of work, so where a search
 	// stops does not depend on the machine's speed or load.
 	ConflictLimit int64
+	// WorkLimit, when positive, bounds the solver's work — its
+	// propagations plus the theory's own count (Worker) — after which
+	// Solve stops with Unknown: a bound, like ConflictLimit, that does not
+	// depend on the machine's speed, for searches whose cost lies between
+	// conflicts (a theory's searches for cycles).
+	WorkLimit int64
 	// LastConflict is the theory's last conflict clause.
 	LastConflict []Lit
 	stats        Stats
@@ -153,7 +167,11 @@ func (s *Solver) NewVar() Var {
 func (s *Solver) NumVars() int { return len(s.assign) }
 
 // Stats returns the work counters.
-func (s *Solver) Stats() Stats { return s.stats }
+func (s *Solver) Stats() Stats {
+	st := s.stats
+	st.Work = s.Work()
+	return st
+}
 
 func (s *Solver) value(l Lit) int8 {
 	v := s.assign[l.Var()]

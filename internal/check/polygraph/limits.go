@@ -19,6 +19,12 @@ type Limits struct {
 	// Conflicts bounds each solver search, in conflicts: a search that
 	// reaches it stops undecided (a *BudgetError). Zero sets no bound.
 	Conflicts int64
+	// Work bounds each solver search in work: the solver's propagations
+	// and the edges its acyclicity theory's searches scan (sat.Solver's
+	// WorkLimit), which at the weak levels is where the time between
+	// conflicts goes. A search that reaches it stops undecided (a
+	// *BudgetError). Zero sets no bound.
+	Work int64
 	// ShrinkWork bounds the work of one counterexample search (the
 	// unsat search's windows, or the shrinker after a refutation): each
 	// sub-history it checks costs its operations, plus one per
@@ -29,6 +35,10 @@ type Limits struct {
 	// sub-histories of one counterexample search together; zero means
 	// DefaultShrinkConflicts.
 	ShrinkConflicts int64
+	// ShrinkSolverWork bounds the solver work (Work's units) of all the
+	// checks of sub-histories of one counterexample search together; zero
+	// means DefaultShrinkSolverWork.
+	ShrinkSolverWork int64
 }
 
 // The default limits. MaxDerived: Boomslang's RandomRange and RandomBench
@@ -49,13 +59,17 @@ type Limits struct {
 // 25 to 55 ms. So 8 M units are about 20 s of work on the idle machine.
 // The solver, on small dense encodings (60 transactions on 6 keys with
 // repeated values), meets 7,500 to 13,000 conflicts a second: 200,000
-// conflicts are about 20 s of solving. Every counterexample search of the
-// tests ends well within both. The unsat search's windows and the
+// conflicts are about 20 s of solving. The solver's work (propagations
+// and the edges its theory's searches scan) went at 13 M units a second
+// at repeatable read and 60 M at PL-2+ on a 600-transaction blind-write
+// history from Badger: 500 M units are 8 to 40 s. Every counterexample
+// search of the tests ends well within all three. The unsat search's windows and the
 // shrinking of the violation it finds have each a budget of their own.
 const (
-	DefaultMaxDerived      = 2_000_000
-	DefaultShrinkWork      = 8_000_000
-	DefaultShrinkConflicts = 200_000
+	DefaultMaxDerived       = 2_000_000
+	DefaultShrinkWork       = 8_000_000
+	DefaultShrinkConflicts  = 200_000
+	DefaultShrinkSolverWork = 500_000_000
 )
 
 // maxDerived returns the bound on derived anti-dependencies.
@@ -82,6 +96,14 @@ func (l Limits) shrinkConflicts() int64 {
 	return l.ShrinkConflicts
 }
 
+// shrinkSolverWork returns the bound on a search's solver work.
+func (l Limits) shrinkSolverWork() int64 {
+	if l.ShrinkSolverWork <= 0 {
+		return DefaultShrinkSolverWork
+	}
+	return l.ShrinkSolverWork
+}
+
 // WithLimits returns c with the limits of l that are set (non-zero).
 func (c Checker) WithLimits(l Limits) Checker {
 	if l.MaxDerived != 0 {
@@ -90,23 +112,36 @@ func (c Checker) WithLimits(l Limits) Checker {
 	if l.Conflicts != 0 {
 		c.Conflicts = l.Conflicts
 	}
+	if l.Work != 0 {
+		c.Work = l.Work
+	}
 	if l.ShrinkWork != 0 {
 		c.ShrinkWork = l.ShrinkWork
 	}
 	if l.ShrinkConflicts != 0 {
 		c.ShrinkConflicts = l.ShrinkConflicts
 	}
+	if l.ShrinkSolverWork != 0 {
+		c.ShrinkSolverWork = l.ShrinkSolverWork
+	}
 	return c
 }
 
-// BudgetError says a solver search reached its conflict limit
-// (Limits.Conflicts) without a verdict: the check is undecided, not failed.
+// BudgetError says a solver search reached its limit of conflicts or of
+// work (Limits.Conflicts, Limits.Work) without a verdict: the check is
+// undecided, not failed.
 type BudgetError struct {
-	// Conflicts is the limit that was reached.
-	Conflicts int64
+	// Conflicts and Work are the limits the search had (0: none).
+	Conflicts, Work int64
 }
 
 func (e *BudgetError) Error() string {
+	switch {
+	case e.Conflicts > 0 && e.Work > 0:
+		return fmt.Sprintf("the solver reached its limit of %d conflicts or %d units of work without a verdict", e.Conflicts, e.Work)
+	case e.Work > 0:
+		return fmt.Sprintf("the solver reached its limit of %d units of work without a verdict", e.Work)
+	}
 	return fmt.Sprintf("the solver reached its limit of %d conflicts without a verdict", e.Conflicts)
 }
 

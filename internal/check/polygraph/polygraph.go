@@ -217,7 +217,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	if c.NoChrono {
 		low.S.ChronoAfter = -1
 	}
-	low.S.ConflictLimit = c.Conflicts
+	low.S.ConflictLimit, low.S.WorkLimit = c.Conflicts, c.Work
 	st.Vars, st.Clauses, st.TwoWidth, st.Edges = low.S.NumVars(), low.Clauses, enc.TwoWidth, enc.G.NumEdges()
 	st.Encode = time.Since(start)
 	start = time.Now()
@@ -228,7 +228,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	case sat.Sat:
 		return nil, st, nil
 	case sat.Unsat:
-		a, ok := enc.refutation(ctx, low, c.Conflicts)
+		a, ok := enc.refutation(ctx, low, c.Limits)
 		if !c.NoShrink {
 			if small, ok := c.shrink(ctx, ix, l, a); ok {
 				return []anomaly.Anomaly{small}, st, nil
@@ -252,9 +252,9 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 			if err != nil {
 				return nil, st, err
 			}
-			pl.S.Interrupt, pl.S.ConflictLimit = low.S.Interrupt, c.Conflicts
+			pl.S.Interrupt, pl.S.ConflictLimit, pl.S.WorkLimit = low.S.Interrupt, c.Conflicts, c.Work
 			if pl.S.Solve() == sat.Unsat {
-				if a, ok := plain.refutation(ctx, pl, c.Conflicts); ok {
+				if a, ok := plain.refutation(ctx, pl, c.Limits); ok {
 					return []anomaly.Anomaly{a}, st, nil
 				}
 			}
@@ -265,7 +265,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		return nil, st, err
 	}
 	if low.S.LimitReached() {
-		return nil, st, &BudgetError{Conflicts: c.Conflicts}
+		return nil, st, &BudgetError{Conflicts: c.Conflicts, Work: c.Work}
 	}
 	return nil, st, fmt.Errorf("the solver gave up without a verdict")
 }
@@ -393,10 +393,10 @@ func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.
 // or cycle behind it at cursor stability, the forbidden cycle of the
 // classed theory's last conflict under a rule, the cycle of the
 // acyclicity theory's otherwise.
-func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered, conflicts int64) (anomaly.Anomaly, bool) {
+func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered, lim Limits) (anomaly.Anomaly, bool) {
 	switch {
 	case e.p.spec.cursor:
-		return cursorCounterexample(ctx, e.p, conflicts)
+		return cursorCounterexample(ctx, e.p, lim)
 	case low.C != nil:
 		return e.classedCounterexample(low.S.LastConflict)
 	}
@@ -408,8 +408,9 @@ func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered, conflicts in
 // dependency cycle whatever the version order (G1c, from that solver's
 // conflict), or the model puts a writer between some read and its
 // reader's own write: that lost update, under the model's choices. That
-// search is bounded by conflicts (none when 0), as the first was.
-func cursorCounterexample(ctx context.Context, p *Polygraph, conflicts int64) (anomaly.Anomaly, bool) {
+// search is bounded by lim's conflicts and work (none when 0), as the
+// first was.
+func cursorCounterexample(ctx context.Context, p *Polygraph, lim Limits) (anomaly.Anomaly, bool) {
 	enc, err := Encode(ctx, p, false, 0, false, false) // lost updates recorded, not forbidden
 	if err != nil {
 		return anomaly.Anomaly{}, false
@@ -419,7 +420,7 @@ func cursorCounterexample(ctx context.Context, p *Polygraph, conflicts int64) (a
 		return anomaly.Anomaly{}, false
 	}
 	low.S.Interrupt = func() bool { return ctx.Err() != nil }
-	low.S.ConflictLimit = conflicts
+	low.S.ConflictLimit, low.S.WorkLimit = lim.Conflicts, lim.Work
 	switch low.S.Solve() {
 	case sat.Unsat:
 		return enc.counterexample(low.S.LastConflict)

@@ -18,10 +18,11 @@ import (
 //
 // Its budget is work, not time: work, the operations and transactions of
 // the sub-histories checked and the anti-dependencies their encodings
-// derive, and conflicts, the solver conflicts of all their checks
-// (Limits.ShrinkWork, Limits.ShrinkConflicts). A check that would need
-// more conflicts than remain stops undecided, and counts as not
-// violating; once either is spent, no set violates. So the sets tried,
+// derive; conflicts, the solver conflicts of all their checks; and the
+// solver's work of all their checks (Limits.ShrinkWork,
+// Limits.ShrinkConflicts, Limits.ShrinkSolverWork). A check that would
+// need more conflicts or solver work than remain stops undecided, and
+// counts as not violating; once any is spent, no set violates. So the sets tried,
 // and the one found, are the same on any machine. The checks run no
 // unsat search of their own: a sub-history too large to encode counts
 // as not violating.
@@ -32,6 +33,7 @@ type shrinker struct {
 	checker   Checker
 	work      int64
 	conflicts int64
+	solver    int64 // solver work (sat.Solver.Work) left
 	in        []bool
 	// best is the smallest violating set found and its anomaly.
 	best      []history.TxnID
@@ -43,14 +45,14 @@ type shrinker struct {
 func newShrinker(ctx context.Context, ix *history.Index, l level.Level, c Checker) *shrinker {
 	inner := c
 	inner.NoShrink, inner.NoUnsatSearch = true, true
-	return &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, work: c.shrinkWork(), conflicts: c.shrinkConflicts(),
+	return &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, work: c.shrinkWork(), conflicts: c.shrinkConflicts(), solver: c.shrinkSolverWork(),
 		in: make([]bool, len(ix.History().Txns))}
 }
 
 // spent reports whether the search must stop: its budget is spent or its
 // context ended.
 func (s *shrinker) spent() bool {
-	return s.work <= 0 || s.conflicts <= 0 || s.ctx.Err() != nil
+	return s.work <= 0 || s.conflicts <= 0 || s.solver <= 0 || s.ctx.Err() != nil
 }
 
 // violates checks the sub-history of set; on a violation it records set
@@ -91,8 +93,12 @@ func (s *shrinker) violates(set []history.TxnID) bool {
 	if c.Conflicts <= 0 || c.Conflicts > s.conflicts {
 		c.Conflicts = s.conflicts
 	}
+	if c.Work <= 0 || c.Work > s.solver {
+		c.Work = s.solver
+	}
 	found, st, err := c.Run(s.ctx, history.NewIndex(sub.History), s.l)
 	s.conflicts -= st.Solver.Conflicts
+	s.solver -= st.Solver.Work
 	s.work -= int64(st.Derived)
 	if err != nil || len(found) == 0 || !found[0].IsCycle() {
 		return false

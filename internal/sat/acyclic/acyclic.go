@@ -37,7 +37,14 @@ type Theory struct {
 	// FixedCycle holds the edges of a cycle made of fixed edges alone, if
 	// one was added (the instance is then unsatisfiable).
 	FixedCycle []int32
+	// work counts the edges the searches of insert have scanned.
+	work int64
 }
+
+// Work returns how many edges the theory's searches have scanned so far:
+// a count of its work that does not depend on the machine's speed
+// (sat.Worker).
+func (a *Theory) Work() int64 { return a.work }
 
 type aEdge struct {
 	from, to int32
@@ -253,6 +260,7 @@ func (a *Theory) insert(id int32) []int32 {
 	a.mark[v], a.parent[v] = a.epoch, -1
 	for i := 0; i < len(fwd); i++ {
 		x := fwd[i]
+		a.work += int64(len(a.out[x])) + 1
 		for _, eid := range a.out[x] {
 			w := a.edges[eid].to
 			if a.mark[w] == a.epoch || a.ord[w] > ub {
@@ -277,6 +285,7 @@ func (a *Theory) insert(id int32) []int32 {
 	a.mark[u] = a.epoch
 	for i := 0; i < len(bwd); i++ {
 		x := bwd[i]
+		a.work += int64(len(a.in[x])) + 1
 		for _, eid := range a.in[x] {
 			w := a.edges[eid].from
 			if a.mark[w] == a.epoch || a.ord[w] < lb {

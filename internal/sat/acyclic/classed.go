@@ -84,7 +84,14 @@ type Classed struct {
 	parent []int32 // the edge (dependency id, or -(anti id)-1) that reached it
 	prev   []int32 // and the state it was reached from
 	queue  []int32
+	// work counts the edges the searches have scanned.
+	work int64
 }
+
+// Work returns how many edges the theory's searches (its own and its
+// dependency order's) have scanned so far: a count of its work that does
+// not depend on the machine's speed (sat.Worker).
+func (c *Classed) Work() int64 { return c.work + c.deps.Work() }
 
 type cEdge struct {
 	from, to int32
@@ -236,6 +243,7 @@ func (c *Classed) mayClose(id int32) bool {
 	e := c.deps.edges[id]
 	ord := c.deps.ord
 	lo, hi := ord[e.from], ord[e.to]
+	c.work += int64(len(c.stack))/8 + 1
 	for _, a := range c.stack {
 		u, v := ord[c.anti[a].from], ord[c.anti[a].to]
 		if u >= hi && (v <= lo || c.rule == NoItemAnti && v < hi) {
@@ -378,6 +386,7 @@ search:
 	for i := 0; i < len(q); i++ {
 		st := q[i]
 		s, x := st/n, st%n
+		c.work += int64(len(c.deps.out[x])) + 1
 		for _, id := range c.deps.out[x] {
 			if visit(st, s, id) {
 				break search
@@ -386,6 +395,7 @@ search:
 		if depsOnly(s) {
 			continue
 		}
+		c.work += int64(len(c.aout[x]))
 		for _, id := range c.aout[x] {
 			if visit(st, s, -id-1) {
 				break search
