@@ -44,7 +44,7 @@ type clientOrder struct{ first, then string }
 
 func (clientOrder) Name() string { return "client-order" }
 
-func (m clientOrder) Extend(a *isoscope.ASG) error {
+func (m clientOrder) Extend(a isoscope.ASG) error {
 	h := a.History()
 	var first, then isoscope.TxnID = -1, -1
 	for i := range h.Txns {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/native"
@@ -110,7 +111,7 @@ type Options struct {
 // (outcome "unknown"): without pruning or with dense pairs the encoding
 // can pass its bound, and without the unsat search nothing decides a
 // history past it.
-type Tuning = polygraph.Tuning
+type Tuning = checker.Tuning
 
 // StartOrder is the built-in module for databases that take a
 // transaction's snapshot at its start_ts: T1 precedes T2 whenever
@@ -123,14 +124,14 @@ type StartOrder = polygraph.StartOrder
 // observed. Implement Name and Extend; Extend reads the ASG (the history,
 // its index, the writers of each key) and adds edges with ASG.Before, or
 // superpositions of edge sets — exactly one holds — with ASG.Either.
-type Module = polygraph.Module
+type Module = checker.Module
 
 // ASG is the abstract semantic graph a Module reads and extends.
-type ASG = polygraph.ASG
+type ASG = checker.ASG
 
 // ModuleEdge is a dependency edge a Module names in a superposition
 // (ASG.Either): from, to, its kind and key (NoKey for none).
-type ModuleEdge = polygraph.Edge
+type ModuleEdge = checker.Edge
 
 // SessionOrder is the built-in module that adds session order to a level
 // that does not ask for it.
@@ -190,7 +191,7 @@ func Check(ctx context.Context, h *History, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	co := check.Options{Checker: o.Checker, Holds: o.WeakerLevels, Modules: o.Modules, InnoDB: o.InnoDBRepeatableRead, Tuning: o.Tuning}
+	co := check.Options{Checker: o.Checker, Holds: o.WeakerLevels, Modules: o.Modules, InnoDBRR: o.InnoDBRepeatableRead, Tuning: o.Tuning}
 	switch o.OwnReads {
 	case "":
 	case "infer":

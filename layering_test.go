@@ -34,6 +34,11 @@ var layerRules = []layerRule{
 		Forbid: []string{"os", "net", "database/sql", "internal/format", "internal/report", "internal/db", "internal/cli", "internal/runner", "internal/serve", "internal/workload", "internal/gen"},
 	},
 	{
+		Why:    "the checker contract lies under the algorithms: they implement it, the driver (package check) lists and chooses them",
+		From:   []string{"internal/check/checker"},
+		Forbid: []string{"internal/check/aion", "internal/check/chronos", "internal/check/dsg", "internal/check/innodb", "internal/check/ir", "internal/check/listappend", "internal/check/lwt", "internal/check/mt", "internal/check/polygraph", "internal/check/precheck", "internal/check/reference", "internal/sat", "internal/graph"},
+	},
+	{
 		Why:    "the runner, the databases and the workloads record; they neither check nor render",
 		From:   []string{"internal/runner", "internal/db", "internal/workload"},
 		Forbid: []string{"internal/check", "internal/report", "internal/cli"},
@@ -183,6 +188,7 @@ func TestLayeringCatchesViolations(t *testing.T) {
 	}
 	cases := []struct{ from, imp, want string }{
 		{"internal/check/mt", "os", "internal/check/mt -> os"},
+		{"internal/check/checker", "internal/check/polygraph", "internal/check/checker -> internal/check/polygraph"},
 		{"internal/history", "net", "internal/history -> net"},
 		{"internal/graph", "internal/format/native", "internal/graph -> internal/format/native"},
 		{"internal/runner", "internal/check", "internal/runner -> internal/check"},

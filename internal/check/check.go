@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/chronos"
 	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/check/innodb"
@@ -24,8 +25,8 @@ import (
 // Checkers returns every algorithm, fastest first: the order in which Auto
 // tries them. Chronos comes first: when every transaction carries the
 // database's timestamps, it decides SI and SER by replaying them.
-func Checkers() []Checker {
-	return []Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
+func Checkers() []checker.Checker {
+	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
 }
 
 // Names returns the names of every algorithm, for usage messages.
@@ -37,96 +38,52 @@ func Names() []string {
 	return out
 }
 
-// Select returns the checker named name, or with "auto" (or "") the first
-// of Checkers that decides ix's history at level l. It returns an
-// *UnsupportedError when the named checker, or every checker, declines.
-func Select(ix *history.Index, l level.Level, name string) (Checker, error) {
-	return selectWith(ix, l, name, solverOptions{})
-}
-
-// solverOptions are what only the solver checkers take: modules, the
-// switches of their optimisations, the memory their construction may
-// keep (bytes; 0 for no bound), and the bounds of their work.
-type solverOptions struct {
-	modules []polygraph.Module
-	tuning  polygraph.Tuning
-	memory  int64
-	limits  polygraph.Limits
-}
-
-// selectWith is Select for a check with modules or solver switches: a
-// checker decides only if it takes them, and it is returned with them.
-func selectWith(ix *history.Index, l level.Level, name string, so solverOptions) (Checker, error) {
+// plan returns the checker named name, or with "auto" (or "") the first of
+// Checkers that decides ix's history at level l under o, with the check it
+// planned. A checker decides only if its capabilities take what the
+// history and o ask for (capable). It returns an *UnsupportedError when
+// the named checker, or every checker, declines.
+func plan(ix *history.Index, l level.Level, name string, o checker.Options) (checker.Checker, checker.Check, error) {
 	named := name != "" && name != "auto"
 	var why []string
 	for _, c := range Checkers() {
 		if named && c.Name() != name {
 			continue
 		}
-		if err := decides(c, ix, l, so); err != nil {
+		check, err := capable(c.Capabilities(), ix, o)
+		if err == nil {
+			check, err = c.Plan(ix, l, o)
+		}
+		if err != nil {
 			if named {
-				return nil, &UnsupportedError{Checker: name, Level: l, Why: []string{err.Error()}}
+				return nil, nil, &UnsupportedError{Checker: name, Level: l, Why: []string{err.Error()}}
 			}
 			why = append(why, c.Name()+": "+err.Error())
 			continue
 		}
-		if len(so.modules) > 0 || so.tuning.Any() {
-			c = c.(ModuleUser).WithModules(so.modules).WithTuning(so.tuning)
-		}
-		if pc, ok := c.(polygraph.Checker); ok {
-			if so.memory > 0 {
-				pc.MemoryLimit = so.memory
-			}
-			c = pc.WithLimits(so.limits)
-		}
-		return c, nil
+		return c, check, nil
 	}
 	if named {
-		return nil, fmt.Errorf("unknown checker %q (known: auto, %v)", name, Names())
+		return nil, nil, fmt.Errorf("unknown checker %q (known: auto, %v)", name, Names())
 	}
-	return nil, &UnsupportedError{Level: l, Why: why}
+	return nil, nil, &UnsupportedError{Level: l, Why: why}
 }
 
-// VersionOrderUser is implemented by checkers that take a white-box version
-// order (the header's version_order) into account. Others decline
-// histories that carry one: ignoring it could call a violation correct.
-type VersionOrderUser interface {
-	UsesVersionOrder() bool
-}
-
-// OwnReadsUser is implemented by checkers that follow the index's
-// read-your-own-writes policy (history.OwnReads); the others assume
-// reads see their transaction's own writes and decline other policies.
-type OwnReadsUser interface {
-	FollowsOwnReads() bool
-}
-
-// decides is c.Decides, declining a white-box version order, a
-// read-your-own-writes policy, modules or solver switches c ignores.
-func decides(c Checker, ix *history.Index, l level.Level, so solverOptions) error {
-	if _, ok := c.(ModuleUser); len(so.modules) > 0 && !ok {
-		return fmt.Errorf("it does not run modules")
+// capable returns an error when a checker of capabilities c cannot take
+// ix's history under o: a white-box version order, a read-your-own-writes
+// policy, modules or solver switches it ignores.
+func capable(c checker.Capabilities, ix *history.Index, o checker.Options) (checker.Check, error) {
+	switch {
+	case len(o.Modules) > 0 && !c.Modules:
+		return nil, fmt.Errorf("it does not run modules")
+	case o.Tuning.Any() && !c.Modules:
+		return nil, fmt.Errorf("it has none of the solver's optimisations to switch off")
+	case ix.OwnReads() != history.MustReadOwn && !c.OwnReads:
+		return nil, fmt.Errorf("it assumes reads see their transaction's own writes, not the %q policy", ix.OwnReads())
+	case ix.History().Header.VersionOrder != nil && !c.VersionOrder:
+		return nil, fmt.Errorf("it does not use the history's white-box version order")
 	}
-	if _, ok := c.(ModuleUser); so.tuning.Any() && !ok {
-		return fmt.Errorf("it has none of the solver's optimisations to switch off")
-	}
-	if ix.OwnReads() != history.MustReadOwn {
-		if u, ok := c.(OwnReadsUser); !ok || !u.FollowsOwnReads() {
-			return fmt.Errorf("it assumes reads see their transaction's own writes, not the %q policy", ix.OwnReads())
-		}
-	}
-	if ix.History().Header.VersionOrder != nil {
-		if u, ok := c.(VersionOrderUser); !ok || !u.UsesVersionOrder() {
-			return fmt.Errorf("it does not use the history's white-box version order")
-		}
-	}
-	return c.Decides(ix, l)
-}
-
-// ModuleUser is implemented by checkers that run modules (polygraph.Module)
-// on the history before they search.
-type ModuleUser interface {
-	WithModules(ms []polygraph.Module) polygraph.Checker
+	return nil, nil
 }
 
 // Options tune Run.
@@ -148,12 +105,12 @@ type Options struct {
 	// refuted.
 	InferOwnReads bool
 	// Modules extend the history's abstract semantic graph with what the
-	// caller knows of the database (polygraph.Module); only checkers that
+	// caller knows of the database (checker.Module); only checkers that
 	// run modules then decide.
-	Modules []polygraph.Module
+	Modules []checker.Module
 	// Tuning switches the solver checker's optimisations off, for
 	// measurement; only the solver checkers then decide.
-	Tuning polygraph.Tuning
+	Tuning checker.Tuning
 	// MemoryLimit bounds the memory of the check, in bytes (0: no bound):
 	// the solver's construction keeps within its share of it — what
 	// remains once the history and its index are in memory, less a
@@ -164,21 +121,22 @@ type Options struct {
 	// Limits bound the solver checker's work — the size of its encoding,
 	// its counterexample searches — in counts of work, so that where they
 	// stop a search does not depend on the machine's speed; the zero
-	// Limits is the defaults (see polygraph.Limits).
-	Limits polygraph.Limits
-	// InnoDB checks the history against MariaDB/InnoDB's REPEATABLE READ
-	// (package innodb): each transaction is split into a view piece and a
-	// commit piece and the pieces are checked at serializability. The
-	// level must be repeatable read.
-	InnoDB bool
+	// Limits is the defaults (see checker.Limits).
+	Limits checker.Limits
+	// InnoDBRR checks the history against MariaDB/InnoDB's REPEATABLE
+	// READ, the innodb-rr module (package innodb): each transaction is
+	// split into a view piece and a commit piece and the pieces are
+	// checked at serializability. The level must be repeatable read.
+	InnoDBRR bool
 }
 
 // innodbCaveat is what a check against InnoDB's repeatable read may miss.
 const innodbCaveat = "checked against InnoDB's repeatable read as view and commit pieces, a deliberately loose model: it misses a violation that shows only in where a view really was taken or in what an UPDATE's own search saw"
 
-// InnoDBModule is the name of the InnoDB repeatable-read model among the
-// modules a Result lists.
-const InnoDBModule = "innodb-rr"
+// InnoDBRRModule is the name of the InnoDB repeatable-read model
+// (Options.InnoDBRR) among the modules a Result lists, and on the command
+// line.
+const InnoDBRRModule = "innodb-rr"
 
 // Run checks h against level l: the shared checks, then the chosen
 // algorithm. An error means bad usage (no checker decides this history);
@@ -199,15 +157,15 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		// The context ended while the history was indexed.
 		return Result{Level: l, Outcome: Unknown, Reason: stopped(ctx, err), Stats: h.Stats()}, nil
 	}
-	if l.RealTime && !o.InnoDB {
+	if l.RealTime && !o.InnoDBRR {
 		if first, n, of := untimed(ix); n > 0 {
 			return runUntimed(ctx, h, l, o, first, n, of)
 		}
 	}
-	so := solverOptions{modules: o.Modules, tuning: o.Tuning, memory: solverShare(o.MemoryLimit), limits: o.Limits}
+	so := checker.Options{Modules: o.Modules, Tuning: o.Tuning, MemoryLimit: solverShare(o.MemoryLimit), Limits: o.Limits}
 	var shared sharedFindings // the shared checks' findings on ix
 	var res Result
-	if o.InnoDB {
+	if o.InnoDBRR {
 		res, err = runInnoDB(ctx, h, l, own, o.Checker, so)
 	} else {
 		res, err = runIndexed(ctx, ix, l, o.Checker, so, &shared)
@@ -219,8 +177,8 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 	for _, m := range o.Modules {
 		res.Modules = append(res.Modules, m.Name())
 	}
-	if o.InnoDB {
-		res.Modules = append(res.Modules, InnoDBModule)
+	if o.InnoDBRR {
+		res.Modules = append(res.Modules, InnoDBRRModule)
 	}
 	if res.Outcome != Violation || !o.Holds {
 		return res, nil
@@ -236,43 +194,26 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		if implied {
 			continue
 		}
-		c, err := selectWith(ix, w, "auto", so)
-		if err != nil {
-			continue // no checker decides it: say nothing
+		// Searching checkers are cheap to run on a small history:
+		// bounded in work (the encoding's size, the solver's conflicts
+		// and work), without the counterexample search a violation would
+		// start. The bounds are counts, not time, so which levels are
+		// claimed does not depend on the machine's speed; only the
+		// check's own context, ending, leaves the rest unclaimed.
+		wo := so
+		if len(ix.History().Txns) <= holdsSearchMax {
+			wo.NoShrink, wo.Tuning.NoUnsatSearch = true, true
+			wo.Limits.MaxDerived = min(wo.Limits.MaxDerived, holdsSearchMaxDerived)
+			if wo.Limits.MaxDerived == 0 {
+				wo.Limits.MaxDerived = holdsSearchMaxDerived
+			}
+			wo.Limits.Conflicts, wo.Limits.Work = holdsSearchConflicts, holdsSearchWork
 		}
-		if s, ok := c.(Searching); ok && s.Searches() {
-			// A search is cheap to run on a small history: bounded in
-			// work (the encoding's size, the solver's conflicts), without
-			// the counterexample search a violation would start. The
-			// bounds are counts, not time, so which levels are claimed
-			// does not depend on the machine's speed; only the check's
-			// own context, ending, leaves the rest unclaimed.
-			pc, ok := c.(polygraph.Checker)
-			if !ok || len(ix.History().Txns) > holdsSearchMax {
-				continue
-			}
-			pc.NoShrink, pc.NoUnsatSearch = true, true
-			pc.MaxDerived = min(pc.MaxDerived, holdsSearchMaxDerived)
-			if pc.MaxDerived == 0 {
-				pc.MaxDerived = holdsSearchMaxDerived
-			}
-			pc.Conflicts, pc.Work = holdsSearchConflicts, holdsSearchWork
-			found, err := precheck.RunContext(ctx, ix, w)
-			holds := err == nil && len(found) == 0
-			if holds {
-				found, err := pc.Check(ctx, ix, w)
-				holds = err == nil && len(found) == 0
-			}
-			if holds {
-				res.Holds = append(res.Holds, w)
-			}
-			continue
+		c, check, err := plan(ix, w, "auto", wo)
+		if err != nil || c.Capabilities().Search && len(ix.History().Txns) > holdsSearchMax {
+			continue // no checker decides it cheaply: say nothing
 		}
-		sub, err := runIndexed(ctx, ix, w, c.Name(), so, &shared)
-		if err != nil {
-			continue
-		}
-		if sub.Outcome == Satisfied {
+		if sub, err := runPlanned(ctx, ix, w, c, check, &shared); err == nil && sub.Outcome == Satisfied {
 			res.Holds = append(res.Holds, w)
 		}
 	}
@@ -356,21 +297,18 @@ const (
 )
 
 // undecided reports whether err says a checker gave up without a verdict
-// for lack of resources (an error with an Undecided method that says so).
-func undecided(err error) bool {
-	var u interface{ Undecided() bool }
-	return errors.As(err, &u) && u.Undecided()
-}
+// for lack of resources (checker.ErrUndecided).
+func undecided(err error) bool { return errors.Is(err, checker.ErrUndecided) }
 
 // runInnoDB checks h against InnoDB's repeatable read: its pieces
 // (innodb.Split) at serializability, with the findings mapped back to h's
 // transactions.
-func runInnoDB(ctx context.Context, h *history.History, l level.Level, own history.OwnReads, name string, so solverOptions) (Result, error) {
+func runInnoDB(ctx context.Context, h *history.History, l level.Level, own history.OwnReads, name string, so checker.Options) (Result, error) {
 	if l.ID != level.RepeatableRead {
-		return Result{}, fmt.Errorf("%s is InnoDB's repeatable read: check it at repeatable-read, not %s", InnoDBModule, l.Name)
+		return Result{}, fmt.Errorf("%s is InnoDB's repeatable read: check it at repeatable-read, not %s", InnoDBRRModule, l.Name)
 	}
 	if own != history.MustReadOwn {
-		return Result{}, fmt.Errorf("%s: InnoDB reads its own writes; the %q read-your-own-writes policy does not apply", InnoDBModule, own)
+		return Result{}, fmt.Errorf("%s: InnoDB reads its own writes; the %q read-your-own-writes policy does not apply", InnoDBRRModule, own)
 	}
 	p := innodb.Split(h)
 	res, err := runIndexed(ctx, history.NewIndex(p.H), level.Get(level.Serializable), name, so, nil)
@@ -393,18 +331,22 @@ type sharedFindings struct {
 	found []anomaly.Anomaly
 }
 
-// runIndexed checks ix at l with the checker named: the shared checks
-// (reusing memo's findings when it holds them for a level they judge
-// alike, and keeping them there), then the checker.
-func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string, so solverOptions, memo *sharedFindings) (Result, error) {
-	c, err := selectWith(ix, l, name, so)
+// runIndexed checks ix at l with the checker named (or the first that
+// decides, for "auto"), planned under so (runPlanned).
+func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name string, so checker.Options, memo *sharedFindings) (Result, error) {
+	c, check, err := plan(ix, l, name, so)
 	if err != nil {
 		return Result{}, err
 	}
+	return runPlanned(ctx, ix, l, c, check, memo)
+}
+
+// runPlanned checks ix at l with c's planned check: the shared checks
+// (reusing memo's findings when it holds them for a level they judge
+// alike, and keeping them there), then the check.
+func runPlanned(ctx context.Context, ix *history.Index, l level.Level, c checker.Checker, check checker.Check, memo *sharedFindings) (Result, error) {
+	var err error
 	res := Result{Level: l, Checker: c.Name(), Stats: ix.History().Stats()}
-	if cv, ok := c.(Caveated); ok {
-		res.Caveat = cv.Caveat(ix, l)
-	}
 	if memo != nil && memo.ok && precheck.Alike(memo.l, l) {
 		res.Anomalies = slices.Clone(memo.found)
 	} else {
@@ -418,7 +360,7 @@ func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name stri
 	}
 	if err == nil {
 		var found []anomaly.Anomaly
-		found, err = c.Check(ctx, ix, l)
+		found, err = check(ctx)
 		res.Anomalies = append(res.Anomalies, found...)
 	}
 	switch {
@@ -468,8 +410,9 @@ type ResourceLimitError struct {
 
 func (e *ResourceLimitError) Error() string { return "resource limit: " + e.What }
 
-// Undecided reports true: the history is neither accepted nor refuted.
-func (e *ResourceLimitError) Undecided() bool { return true }
+// Is makes the error checker.ErrUndecided: the history is neither
+// accepted nor refuted.
+func (e *ResourceLimitError) Is(target error) bool { return target == checker.ErrUndecided }
 
 // heapGCFraction is the part of the memory bound the solver's share
 // leaves to the garbage collector (its slack between collections).

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/check"
-	"github.com/isoscope/isoscope/internal/check/polygraph"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -75,8 +75,8 @@ func TestVerdictIndependentOfLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	ser := level.Get(level.Serializable)
-	limits := polygraph.Limits{MaxDerived: 1 << 17}
-	res, err := check.Run(context.Background(), h, ser, check.Options{Checker: "sat", Limits: limits, Tuning: polygraph.Tuning{NoUnsatSearch: true}})
+	limits := checker.Limits{MaxDerived: 1 << 17}
+	res, err := check.Run(context.Background(), h, ser, check.Options{Checker: "sat", Limits: limits, Tuning: checker.Tuning{NoUnsatSearch: true}})
 	if err != nil || res.Outcome != check.Unknown || !strings.Contains(res.Reason, "more than the") {
 		t.Fatalf("without the unsat search: %v %v %q", err, res.Outcome, res.Reason)
 	}

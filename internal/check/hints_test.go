@@ -7,6 +7,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -43,7 +44,7 @@ func TestStartOrder(t *testing.T) {
 				if err != nil || (res.Outcome == check.Satisfied) != c.ser {
 					t.Fatalf("black-box: %v %v (%s)", res.Outcome, err, kinds(res))
 				}
-				res, err = check.Run(context.Background(), h, l, check.Options{Modules: []polygraph.Module{polygraph.StartOrder{}}})
+				res, err = check.Run(context.Background(), h, l, check.Options{Modules: []checker.Module{polygraph.StartOrder{}}})
 				if err != nil || (res.Outcome == check.Satisfied) != c.mod {
 					t.Fatalf("with start-order: %v %v (%s)", res.Outcome, err, kinds(res))
 				}
@@ -60,11 +61,11 @@ func TestStartOrder(t *testing.T) {
 		}
 	}
 	h := history.MustParse(`s0: ts=1-2: w x 1 | s1: r x 1`)
-	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Modules: []polygraph.Module{polygraph.StartOrder{}}}); err == nil || !strings.Contains(err.Error(), "lacks start_ts") {
+	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Modules: []checker.Module{polygraph.StartOrder{}}}); err == nil || !strings.Contains(err.Error(), "lacks start_ts") {
 		t.Errorf("a transaction without timestamps: %v", err)
 	}
 	h = history.MustParse(`s0: ts=5-2: w x 1`)
-	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Modules: []polygraph.Module{polygraph.StartOrder{}}}); err == nil || !strings.Contains(err.Error(), "after its commit_ts") {
+	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Modules: []checker.Module{polygraph.StartOrder{}}}); err == nil || !strings.Contains(err.Error(), "after its commit_ts") {
 		t.Errorf("start_ts after commit_ts: %v", err)
 	}
 }
@@ -124,13 +125,13 @@ func TestTuning(t *testing.T) {
 	if err != nil || res.Checker != "mt" {
 		t.Fatalf("without switches: %s %v", res.Checker, err)
 	}
-	for _, tu := range []polygraph.Tuning{{NoPrune: true}, {NoPhase: true}, {NoTwoWidth: true}, {NoChrono: true}, {NoUnsatSearch: true}, {Dense: true}} {
+	for _, tu := range []checker.Tuning{{NoPrune: true}, {NoPhase: true}, {NoTwoWidth: true}, {NoChrono: true}, {NoUnsatSearch: true}, {Dense: true}} {
 		res, err := check.Run(context.Background(), h, ser, check.Options{Tuning: tu})
 		if err != nil || res.Checker != "sat" || res.Outcome != check.Violation {
 			t.Errorf("%+v: %s %v %v", tu, res.Checker, res.Outcome, err)
 		}
 	}
-	if _, err := check.Run(context.Background(), h, ser, check.Options{Tuning: polygraph.Tuning{NoPrune: true}, Checker: "mt"}); err == nil {
+	if _, err := check.Run(context.Background(), h, ser, check.Options{Tuning: checker.Tuning{NoPrune: true}, Checker: "mt"}); err == nil {
 		t.Error("mt took a solver switch")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/check/reference"
 	"github.com/isoscope/isoscope/internal/history"
@@ -212,11 +213,11 @@ func TestRepeatableReadCases(t *testing.T) {
 }
 
 // TestTooLargeIsUndecided: an encoding past the bound on derived
-// anti-dependencies (polygraph.Limits.MaxDerived) gives no verdict —
+// anti-dependencies (checker.Limits.MaxDerived) gives no verdict —
 // outcome unknown, with the reason — rather than an error or a guess.
 func TestTooLargeIsUndecided(t *testing.T) {
 	h := history.MustParse(`s0: w x 1 | s1: w x 1 | s2: w x 2 | s3: r x 1 w x 3`)
-	res, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Checker: "sat", Limits: polygraph.Limits{MaxDerived: 1}})
+	res, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Checker: "sat", Limits: checker.Limits{MaxDerived: 1}})
 	if err != nil || res.Outcome != check.Unknown || !strings.Contains(res.Reason, "more than the 1 it is allowed") {
 		t.Fatalf("%v %v %q", err, res.Outcome, res.Reason)
 	}
@@ -236,7 +237,7 @@ func TestModules(t *testing.T) {
 	if err != nil || res.Outcome != check.Satisfied {
 		t.Fatalf("without the module: %v %v", res.Outcome, err)
 	}
-	mods := []polygraph.Module{polygraph.CommitOrder{}}
+	mods := []checker.Module{polygraph.CommitOrder{}}
 	res, err = check.Run(context.Background(), h, ser, check.Options{Modules: mods})
 	if err != nil || res.Outcome != check.Violation || res.Checker != "sat" {
 		t.Fatalf("with commit order: %v %v (%s)", res.Outcome, err, res.Checker)
@@ -284,33 +285,33 @@ func TestOwnReadsPolicies(t *testing.T) {
 }
 
 // eitherModule is a user module that adds one superposition.
-type eitherModule struct{ alts [][]polygraph.Edge }
+type eitherModule struct{ alts [][]checker.Edge }
 
 func (eitherModule) Name() string { return "either" }
 
-func (m eitherModule) Extend(a *polygraph.ASG) error { return a.Either(m.alts...) }
+func (m eitherModule) Extend(a checker.ASG) error { return a.Either(m.alts...) }
 
 // TestModuleSuperpositions: a module's superposition holds exactly one of
 // its alternatives, and the solver chooses: a history is refuted only when
 // every alternative closes a forbidden cycle.
 func TestModuleSuperpositions(t *testing.T) {
 	h := history.MustParse(`init: x=0 | s0: r x 0 w x 1 | s1: r x 1 w x 2`) // T0 →wr T1
-	back := func(d anomaly.Dep) []polygraph.Edge {
-		return []polygraph.Edge{{From: 1, To: 0, Dep: d, Key: history.NoKey}}
+	back := func(d anomaly.Dep) []checker.Edge {
+		return []checker.Edge{{From: 1, To: 0, Dep: d, Key: history.NoKey}}
 	}
 	cases := []struct {
 		name  string
-		alts  [][]polygraph.Edge
+		alts  [][]checker.Edge
 		holds bool
 	}{
-		{"one alternative closing a cycle", [][]polygraph.Edge{back(anomaly.RT)}, false},
-		{"or nothing", [][]polygraph.Edge{back(anomaly.RT), nil}, true},
-		{"two alternatives, both closing a cycle", [][]polygraph.Edge{back(anomaly.RT), back(anomaly.SO)}, false},
-		{"an alternative that agrees", [][]polygraph.Edge{back(anomaly.RT), {{From: 0, To: 1, Dep: anomaly.RT, Key: history.NoKey}}}, true},
+		{"one alternative closing a cycle", [][]checker.Edge{back(anomaly.RT)}, false},
+		{"or nothing", [][]checker.Edge{back(anomaly.RT), nil}, true},
+		{"two alternatives, both closing a cycle", [][]checker.Edge{back(anomaly.RT), back(anomaly.SO)}, false},
+		{"an alternative that agrees", [][]checker.Edge{back(anomaly.RT), {{From: 0, To: 1, Dep: anomaly.RT, Key: history.NoKey}}}, true},
 	}
 	for _, c := range cases {
 		for _, id := range []level.ID{level.ReadCommitted, level.PL2Plus, level.Serializable} {
-			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Modules: []polygraph.Module{eitherModule{c.alts}}})
+			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Modules: []checker.Module{eitherModule{c.alts}}})
 			if err != nil {
 				t.Fatalf("%s at %s: %v", c.name, id, err)
 			}
@@ -319,8 +320,8 @@ func TestModuleSuperpositions(t *testing.T) {
 			}
 		}
 	}
-	bad := eitherModule{[][]polygraph.Edge{{{From: 0, To: 0, Dep: anomaly.RT, Key: history.NoKey}}}}
-	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Modules: []polygraph.Module{bad}}); err == nil {
+	bad := eitherModule{[][]checker.Edge{{{From: 0, To: 0, Dep: anomaly.RT, Key: history.NoKey}}}}
+	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Modules: []checker.Module{bad}}); err == nil {
 		t.Error("an edge from a transaction to itself was accepted")
 	}
 }
@@ -332,7 +333,7 @@ func TestOrderModules(t *testing.T) {
 		name   string
 		h      string
 		id     level.ID
-		module polygraph.Module
+		module checker.Module
 	}{
 		{"a stale read in the same session, at repeatable read", `s0: w x 1 | s0: r x _`, level.RepeatableRead, polygraph.SessionOrder{}},
 		{"a stale read in the same session, at PL-2+", `init: x=0 y=0 | s0: w x 1 | s0: r x 0 w y 1`, level.PL2Plus, polygraph.SessionOrder{}},
@@ -345,13 +346,13 @@ func TestOrderModules(t *testing.T) {
 		if err != nil || res.Outcome != check.Satisfied {
 			t.Fatalf("%s: without the module %v %v", c.name, res.Outcome, err)
 		}
-		res, err = check.Run(context.Background(), h, level.Get(c.id), check.Options{Modules: []polygraph.Module{c.module}})
+		res, err = check.Run(context.Background(), h, level.Get(c.id), check.Options{Modules: []checker.Module{c.module}})
 		if err != nil || res.Outcome != check.Violation {
 			t.Errorf("%s: with %s %v (%s) %v", c.name, c.module.Name(), res.Outcome, kinds(res), err)
 		}
 	}
 	if _, err := check.Run(context.Background(), history.MustParse(`w x 1 | r x 1`), level.Get(level.Serializable),
-		check.Options{Modules: []polygraph.Module{polygraph.RealTime{}}}); err == nil {
+		check.Options{Modules: []checker.Module{polygraph.RealTime{}}}); err == nil {
 		t.Error("real time without instants was accepted")
 	}
 }

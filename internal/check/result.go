@@ -1,7 +1,6 @@
 package check
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 
@@ -75,28 +74,6 @@ type Result struct {
 	Note      string
 }
 
-// Caveated is implemented by checkers that are sound on every history they
-// accept but complete only on some: Caveat returns what a check of this
-// history may miss, or "".
-type Caveated interface {
-	Caveat(ix *history.Index, l level.Level) string
-}
-
-// Checker is one checking algorithm. Algorithms live in sub-packages and
-// depend only on the core packages, so that this package can list them.
-type Checker interface {
-	// Name is the name --checker selects it by.
-	Name() string
-	// Decides returns nil when the checker is sound and complete for this
-	// history at this level, and otherwise an error that says why not.
-	Decides(ix *history.Index, l level.Level) error
-	// Check looks for cycle anomalies the level proscribes. The shared
-	// checks (thin air, aborted and intermediate reads, internal
-	// consistency) have run before and are not repeated. A context that
-	// ends makes it return the context's error.
-	Check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error)
-}
-
 // UnsupportedError says that no checker, or not the named one, can decide
 // a history at a level.
 type UnsupportedError struct {
@@ -114,11 +91,4 @@ func (e *UnsupportedError) Error() string {
 		msg += "\n  " + w
 	}
 	return msg
-}
-
-// Searching is implemented by checkers whose worst case is exponential (a
-// SAT search): Run does not use them just to tell which weaker levels
-// still hold.
-type Searching interface {
-	Searches() bool
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -18,13 +19,13 @@ import (
 type modelFlags struct {
 	Modules  []string
 	OwnReads string
-	Tuning   polygraph.Tuning
-	Limits   polygraph.Limits
+	Tuning   checker.Tuning
+	Limits   checker.Limits
 }
 
 // moduleNames lists the modules --module knows, for messages.
 func moduleNames() []string {
-	names := []string{check.InnoDBModule}
+	names := []string{check.InnoDBRRModule}
 	for n := range polygraph.Modules() {
 		names = append(names, n)
 	}
@@ -57,8 +58,8 @@ func (m *modelFlags) options(o *check.Options) error {
 		o.OwnReads = own
 	}
 	for _, name := range m.Modules {
-		if name == check.InnoDBModule {
-			o.InnoDB = true
+		if name == check.InnoDBRRModule {
+			o.InnoDBRR = true
 			continue
 		}
 		mod, ok := polygraph.Modules()[name]

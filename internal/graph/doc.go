@@ -1,5 +1,5 @@
 // Package graph holds the dependency graphs that isoscope searches for
-// cycles. The graphs can have millions of nodes, so the package keeps them
+// dsg. The graphs can have millions of nodes, so the package keeps them
 // lean and flat.
 //
 // Nodes are the int32 values 0..n-1. Each edge carries a Label, which is

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/check"
-	"github.com/isoscope/isoscope/internal/check/chronos"
 	"github.com/isoscope/isoscope/internal/check/precheck"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/gen"
@@ -76,7 +75,7 @@ func BenchmarkChronos(b *testing.B) {
 		l := level.Get(id)
 		b.Run(fmt.Sprintf("replay/%s", l.Short), func(b *testing.B) {
 			measure(b, func() {
-				if _, err := (chronos.Checker{}).Check(context.Background(), ix, l); err != nil {
+				if _, err := checkWith(context.Background(), ix, l); err != nil {
 					b.Fatal(err)
 				}
 			})

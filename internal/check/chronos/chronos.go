@@ -44,10 +44,9 @@ package chronos
 import (
 	"context"
 	"fmt"
-	"sync"
-	"weak"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -58,20 +57,31 @@ type Checker struct{}
 // Name returns "chronos".
 func (Checker) Name() string { return "chronos" }
 
-// Decides accepts snapshot isolation and serializability on histories
-// whose transactions that took effect all carry start_ts and commit_ts,
-// made of reads, writes, deletes, appends and list reads (the paper's
-// key-value and list model), with no key both written and appended. It
-// declines range scans and iterators (the paper's model has no predicate
-// reads), other levels, and histories without timestamps.
-func (Checker) Decides(ix *history.Index, l level.Level) error {
+// Capabilities: none beyond the histories it decides.
+func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities{} }
+
+// Plan accepts snapshot isolation and serializability on histories whose
+// transactions that took effect all carry start_ts and commit_ts, made of
+// reads, writes, deletes, appends and list reads (the paper's key-value
+// and list model), with no key both written and appended. It declines
+// range scans and iterators (the paper's model has no predicate reads),
+// other levels, and histories without timestamps. The check replays the
+// history in timestamp order and returns every violation of the Session,
+// Ext and NoConflict axioms (SI), or of the commit order (SER), with the
+// Int violations of list reads.
+func (Checker) Plan(ix *history.Index, l level.Level, _ checker.Options) (checker.Check, error) {
 	switch l.ID {
 	case level.SnapshotIsolation, level.Serializable:
 	default:
-		return fmt.Errorf("it decides snapshot-isolation and serializable by the database's timestamps, not %s", l.Name)
+		return nil, fmt.Errorf("it decides snapshot-isolation and serializable by the database's timestamps, not %s", l.Name)
 	}
-	_, _, err := shape(ix)
-	return err
+	kinds, eff, err := shape(ix)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) ([]anomaly.Anomaly, error) {
+		return newSim(ix, kinds, eff, l.ID == level.Serializable).run(ctx)
+	}, nil
 }
 
 // Key kinds: a key holds values (reads, writes, deletes) or a list
@@ -81,33 +91,11 @@ const (
 	listKey uint8 = 2
 )
 
-// memo keeps the last shape computed, so that Check does not repeat the
-// pass Decides made over the same index. The weak pointer neither keeps
-// the index alive nor matches a later index at the same address.
-var memo struct {
-	sync.Mutex
-	ix    weak.Pointer[history.Index]
-	kinds []uint8
-	eff   []bool
-	err   error
-}
-
-// shape checks what Decides requires and returns each key's kind and
-// which transactions took effect: those the index says did, and with
-// lists, unknown transactions whose appended element such a transaction
-// read (the index resolves only reads of values).
+// shape checks what Plan requires and returns each key's kind and which
+// transactions took effect: those the index says did, and with lists,
+// unknown transactions whose appended element such a transaction read
+// (the index resolves only reads of values).
 func shape(ix *history.Index) ([]uint8, []bool, error) {
-	memo.Lock()
-	defer memo.Unlock()
-	if p := weak.Make(ix); memo.ix == p {
-		return memo.kinds, memo.eff, memo.err
-	}
-	kinds, eff, err := shapeOf(ix)
-	memo.ix, memo.kinds, memo.eff, memo.err = weak.Make(ix), kinds, eff, err
-	return kinds, eff, err
-}
-
-func shapeOf(ix *history.Index) ([]uint8, []bool, error) {
 	h := ix.History()
 	eff := make([]bool, len(h.Txns))
 	for i := range eff {
@@ -220,16 +208,4 @@ func appenders(h *history.History) map[elemKey]history.OpRef {
 		}
 	}
 	return m
-}
-
-// Check replays the history in timestamp order and returns every violation
-// of the Session, Ext and NoConflict axioms (SI), or of the commit order
-// (SER), with the Int violations of list reads.
-func (Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
-	kinds, eff, err := shape(ix)
-	if err != nil {
-		return nil, err
-	}
-	s := newSim(ix, kinds, eff, l.ID == level.Serializable)
-	return s.run(ctx)
 }

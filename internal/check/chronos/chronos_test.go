@@ -8,6 +8,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/chronos"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -161,7 +162,7 @@ func TestExplanationsCarryTimestamps(t *testing.T) {
 	}
 	for _, tc := range cases {
 		h := history.MustParse(tc.hist)
-		found, err := chronos.Checker{}.Check(context.Background(), history.NewIndex(h), level.Get(tc.l))
+		found, err := checkWith(context.Background(), history.NewIndex(h), level.Get(tc.l))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +204,7 @@ func TestDecides(t *testing.T) {
 		{"s1: unknown: a x 1 | s2: ts=3-4: r x [1]", level.Serializable, "no start_ts"},
 	}
 	for _, tc := range cases {
-		err := chronos.Checker{}.Decides(history.NewIndex(history.MustParse(tc.hist)), level.Get(tc.l))
+		_, err := chronos.Checker{}.Plan(history.NewIndex(history.MustParse(tc.hist)), level.Get(tc.l), checker.Options{})
 		switch {
 		case tc.why == "" && err != nil:
 			t.Errorf("%s at %s: declined: %v", tc.hist, level.Get(tc.l).Short, err)
@@ -235,7 +236,7 @@ func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	h := history.MustParse("init: x=0 | s1: ts=1-2: r x 0 w x 1")
-	if _, err := (chronos.Checker{}).Check(ctx, history.NewIndex(h), level.Get(level.Serializable)); err == nil {
+	if _, err := checkWith(ctx, history.NewIndex(h), level.Get(level.Serializable)); err == nil {
 		t.Error("no error from a cancelled check")
 	}
 }
@@ -286,4 +287,13 @@ func plainKV(h *history.History) bool {
 		}
 	}
 	return true
+}
+
+// checkWith plans and runs Chronos on ix at l.
+func checkWith(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
+	check, err := chronos.Checker{}.Plan(ix, l, checker.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return check(ctx)
 }

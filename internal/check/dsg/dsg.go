@@ -1,16 +1,3 @@
-// Package dsg decides read committed (Adya PL-2) and read uncommitted
-// (PL-1) on histories with unique values by a cycle search on the part of
-// the direct serialization graph that the history fixes.
-//
-// With unique values every read names its writer, so the wr edges are
-// known. A ww edge W → T is known where T read W's version of a key and
-// then wrote the key: any version order that put T first would close the
-// cycle W -wr→ T -ww→ W, which is G1c. Every other pair of writers can be
-// ordered along a topological order of the known edges, which adds no
-// cycle. So a history (with the shared checks passed) satisfies PL-2
-// exactly when the known wr ∪ ww graph is acyclic, and PL-1 always: it
-// proscribes only G0, and a version order taken from any one total order of
-// the transactions has no write cycle.
 package dsg
 
 import (
@@ -18,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/check/cycles"
-	"github.com/isoscope/isoscope/internal/check/depgraph"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -30,10 +16,21 @@ type Checker struct{}
 // Name returns "dsg".
 func (Checker) Name() string { return "dsg" }
 
-// Decides accepts read committed and read uncommitted on histories of reads
+// Capabilities: none beyond the histories it decides.
+func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities{} }
+
+// Plan returns the check of ix at l when decides accepts it.
+func (Checker) Plan(ix *history.Index, l level.Level, _ checker.Options) (checker.Check, error) {
+	if err := decides(ix, l); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return check(ctx, ix, l) }, nil
+}
+
+// decides returns nil for what Plan accepts: read committed and read uncommitted on histories of reads
 // and writes with unique values. When values repeat a read's writer can be
 // ambiguous; the solver checker decides those.
-func (Checker) Decides(ix *history.Index, l level.Level) error {
+func decides(ix *history.Index, l level.Level) error {
 	if l.ID != level.ReadCommitted && l.ID != level.ReadUncommitted {
 		return fmt.Errorf("it decides read-committed and read-uncommitted, not %s", l.Name)
 	}
@@ -55,12 +52,12 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 	return nil
 }
 
-// Check returns one G0/G1c cycle per strongly connected component of the
+// check is the check Plan returns: it returns one G0/G1c cycle per strongly connected component of the
 // known wr ∪ ww graph (none for read uncommitted).
-func (Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
+func check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
 	if l.ID == level.ReadUncommitted {
 		return nil, ctx.Err()
 	}
-	g := depgraph.Build(ix, depgraph.Options{AllReads: true})
-	return cycles.Find(ctx, ix.History(), g.G, g.Mask, g.Nodes)
+	g := Build(ix, Options{AllReads: true})
+	return FindCycles(ctx, ix.History(), g.G, g.Mask, g.Nodes)
 }

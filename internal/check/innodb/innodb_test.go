@@ -71,7 +71,7 @@ func TestRepeatableReadCases(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := history.MustParse(c.h)
-			res, err := check.Run(context.Background(), h, rr, check.Options{InnoDB: true})
+			res, err := check.Run(context.Background(), h, rr, check.Options{InnoDBRR: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestRepeatableReadCases(t *testing.T) {
 			if !c.innodb && !strings.Contains(kinds(res), c.found) {
 				t.Errorf("innodb-rr found %s, want %s", kinds(res), c.found)
 			}
-			if res.Level.ID != level.RepeatableRead || len(res.Modules) != 1 || res.Modules[0] != check.InnoDBModule {
+			if res.Level.ID != level.RepeatableRead || len(res.Modules) != 1 || res.Modules[0] != check.InnoDBRRModule {
 				t.Errorf("result level %s, modules %v", res.Level.Name, res.Modules)
 			}
 			for _, a := range res.Anomalies {
@@ -130,10 +130,10 @@ func TestSplit(t *testing.T) {
 // other level is an error, as is a policy other than reading own writes.
 func TestOnlyRepeatableRead(t *testing.T) {
 	h := history.MustParse(`s0: w x 1 | s1: r x 1`)
-	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{InnoDB: true}); err == nil || !strings.Contains(err.Error(), "repeatable-read") {
+	if _, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{InnoDBRR: true}); err == nil || !strings.Contains(err.Error(), "repeatable-read") {
 		t.Errorf("at serializable: %v", err)
 	}
-	if _, err := check.Run(context.Background(), h, level.Get(level.RepeatableRead), check.Options{InnoDB: true, OwnReads: history.ReadsExternal}); err == nil {
+	if _, err := check.Run(context.Background(), h, level.Get(level.RepeatableRead), check.Options{InnoDBRR: true, OwnReads: history.ReadsExternal}); err == nil {
 		t.Error("the external policy was accepted")
 	}
 }
@@ -142,7 +142,7 @@ func TestOnlyRepeatableRead(t *testing.T) {
 // levels that still hold are checked on the transactions as they ran.
 func TestWeakerLevels(t *testing.T) {
 	h := history.MustParse(`init: x=0 y=0 | s0: r x 0 r y 1 | s1: w x 1 w y 1`)
-	res, err := check.Run(context.Background(), h, level.Get(level.RepeatableRead), check.Options{InnoDB: true, Holds: true})
+	res, err := check.Run(context.Background(), h, level.Get(level.RepeatableRead), check.Options{InnoDBRR: true, Holds: true})
 	if err != nil || res.Outcome != check.Violation {
 		t.Fatalf("%v %v", res.Outcome, err)
 	}

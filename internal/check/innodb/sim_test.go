@@ -213,7 +213,7 @@ func TestSimulatedInnoDB(t *testing.T) {
 	notSI, faulty, caught := 0, 0, 0
 	for seed := range simSeeds {
 		h := simulate(seed, 4, 5, 4)
-		res, err := check.Run(context.Background(), h, rr, check.Options{InnoDB: true})
+		res, err := check.Run(context.Background(), h, rr, check.Options{InnoDBRR: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestSimulatedInnoDB(t *testing.T) {
 			continue
 		}
 		faulty++
-		res, err = check.Run(context.Background(), bad, rr, check.Options{InnoDB: true})
+		res, err = check.Run(context.Background(), bad, rr, check.Options{InnoDBRR: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -163,7 +163,7 @@ func (g *Graph) Superpose(options []sat.Lit, unless Cond) {
 }
 
 // Lowered is an IR turned into a solver and its acyclicity theory: T for
-// plain acyclicity, C when the options name a rule of classed cycles.
+// plain acyclicity, C when the options name a rule of classed dsg.
 type Lowered struct {
 	S *sat.Solver
 	T *acyclic.Theory

@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/check/depgraph"
-	"github.com/isoscope/isoscope/internal/check/polygraph"
+	"github.com/isoscope/isoscope/internal/check/checker"
+	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -110,7 +110,7 @@ func duplicate(list []history.Value) (history.Value, bool) {
 
 // graph builds the dependency graph that the lists' version order gives
 // (collecting its edges first).
-func (a *analysis) graph(l level.Level) *depgraph.Graph {
+func (a *analysis) graph(l level.Level) *dsg.Graph {
 	a.collect(l)
 	return a.build(l, l.ID == level.SnapshotIsolation, nil)
 }
@@ -146,9 +146,9 @@ func (a *analysis) collect(l level.Level) {
 // build builds a graph of the collected edges and extra (ww edges), with
 // the split encoding when split is set, and session order and real time
 // as l asks.
-func (a *analysis) build(l level.Level, split bool, extra []polygraph.Edge) *depgraph.Graph {
+func (a *analysis) build(l level.Level, split bool, extra []checker.Edge) *dsg.Graph {
 	h := a.h
-	e := depgraph.NewEdges(len(h.Txns), split, len(a.edges)+len(extra)+len(h.Txns))
+	e := dsg.NewEdges(len(h.Txns), split, len(a.edges)+len(extra)+len(h.Txns))
 	for _, d := range a.edges {
 		if d.anti {
 			e.Anti(d.From, d.To, d.Dep, d.Key)
@@ -170,16 +170,16 @@ func (a *analysis) build(l level.Level, split bool, extra []polygraph.Edge) *dep
 
 // depEdge is a collected edge: an anti-dependency or not.
 type depEdge struct {
-	polygraph.Edge
+	checker.Edge
 	anti bool
 }
 
 func (a *analysis) dep(from, to history.TxnID, d anomaly.Dep, k history.KeyID) {
-	a.edges = append(a.edges, depEdge{Edge: polygraph.Edge{From: from, To: to, Dep: d, Key: k}})
+	a.edges = append(a.edges, depEdge{Edge: checker.Edge{From: from, To: to, Dep: d, Key: k}})
 }
 
 func (a *analysis) antiDep(from, to history.TxnID, d anomaly.Dep, k history.KeyID) {
-	a.edges = append(a.edges, depEdge{Edge: polygraph.Edge{From: from, To: to, Dep: d, Key: k}, anti: true})
+	a.edges = append(a.edges, depEdge{Edge: checker.Edge{From: from, To: to, Dep: d, Key: k}, anti: true})
 }
 
 // key adds the edges of one key.

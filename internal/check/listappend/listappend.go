@@ -35,7 +35,8 @@ import (
 	"fmt"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/check/cycles"
+	"github.com/isoscope/isoscope/internal/check/checker"
+	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -46,10 +47,27 @@ type Checker struct{}
 // Name returns "list-append".
 func (Checker) Name() string { return "list-append" }
 
-// Decides accepts histories made only of appends and list reads, with each
+// Capabilities: none beyond the histories it decides.
+func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities{} }
+
+// Plan accepts histories made only of appends and list reads, with each
 // element appended at most once per key, at read committed, snapshot
 // isolation, serializability and (with instants) strict serializability.
-func (Checker) Decides(ix *history.Index, l level.Level) error {
+// The check finds the intra-transaction and read anomalies of the lists,
+// then the cycles of the dependency graph the version order gives. At
+// snapshot isolation, when that graph has no cycle, the lists are
+// otherwise sound and some key's unobserved appends may be ordered more
+// than one way, one order is guessed (guess) and, if it closes a cycle,
+// the solver chooses their order (solve), within o's limits.
+func (Checker) Plan(ix *history.Index, l level.Level, o checker.Options) (checker.Check, error) {
+	if err := decides(ix, l); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return check(ctx, ix, l, o) }, nil
+}
+
+// decides returns nil when Plan accepts ix's history at l.
+func decides(ix *history.Index, l level.Level) error {
 	switch l.ID {
 	case level.ReadCommitted, level.SnapshotIsolation, level.Serializable, level.StrictSerializable:
 	default:
@@ -93,13 +111,8 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 	return nil
 }
 
-// Check finds the intra-transaction and read anomalies of the lists, then
-// the cycles of the dependency graph the version order gives. At snapshot
-// isolation, when that graph has no cycle, the lists are otherwise sound
-// and some key's unobserved appends may be ordered more than one way, one
-// order is guessed (guess) and, if it closes a cycle, the solver chooses
-// their order (solve).
-func (Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
+// check runs the check Plan returns.
+func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Options) ([]anomaly.Anomaly, error) {
 	a := newAnalysis(ix.History(), l)
 	a.resolve()
 	a.reads()
@@ -107,14 +120,14 @@ func (Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		return a.found, err
 	}
 	g := a.graph(l)
-	found, err := cycles.Find(ctx, a.h, g.G, g.Mask, g.Nodes)
+	found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask, g.Nodes)
 	if len(found) > 0 || err != nil || len(a.found) > 0 || len(a.open) == 0 || l.ID != level.SnapshotIsolation {
 		return append(a.found, found...), err
 	}
 	if ok, err := a.guess(ctx, l, g); ok || err != nil {
 		return nil, err
 	}
-	return a.solve(ctx, l)
+	return a.solve(ctx, l, o)
 }
 
 // appendRef is one append: who, where in the transaction, and its position

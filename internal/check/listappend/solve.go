@@ -6,7 +6,8 @@ import (
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/check/depgraph"
+	"github.com/isoscope/isoscope/internal/check/checker"
+	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -24,7 +25,7 @@ import (
 // every unobserved appender where the graph has them to the first). It
 // reports false when the guess closes a cycle, which proves nothing: the
 // solver decides then.
-func (a *analysis) guess(ctx context.Context, l level.Level, g *depgraph.Graph) (bool, error) {
+func (a *analysis) guess(ctx context.Context, l level.Level, g *dsg.Graph) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -39,16 +40,16 @@ func (a *analysis) guess(ctx context.Context, l level.Level, g *depgraph.Graph) 
 			}
 		}
 	}
-	var extra []polygraph.Edge
+	var extra []checker.Edge
 	for _, o := range a.open {
 		ts := slices.Clone(o.txns)
 		slices.SortFunc(ts, func(x, y history.TxnID) int {
 			// An edge from u to v in the merged graph has comp[u] >= comp[v].
-			cx, cy := comp[depgraph.Node(x)], comp[depgraph.Node(y)]
+			cx, cy := comp[dsg.Node(x)], comp[dsg.Node(y)]
 			return cmp.Or(cmp.Compare(cy, cx), cmp.Compare(pos[x], pos[y]), cmp.Compare(x, y))
 		})
 		for i := 1; i < len(ts); i++ {
-			extra = append(extra, polygraph.Edge{From: ts[i-1], To: ts[i], Dep: anomaly.WW, Key: o.k})
+			extra = append(extra, checker.Edge{From: ts[i-1], To: ts[i], Dep: anomaly.WW, Key: o.k})
 		}
 	}
 	withOrder := a.build(l, true, extra)
@@ -67,21 +68,26 @@ func (a *analysis) guess(ctx context.Context, l level.Level, g *depgraph.Graph) 
 // appends. The rewriting keeps every transaction and operation position,
 // so the counterexample names the history's own transactions and
 // operations.
-func (a *analysis) solve(ctx context.Context, l level.Level) ([]anomaly.Anomaly, error) {
+//
+// The solver runs within o's limits and memory bound.
+func (a *analysis) solve(ctx context.Context, l level.Level, o checker.Options) ([]anomaly.Anomaly, error) {
 	rw := a.registers()
-	var ww []polygraph.Edge
+	var ww []checker.Edge
 	for _, e := range a.edges {
 		if e.Dep == anomaly.WW {
 			ww = append(ww, e.Edge)
 		}
 	}
-	c := polygraph.Checker{
-		// Shrinking and the unsat search check sub-histories without the
-		// lists' order: the refutation's own cycle is the counterexample.
-		NoShrink: true, NoUnsatSearch: true,
-		Modules: []polygraph.Module{listOrder{edges: ww}},
+	// Shrinking and the unsat search check sub-histories without the
+	// lists' order: the refutation's own cycle is the counterexample.
+	check, err := polygraph.Checker{}.Plan(history.NewIndexWith(rw, history.ReadsExternal), l, checker.Options{
+		Modules: []checker.Module{listOrder{edges: ww}}, Tuning: checker.Tuning{NoUnsatSearch: true},
+		NoShrink: true, Limits: o.Limits, MemoryLimit: o.MemoryLimit,
+	})
+	if err != nil {
+		return nil, err
 	}
-	return c.Check(ctx, history.NewIndexWith(rw, history.ReadsExternal), l)
+	return check(ctx)
 }
 
 // registers returns the history as reads and writes with the same
@@ -153,13 +159,13 @@ func (a *analysis) registers() *history.History {
 // listOrder is the module that gives the solver the version order the
 // lists reveal: ww edges along the longest list read of each key, and
 // from its last appender to every appender no read saw.
-type listOrder struct{ edges []polygraph.Edge }
+type listOrder struct{ edges []checker.Edge }
 
 // Name returns "list-order".
 func (listOrder) Name() string { return "list-order" }
 
 // Extend adds the lists' ww edges.
-func (m listOrder) Extend(g *polygraph.ASG) error {
+func (m listOrder) Extend(g checker.ASG) error {
 	for _, e := range m.edges {
 		if err := g.Before(e.From, e.To, e.Dep, e.Key); err != nil {
 			return err

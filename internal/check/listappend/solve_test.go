@@ -7,7 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/isoscope/isoscope/internal/check/cycles"
+	"github.com/isoscope/isoscope/internal/check/checker"
+	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/check/reference"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -27,13 +28,13 @@ func TestSolveStopsWithItsContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if found, err := a.solve(ctx, si); !errors.Is(err, context.Canceled) || len(found) != 0 {
+	if found, err := a.solve(ctx, si, checker.Options{}); !errors.Is(err, context.Canceled) || len(found) != 0 {
 		t.Fatalf("a cancelled solve: %v, %v", found, err)
 	}
-	if _, err := (Checker{}).Check(ctx, history.NewIndex(h), si); !errors.Is(err, context.Canceled) {
+	if _, err := check(ctx, history.NewIndex(h), si, checker.Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled check: %v", err)
 	}
-	found, err := a.solve(context.Background(), si)
+	found, err := a.solve(context.Background(), si, checker.Options{})
 	if err != nil || len(found) != 1 {
 		t.Fatalf("a solve: %v, %v", found, err)
 	}
@@ -77,7 +78,7 @@ func TestNullElements(t *testing.T) {
 	if got, want := history.Notation(rw), "t1: s1: w x 1 | t2: s2: r x 1 w x 2 | t3: s3: r x 1 w x 3"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	found, err := (Checker{}).Check(context.Background(), history.NewIndex(h), si)
+	found, err := check(context.Background(), history.NewIndex(h), si, checker.Options{})
 	if err != nil || len(found) != 1 || found[0].Kind.String() != "lost-update" {
 		t.Fatalf("found %v, %v", found, err)
 	}
@@ -140,7 +141,7 @@ func TestGuessAndSolveAgainstOracle(t *testing.T) {
 		if len(a.found) > 0 || len(a.open) == 0 {
 			continue
 		}
-		if found, _ := cycles.Find(context.Background(), h, g.G, g.Mask, g.Nodes); len(found) > 0 {
+		if found, _ := dsg.FindCycles(context.Background(), h, g.G, g.Mask, g.Nodes); len(found) > 0 {
 			continue
 		}
 		want, err := reference.Check(h, level.SnapshotIsolation)
@@ -151,7 +152,7 @@ func TestGuessAndSolveAgainstOracle(t *testing.T) {
 		if !want {
 			violated++
 		}
-		found, err := a.solve(context.Background(), si)
+		found, err := a.solve(context.Background(), si, checker.Options{})
 		if err != nil || (len(found) == 0) != want {
 			t.Fatalf("seed %d: solver found %v (%v), oracle says %v\n%s", seed, found, err, want, history.Notation(h))
 		}

@@ -21,6 +21,7 @@ import (
 	"math"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -31,10 +32,21 @@ type Checker struct{}
 // Name returns "lwt".
 func (Checker) Name() string { return "lwt" }
 
-// Decides accepts strict serializability on lightweight-transaction
+// Capabilities: none beyond the histories it decides.
+func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities{} }
+
+// Plan returns the check of ix at l when decides accepts it.
+func (Checker) Plan(ix *history.Index, l level.Level, _ checker.Options) (checker.Check, error) {
+	if err := decides(ix, l); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return check(ctx, ix, l) }, nil
+}
+
+// decides returns nil for what Plan accepts: strict serializability on lightweight-transaction
 // histories with unique values, real-time instants on every transaction
 // that took effect, and sessions whose transactions do not overlap in time.
-func (Checker) Decides(ix *history.Index, l level.Level) error {
+func decides(ix *history.Index, l level.Level) error {
 	if l.ID != level.StrictSerializable {
 		return fmt.Errorf("it decides strict-serializable (linearizability), not %s", l.Name)
 	}
@@ -80,12 +92,12 @@ type op struct {
 	rank       int // 2i for the i-th link of the chain, 2i+1 for reads of its value
 }
 
-// Check builds the chain of each key and checks real time along it. It
+// check is the check Plan returns: it builds the chain of each key and checks real time along it. It
 // reports per key the first problem: two links reading the same value (a
 // lost update), links that do not hang off the chain (a cycle), or an
 // operation forced before one that finished before it began (a real-time
 // violation, with the chain path that forces the order).
-func (Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
+func check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
 	h := ix.History()
 	byKey := make(map[history.KeyID][]history.TxnID)
 	var keys []history.KeyID

@@ -19,8 +19,8 @@ import (
 	"fmt"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/check/cycles"
-	"github.com/isoscope/isoscope/internal/check/depgraph"
+	"github.com/isoscope/isoscope/internal/check/checker"
+	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -31,11 +31,22 @@ type Checker struct{}
 // Name returns "mt".
 func (Checker) Name() string { return "mt" }
 
-// Decides accepts serializability, snapshot isolation and strict
+// Capabilities: none beyond the histories it decides.
+func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities{} }
+
+// Plan returns the check of ix at l when decides accepts it.
+func (Checker) Plan(ix *history.Index, l level.Level, _ checker.Options) (checker.Check, error) {
+	if err := decides(ix, l); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return check(ctx, ix, l) }, nil
+}
+
+// decides returns nil for what Plan accepts: serializability, snapshot isolation and strict
 // serializability on read-modify-write histories with unique values (and,
 // for strict serializability, real-time instants on every transaction that
 // took effect).
-func (Checker) Decides(ix *history.Index, l level.Level) error {
+func decides(ix *history.Index, l level.Level) error {
 	switch l.ID {
 	case level.Serializable, level.SnapshotIsolation, level.StrictSerializable:
 	default:
@@ -119,25 +130,25 @@ func needTime(ix *history.Index) error {
 	return nil
 }
 
-// Check runs CheckSER, CheckSI or CheckSSER and returns the cycles found,
+// check is the check Plan returns: it runs CheckSER, CheckSI or CheckSSER and returns the cycles found,
 // one per strongly connected component, and for snapshot isolation every
 // instance of the Divergence pattern as a lost update.
-func (Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
+func check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
 	si := l.ID == level.SnapshotIsolation
-	g := depgraph.Build(ix, depgraph.Options{
+	g := dsg.Build(ix, dsg.Options{
 		SessionOrder: l.SessionOrder, RealTime: l.RealTime, AntiDependencies: true, Split: si,
 	})
 	var out []anomaly.Anomaly
 	if si {
 		out = append(out, Divergences(ix.History(), g.Divergences)...)
 	}
-	found, err := cycles.Find(ctx, ix.History(), g.G, g.Mask, g.Nodes)
+	found, err := dsg.FindCycles(ctx, ix.History(), g.G, g.Mask, g.Nodes)
 	return append(out, found...), err
 }
 
 // Divergences reports each Divergence instance as a lost update: the first
 // two overwriting readers, each anti-dependent on the other.
-func Divergences(h *history.History, ds []depgraph.Divergence) []anomaly.Anomaly {
+func Divergences(h *history.History, ds []dsg.Divergence) []anomaly.Anomaly {
 	out := make([]anomaly.Anomaly, 0, len(ds))
 	for _, d := range ds {
 		a, b := d.Readers[0], d.Readers[1]

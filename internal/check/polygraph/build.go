@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/precheck"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -109,12 +110,8 @@ type sessionWriters struct {
 	ws []history.TxnID
 }
 
-// Edge is a dependency edge between transactions.
-type Edge struct {
-	From, To history.TxnID
-	Dep      anomaly.Dep
-	Key      history.KeyID
-}
+// Edge is an edge of a dependency graph (checker.Edge).
+type Edge = checker.Edge
 
 type pairKey struct {
 	a, b history.TxnID
@@ -199,14 +196,14 @@ func hasRanges(h *history.History) bool {
 // them unambiguously) but whose write some read could have observed
 // (values repeat): they are optional, present exactly when a variable
 // says so, and every constraint they bring is conditioned on it.
-func Build(ix *history.Index, l level.Level, dense bool, modules ...Module) (*Polygraph, error) {
+func Build(ix *history.Index, l level.Level, dense bool, modules ...checker.Module) (*Polygraph, error) {
 	return build(context.Background(), ix, l, dense, 0, modules...)
 }
 
 // build is Build, giving up with ctx's error when ctx ends, and with a
 // *MemoryError when what it keeps (candidates, pairs, known edges) passes
 // limit bytes (0: no limit).
-func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, limit int64, modules ...Module) (*Polygraph, error) {
+func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, limit int64, modules ...checker.Module) (*Polygraph, error) {
 	spec, _ := specOf(l, ix.History())
 	sessionOrder := spec.session
 	h := ix.History()
@@ -270,14 +267,14 @@ func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, li
 	slices.Sort(p.keys)
 	for _, r := range p.Reads {
 		if len(r.Cands) == 1 && r.Cands[0] != history.Init && p.certain(r.R) && p.certain(r.Cands[0]) {
-			p.Known = append(p.Known, Edge{r.Cands[0], r.R, r.wrDep(), r.Key})
+			p.Known = append(p.Known, Edge{From: r.Cands[0], To: r.R, Dep: r.wrDep(), Key: r.Key})
 		}
 	}
 	if sessionOrder {
 		p.sessionOrder()
 	}
-	a := &ASG{p}
-	for _, m := range append([]Module{HeaderVersionOrder{}}, modules...) {
+	a := &asg{p}
+	for _, m := range append([]checker.Module{HeaderVersionOrder{}}, modules...) {
 		if err := m.Extend(a); err != nil {
 			return nil, fmt.Errorf("module %s: %w", m.Name(), err)
 		}
@@ -412,7 +409,7 @@ func (p *Polygraph) addKnownAnti(r Read) bool {
 	}
 	for _, w := range ws {
 		if w != r.R {
-			p.KnownAnti = append(p.KnownAnti, Edge{r.R, w, r.rwDep(), r.Key})
+			p.KnownAnti = append(p.KnownAnti, Edge{From: r.R, To: w, Dep: r.rwDep(), Key: r.Key})
 		}
 	}
 	return true
@@ -512,16 +509,16 @@ func (p *Polygraph) sessionOrder() {
 		for n, t := range txns {
 			if p.certain(t) {
 				if last >= 0 {
-					p.Known = append(p.Known, Edge{last, t, anomaly.SO, history.NoKey})
+					p.Known = append(p.Known, Edge{From: last, To: t, Dep: anomaly.SO, Key: history.NoKey})
 				}
 				last = t
 				continue
 			}
 			if last >= 0 {
-				p.OptionalSO = append(p.OptionalSO, Edge{last, t, anomaly.SO, history.NoKey})
+				p.OptionalSO = append(p.OptionalSO, Edge{From: last, To: t, Dep: anomaly.SO, Key: history.NoKey})
 			}
 			for _, u := range txns[n+1:] {
-				p.OptionalSO = append(p.OptionalSO, Edge{t, u, anomaly.SO, history.NoKey})
+				p.OptionalSO = append(p.OptionalSO, Edge{From: t, To: u, Dep: anomaly.SO, Key: history.NoKey})
 				if p.certain(u) {
 					break
 				}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -184,7 +185,7 @@ func TestMemoryLimit(t *testing.T) {
 	for limit, what := range map[int64]string{1: "candidate writers", full.g.used / 2: "pairs"} {
 		_, err := build(context.Background(), ix, ser, false, limit)
 		var me *MemoryError
-		if !errors.As(err, &me) || !me.Undecided() || me.Limit != limit || !strings.Contains(err.Error(), "needs more than") || !strings.Contains(me.What, what) {
+		if !errors.As(err, &me) || !errors.Is(err, checker.ErrUndecided) || me.Limit != limit || !strings.Contains(err.Error(), "needs more than") || !strings.Contains(me.What, what) {
 			t.Fatalf("limit %d of %d: %v", limit, full.g.used, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -71,12 +72,12 @@ func overBound(t *testing.T) (*history.Index, int) {
 	ix := history.NewIndex(h)
 	ser := level.Get(level.Serializable)
 	for bound := 1 << 18; bound >= 1; bound /= 2 {
-		_, _, err := Checker{NoUnsatSearch: true, Limits: Limits{MaxDerived: bound}}.Run(context.Background(), ix, ser)
+		_, _, err := Checker{NoUnsatSearch: true, Limits: checker.Limits{MaxDerived: bound}}.Run(context.Background(), ix, ser)
 		var tooLarge *TooLargeError
 		if !errors.As(err, &tooLarge) {
 			continue
 		}
-		found, _, err := Checker{Limits: Limits{MaxDerived: bound}}.Run(context.Background(), ix, ser)
+		found, _, err := Checker{Limits: checker.Limits{MaxDerived: bound}}.Run(context.Background(), ix, ser)
 		if err != nil || len(found) == 0 {
 			t.Fatalf("bound %d: the unsat search found no violation: %v", bound, err)
 		}
@@ -102,7 +103,7 @@ func outcome(found []anomaly.Anomaly, err error) string {
 func TestUnsatSearchDeterministic(t *testing.T) {
 	ix, bound := overBound(t)
 	ser := level.Get(level.Serializable)
-	full := Checker{Limits: Limits{MaxDerived: bound}}
+	full := Checker{Limits: checker.Limits{MaxDerived: bound}}
 	run := func(c Checker) string {
 		found, _, err := c.Run(context.Background(), ix, ser)
 		return outcome(found, err)

@@ -35,7 +35,7 @@ type Encoding struct {
 	pairs   []cond
 	present []cond // per transaction: yes, or the variable of an optional one
 	// Clauses counts the clauses and TwoWidth those that forbid 2-width
-	// cycles.
+	// dsg.
 	Clauses, TwoWidth int
 	// LostUpdates are the G-cursor triples forbidden at cursor stability.
 	LostUpdates []LostUpdate

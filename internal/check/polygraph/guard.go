@@ -3,6 +3,8 @@ package polygraph
 import (
 	"context"
 	"fmt"
+
+	"github.com/isoscope/isoscope/internal/check/checker"
 )
 
 // guard keeps the solver's set-up within its context and its memory
@@ -85,8 +87,9 @@ func (e *MemoryError) Error() string {
 	return fmt.Sprintf("the solver's construction needs more than %d MB (its share of the memory bound) for %s; raise --memory-mb, or check a smaller part of the history", (e.Limit+1<<20-1)>>20, e.What)
 }
 
-// Undecided reports true: the history is neither accepted nor refuted.
-func (e *MemoryError) Undecided() bool { return true }
+// Is makes the error checker.ErrUndecided: the history is neither
+// accepted nor refuted.
+func (e *MemoryError) Is(target error) bool { return target == checker.ErrUndecided }
 
 // Bytes each kept item is counted for: a pair (its entry in Pairs, in the
 // pair map and twice in pairsOf), a candidate writer of a read (counted

@@ -1,45 +1,10 @@
 package polygraph
 
-import "fmt"
+import (
+	"fmt"
 
-// Limits bound the work of the solver checker. Each is a count of work —
-// derived anti-dependencies, candidate sub-histories, solver conflicts —
-// never a span of time, so that whatever bound stops a search, it stops
-// at the same point on a fast machine and a slow one, idle or loaded: the
-// outcome and the counterexample depend on the history and the limits
-// only. (A context's deadline may still end a check, as undecided.) The
-// zero Limits is the defaults.
-type Limits struct {
-	// MaxDerived bounds the costly anti-dependencies an encoding may
-	// derive (see derivedEstimate): past it the whole history is not
-	// encoded, and only the unsat search can decide it. Zero means
-	// DefaultMaxDerived; a negative bound lets no encoding with
-	// anti-dependencies through.
-	MaxDerived int
-	// Conflicts bounds each solver search, in conflicts: a search that
-	// reaches it stops undecided (a *BudgetError). Zero sets no bound.
-	Conflicts int64
-	// Work bounds each solver search in work: the solver's propagations
-	// and the edges its acyclicity theory's searches scan (sat.Solver's
-	// WorkLimit), which at the weak levels is where the time between
-	// conflicts goes. A search that reaches it stops undecided (a
-	// *BudgetError). Zero sets no bound.
-	Work int64
-	// ShrinkWork bounds the work of one counterexample search (the
-	// unsat search's windows, or the shrinker after a refutation): each
-	// sub-history it checks costs its operations, plus one per
-	// transaction, plus the anti-dependencies its encoding derives. Zero
-	// means DefaultShrinkWork.
-	ShrinkWork int64
-	// ShrinkConflicts bounds the solver conflicts of all the checks of
-	// sub-histories of one counterexample search together; zero means
-	// DefaultShrinkConflicts.
-	ShrinkConflicts int64
-	// ShrinkSolverWork bounds the solver work (Work's units) of all the
-	// checks of sub-histories of one counterexample search together; zero
-	// means DefaultShrinkSolverWork.
-	ShrinkSolverWork int64
-}
+	"github.com/isoscope/isoscope/internal/check/checker"
+)
 
 // The default limits. MaxDerived: Boomslang's RandomRange and RandomBench
 // at 10,000 transactions derive about 18,000, a 100,000-transaction
@@ -73,7 +38,7 @@ const (
 )
 
 // maxDerived returns the bound on derived anti-dependencies.
-func (l Limits) maxDerived() int {
+func maxDerived(l checker.Limits) int {
 	if l.MaxDerived == 0 {
 		return DefaultMaxDerived
 	}
@@ -81,7 +46,7 @@ func (l Limits) maxDerived() int {
 }
 
 // shrinkWork returns the bound on the sub-histories a search checks.
-func (l Limits) shrinkWork() int64 {
+func shrinkWork(l checker.Limits) int64 {
 	if l.ShrinkWork <= 0 {
 		return DefaultShrinkWork
 	}
@@ -89,7 +54,7 @@ func (l Limits) shrinkWork() int64 {
 }
 
 // shrinkConflicts returns the bound on a search's solver conflicts.
-func (l Limits) shrinkConflicts() int64 {
+func shrinkConflicts(l checker.Limits) int64 {
 	if l.ShrinkConflicts <= 0 {
 		return DefaultShrinkConflicts
 	}
@@ -97,38 +62,15 @@ func (l Limits) shrinkConflicts() int64 {
 }
 
 // shrinkSolverWork returns the bound on a search's solver work.
-func (l Limits) shrinkSolverWork() int64 {
+func shrinkSolverWork(l checker.Limits) int64 {
 	if l.ShrinkSolverWork <= 0 {
 		return DefaultShrinkSolverWork
 	}
 	return l.ShrinkSolverWork
 }
 
-// WithLimits returns c with the limits of l that are set (non-zero).
-func (c Checker) WithLimits(l Limits) Checker {
-	if l.MaxDerived != 0 {
-		c.MaxDerived = l.MaxDerived
-	}
-	if l.Conflicts != 0 {
-		c.Conflicts = l.Conflicts
-	}
-	if l.Work != 0 {
-		c.Work = l.Work
-	}
-	if l.ShrinkWork != 0 {
-		c.ShrinkWork = l.ShrinkWork
-	}
-	if l.ShrinkConflicts != 0 {
-		c.ShrinkConflicts = l.ShrinkConflicts
-	}
-	if l.ShrinkSolverWork != 0 {
-		c.ShrinkSolverWork = l.ShrinkSolverWork
-	}
-	return c
-}
-
 // BudgetError says a solver search reached its limit of conflicts or of
-// work (Limits.Conflicts, Limits.Work) without a verdict: the check is
+// work (checker.Limits.Conflicts, Work) without a verdict: the check is
 // undecided, not failed.
 type BudgetError struct {
 	// Conflicts and Work are the limits the search had (0: none).
@@ -145,5 +87,6 @@ func (e *BudgetError) Error() string {
 	return fmt.Sprintf("the solver reached its limit of %d conflicts without a verdict", e.Conflicts)
 }
 
-// Undecided reports true: the history is neither accepted nor refuted.
-func (e *BudgetError) Undecided() bool { return true }
+// Is makes the error checker.ErrUndecided: the history is neither
+// accepted nor refuted.
+func (e *BudgetError) Is(target error) bool { return target == checker.ErrUndecided }

@@ -6,47 +6,25 @@ import (
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-// Module is Boomslang's extension point: a pass over the abstract semantic
-// graph that adds what a program embedding isoscope knows about its
-// database — edges every dependency graph of the history has, such as a
-// version order the database exposes, or an order its clients observed.
-// Modules run after the history's own facts (session order, read
-// dependencies with a single writer) and before the writer pairs are
-// made, so what they order is never searched.
-type Module interface {
-	// Name names the module in messages.
-	Name() string
-	// Extend reads the ASG and adds known edges with Before, or
-	// superpositions of edges with Either. An error says the history
-	// contradicts what the module assumes.
-	Extend(a *ASG) error
-}
+// asg is the abstract semantic graph modules read and extend
+// (checker.ASG), over a polygraph under construction.
+type asg struct{ p *Polygraph }
 
-// ASG is the abstract semantic graph a Module reads and extends: the
-// history, its index (every observation with its candidate writers), the
-// writers of each key, and the known graph.
-type ASG struct{ p *Polygraph }
+func (a *asg) History() *history.History { return a.p.h }
 
-// History returns the history being checked.
-func (a *ASG) History() *history.History { return a.p.h }
+func (a *asg) Index() *history.Index { return a.p.ix }
 
-// Index returns the history's index: observations, their candidate
-// writers, which transactions took effect.
-func (a *ASG) Index() *history.Index { return a.p.ix }
-
-// TakesPart reports whether t certainly took effect (committed, or
-// observed): the transactions a known edge may join.
-func (a *ASG) TakesPart(t history.TxnID) bool {
+func (a *asg) TakesPart(t history.TxnID) bool {
 	return t >= 0 && int(t) < len(a.p.h.Txns) && a.p.certain(t)
 }
 
-// Writers returns, in file order, the transactions taking part whose last
-// write or delete of k is final: the key's version order is an order of
-// them.
-func (a *ASG) Writers(k history.KeyID) []history.TxnID {
+func (a *asg) Keys() []history.KeyID { return slices.Clone(a.p.keys) }
+
+func (a *asg) Writers(k history.KeyID) []history.TxnID {
 	var out []history.TxnID
 	for _, w := range a.p.writers[k] {
 		if a.p.certain(w) {
@@ -56,25 +34,15 @@ func (a *ASG) Writers(k history.KeyID) []history.TxnID {
 	return out
 }
 
-// Before adds a known edge from → to of kind d (on key k, or
-// history.NoKey): every dependency graph of the history has it. A ww edge
-// between two writers of k fixes their order in k's version order. Both
-// transactions must take part.
-func (a *ASG) Before(from, to history.TxnID, d anomaly.Dep, k history.KeyID) error {
+func (a *asg) Before(from, to history.TxnID, d anomaly.Dep, k history.KeyID) error {
 	if !a.TakesPart(from) || !a.TakesPart(to) || from == to {
 		return fmt.Errorf("an edge %s → %s between transactions that do not both take part", a.p.h.TxnName(from), a.p.h.TxnName(to))
 	}
-	a.p.Known = append(a.p.Known, Edge{from, to, d, k})
+	a.p.Known = append(a.p.Known, Edge{From: from, To: to, Dep: d, Key: k})
 	return nil
 }
 
-// Either adds a superposition: exactly one of the alternatives holds, and
-// every edge of the one that holds is in the dependency graph (an
-// alternative may be empty: "or none of these"). It is how a module says
-// what it knows only in part — "T1's write came before T2's or after
-// T3's" — and the solver chooses, as it chooses a read's writer. Every
-// transaction named must take part.
-func (a *ASG) Either(alts ...[]Edge) error {
+func (a *asg) Either(alts ...[]Edge) error {
 	if len(alts) == 0 {
 		return fmt.Errorf("a superposition of no alternatives")
 	}
@@ -98,7 +66,7 @@ type HeaderVersionOrder struct{}
 func (HeaderVersionOrder) Name() string { return "version-order" }
 
 // Extend adds the header's version order.
-func (HeaderVersionOrder) Extend(a *ASG) error {
+func (HeaderVersionOrder) Extend(a checker.ASG) error {
 	h := a.History()
 	keys := make([]history.KeyID, 0, len(h.Header.VersionOrder))
 	for k := range h.Header.VersionOrder {
@@ -132,9 +100,9 @@ type CommitOrder struct{}
 func (CommitOrder) Name() string { return "commit-order" }
 
 // Extend orders every key's writers by commit timestamp.
-func (CommitOrder) Extend(a *ASG) error {
+func (CommitOrder) Extend(a checker.ASG) error {
 	h := a.History()
-	for _, k := range a.p.keys {
+	for _, k := range a.Keys() {
 		ws := a.Writers(k)
 		for _, w := range ws {
 			if !h.Txns[w].HasCommitTS {
@@ -155,7 +123,7 @@ func (CommitOrder) Extend(a *ASG) error {
 }
 
 // Modules returns the built-in modules by name, for the command line.
-func Modules() map[string]Module {
-	return map[string]Module{"commit-order": CommitOrder{}, "start-order": StartOrder{},
+func Modules() map[string]checker.Module {
+	return map[string]checker.Module{"commit-order": CommitOrder{}, "start-order": StartOrder{},
 		"real-time": RealTime{}, "session-order": SessionOrder{}}
 }

@@ -24,9 +24,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/isoscope/isoscope/internal/check/checker"
+
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/check/cycles"
-	"github.com/isoscope/isoscope/internal/check/depgraph"
+	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/check/ir"
 	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
@@ -49,10 +50,10 @@ type Checker struct {
 	NoUnsatSearch bool
 	// Limits bound the check's work: the encoding's size, each solver
 	// search, and the counterexample searches.
-	Limits
-	// Modules extend the ASG before the search (see Module); the header's
+	checker.Limits
+	// Modules extend the ASG before the search (checker.Module); the header's
 	// version order is always applied.
-	Modules []Module
+	Modules []checker.Module
 	// BCGraph encodes snapshot isolation on Viper's begin/commit-node
 	// graph instead of the split graph (the checker named "sat-bc").
 	BCGraph bool
@@ -76,22 +77,61 @@ func (c Checker) Name() string {
 	return "sat"
 }
 
-// WithModules returns c running modules ms.
-func (c Checker) WithModules(ms []Module) Checker {
-	c.Modules = append(slices.Clone(c.Modules), ms...)
-	return c
+// Capabilities: the solver takes white-box version orders, every
+// read-your-own-writes policy (the observations it checks follow the
+// index's), modules and the switches of its optimisations, and it
+// searches.
+func (Checker) Capabilities() checker.Capabilities {
+	return checker.Capabilities{VersionOrder: true, OwnReads: true, Modules: true, Search: true}
 }
 
-// FollowsOwnReads reports true: the observations it checks follow the
-// index's read-your-own-writes policy.
-func (Checker) FollowsOwnReads() bool { return true }
+// Plan decides (as Decides) and returns the check of ix at l, configured
+// by o: its modules, switches and limits on top of c's own (a switch set
+// on c stays set; a limit o sets replaces c's), its memory bound, and
+// whether it shrinks a counterexample.
+func (c Checker) Plan(ix *history.Index, l level.Level, o checker.Options) (checker.Check, error) {
+	if err := c.Decides(ix, l); err != nil {
+		return nil, err
+	}
+	c = c.configured(o)
+	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return c.Check(ctx, ix, l) }, nil
+}
 
-// UsesVersionOrder reports true: a white-box version order fixes the
-// order of the writers it names.
-func (Checker) UsesVersionOrder() bool { return true }
-
-// Searches reports true: the check is a SAT search.
-func (Checker) Searches() bool { return true }
+// configured returns c with o applied.
+func (c Checker) configured(o checker.Options) Checker {
+	c.Modules = append(slices.Clone(c.Modules), o.Modules...)
+	t := o.Tuning
+	c.NoPrune = c.NoPrune || t.NoPrune
+	c.NoPhase = c.NoPhase || t.NoPhase
+	c.NoTwoWidth = c.NoTwoWidth || t.NoTwoWidth
+	c.NoChrono = c.NoChrono || t.NoChrono
+	c.NoUnsatSearch = c.NoUnsatSearch || t.NoUnsatSearch
+	c.Dense = c.Dense || t.Dense
+	c.NoShrink = c.NoShrink || o.NoShrink
+	if o.MemoryLimit > 0 {
+		c.MemoryLimit = o.MemoryLimit
+	}
+	l := o.Limits
+	if l.MaxDerived != 0 {
+		c.MaxDerived = l.MaxDerived
+	}
+	if l.Conflicts != 0 {
+		c.Conflicts = l.Conflicts
+	}
+	if l.Work != 0 {
+		c.Work = l.Work
+	}
+	if l.ShrinkWork != 0 {
+		c.ShrinkWork = l.ShrinkWork
+	}
+	if l.ShrinkConflicts != 0 {
+		c.ShrinkConflicts = l.ShrinkConflicts
+	}
+	if l.ShrinkSolverWork != 0 {
+		c.ShrinkSolverWork = l.ShrinkSolverWork
+	}
+	return c
+}
 
 // Decides accepts every level (read uncommitted, read committed, cursor
 // stability, PL-2+, PL-FCV, repeatable read, snapshot isolation,
@@ -170,7 +210,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		st.Solve = time.Since(start)
 		return found, st, nil
 	}
-	maxDerived := c.maxDerived()
+	maxDerived := maxDerived(c.Limits)
 	n := p.derivedEstimate(maxDerived)
 	st.Derived = n
 	if err := p.Err(); err != nil {
@@ -200,7 +240,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	start = time.Now()
 	auxN, chain := 0, [][2]int32(nil)
 	if l.RealTime {
-		auxN, chain = depgraph.RealTimeChain(h, p.Present)
+		auxN, chain = dsg.RealTimeChain(h, p.Present)
 	}
 	enc, err := Encode(ctx, p, si, auxN, !c.NoTwoWidth, c.BCGraph)
 	if err != nil {
@@ -239,7 +279,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 		}
 		if enc.TwoWidth > 0 {
 			// The refutation needed no cycle from the theory: the 2-width
-			// clauses held the cycles. Without them the theory must meet one.
+			// clauses held the dsg. Without them the theory must meet one.
 			plain, err := Encode(ctx, p, si, auxN, false, c.BCGraph)
 			if err != nil {
 				return nil, st, err
@@ -284,8 +324,9 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("the solver encoding would need %d conjunctions for anti-dependencies through undecided write orders, more than the %d it is allowed (repeated values over many concurrent writers of few keys); no window of the history violates the level on its own", e.Derived, e.Max)
 }
 
-// Undecided reports true: the history is neither accepted nor refuted.
-func (e *TooLargeError) Undecided() bool { return true }
+// Is makes the error checker.ErrUndecided: the history is neither
+// accepted nor refuted.
+func (e *TooLargeError) Is(target error) bool { return target == checker.ErrUndecided }
 
 // derivedEstimate counts the costly anti-dependencies Encode would derive:
 // for every candidate writer of an uncertain read, each writer whose order
@@ -369,7 +410,7 @@ func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.
 	for _, known := range parts {
 		m += len(known)
 	}
-	e := depgraph.NewEdges(len(p.h.Txns), si, m)
+	e := dsg.NewEdges(len(p.h.Txns), si, m)
 	for _, known := range parts {
 		for _, k := range known {
 			if k.From == history.Init {
@@ -386,14 +427,14 @@ func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.
 		e.RealTime(p.h, ix.Effective)
 	}
 	g := e.Finish()
-	return cycles.Find(ctx, p.h, g.G, g.Mask, g.Nodes)
+	return dsg.FindCycles(ctx, p.h, g.G, g.Mask, g.Nodes)
 }
 
 // refutation is the counterexample of a refuted encoding: the lost update
 // or cycle behind it at cursor stability, the forbidden cycle of the
 // classed theory's last conflict under a rule, the cycle of the
 // acyclicity theory's otherwise.
-func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered, lim Limits) (anomaly.Anomaly, bool) {
+func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered, lim checker.Limits) (anomaly.Anomaly, bool) {
 	switch {
 	case e.p.spec.cursor:
 		return cursorCounterexample(ctx, e.p, lim)
@@ -410,7 +451,7 @@ func (e *Encoding) refutation(ctx context.Context, low *ir.Lowered, lim Limits) 
 // reader's own write: that lost update, under the model's choices. That
 // search is bounded by lim's conflicts and work (none when 0), as the
 // first was.
-func cursorCounterexample(ctx context.Context, p *Polygraph, lim Limits) (anomaly.Anomaly, bool) {
+func cursorCounterexample(ctx context.Context, p *Polygraph, lim checker.Limits) (anomaly.Anomaly, bool) {
 	enc, err := Encode(ctx, p, false, 0, false, false) // lost updates recorded, not forbidden
 	if err != nil {
 		return anomaly.Anomaly{}, false
@@ -460,7 +501,7 @@ func (e *Encoding) classedCounterexample(conflict []sat.Lit) (anomaly.Anomaly, b
 		ed := present[g]
 		steps = append(steps, anomaly.Step{From: history.TxnID(ed.From - 1), To: history.TxnID(ed.To - 1), Dep: ed.Dep, Key: ed.Key})
 	}
-	a := cycles.StepsAnomaly(e.p.h, steps)
+	a := dsg.StepsAnomaly(e.p.h, steps)
 	a.BestFound = true
 	return a, true
 }
@@ -487,7 +528,7 @@ func (e *Encoding) counterexample(conflict []sat.Lit) (anomaly.Anomaly, bool) {
 		}
 		return history.TxnID(v - 1), true
 	}
-	found, _ := cycles.Find(context.Background(), e.p.h, g, graph.AllLabels, nodes)
+	found, _ := dsg.FindCycles(context.Background(), e.p.h, g, graph.AllLabels, nodes)
 	if len(found) == 0 {
 		return anomaly.Anomaly{}, false
 	}

@@ -23,7 +23,7 @@ func (p *Polygraph) knownEdges(dOnly bool) [][]Edge {
 		}
 		if pr.Order != 0 && p.certain(pr.A) && p.certain(pr.B) {
 			a, b := pr.Before()
-			out = append(out, Edge{a, b, anomaly.WW, pr.Key})
+			out = append(out, Edge{From: a, To: b, Dep: anomaly.WW, Key: pr.Key})
 			later[pairKey{a, 0, pr.Key}] = append(later[pairKey{a, 0, pr.Key}], b)
 		}
 	}
@@ -46,7 +46,7 @@ func (p *Polygraph) knownEdges(dOnly bool) [][]Edge {
 		}
 		for _, w := range ws {
 			if w != r.R && p.certain(w) {
-				out = append(out, Edge{r.R, w, r.rwDep(), r.Key})
+				out = append(out, Edge{From: r.R, To: w, Dep: r.rwDep(), Key: r.Key})
 			}
 		}
 	}
@@ -243,7 +243,7 @@ func (p *Polygraph) pruneCandidates(r reacher) int {
 			return narrowed
 		}
 		if len(keep) == 1 && keep[0] != history.Init && p.certain(keep[0]) {
-			p.Known = append(p.Known, Edge{keep[0], rd.R, rd.wrDep(), rd.Key})
+			p.Known = append(p.Known, Edge{From: keep[0], To: rd.R, Dep: rd.wrDep(), Key: rd.Key})
 			if rd.Writes {
 				p.fix(keep[0], rd.R, rd.Key)
 			}

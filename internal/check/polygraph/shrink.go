@@ -45,7 +45,7 @@ type shrinker struct {
 func newShrinker(ctx context.Context, ix *history.Index, l level.Level, c Checker) *shrinker {
 	inner := c
 	inner.NoShrink, inner.NoUnsatSearch = true, true
-	return &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, work: c.shrinkWork(), conflicts: c.shrinkConflicts(), solver: c.shrinkSolverWork(),
+	return &shrinker{ctx: ctx, ix: ix, l: l, checker: inner, work: shrinkWork(c.Limits), conflicts: shrinkConflicts(c.Limits), solver: shrinkSolverWork(c.Limits),
 		in: make([]bool, len(ix.History().Txns))}
 }
 

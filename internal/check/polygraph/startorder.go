@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -40,9 +41,9 @@ func (StartOrder) Name() string { return "start-order" }
 // commit_ts(T3) < start_ts(T2) (then T1 → T3 → T2 already orders them).
 // Without that reduction the edges would be quadratic; with it they are as
 // many as the transactions times the concurrency.
-func (StartOrder) Extend(a *ASG) error {
+func (StartOrder) Extend(a checker.ASG) error {
 	h := a.History()
-	txns, err := a.taking(func(t history.TxnID, x *history.Txn) error {
+	txns, err := taking(a, func(t history.TxnID, x *history.Txn) error {
 		switch {
 		case !x.HasStartTS || !x.HasCommitTS:
 			return fmt.Errorf("start-order: transaction %s (line %d) lacks start_ts or commit_ts", h.TxnName(t), x.Line)
@@ -58,9 +59,9 @@ func (StartOrder) Extend(a *ASG) error {
 		func(t history.TxnID) uint64 { return h.Txns[t].CommitTS })
 }
 
-// taking returns the transactions taking part, in file order, each first
-// vetted by check (an error stops).
-func (a *ASG) taking(check func(t history.TxnID, x *history.Txn) error) ([]history.TxnID, error) {
+// taking returns the transactions of a taking part, in file order, each
+// first vetted by check (an error stops).
+func taking(a checker.ASG, check func(t history.TxnID, x *history.Txn) error) ([]history.TxnID, error) {
 	h := a.History()
 	var out []history.TxnID
 	for i := range h.Txns {
@@ -82,7 +83,7 @@ func (a *ASG) taking(check func(t history.TxnID, x *history.Txn) error) ([]histo
 // start(T2) (then T1 → T3 → T2 already orders them). Without the reduction
 // the edges would be quadratic; with it they are as many as the
 // transactions times the concurrency.
-func intervalOrder[T cmp.Ordered](a *ASG, txns []history.TxnID, start, end func(history.TxnID) T) error {
+func intervalOrder[T cmp.Ordered](a checker.ASG, txns []history.TxnID, start, end func(history.TxnID) T) error {
 	// byEnd sorts the transactions by end; maxStart[i] is the largest
 	// start among byEnd[:i+1].
 	byEnd := slices.Clone(txns)
@@ -125,9 +126,9 @@ type RealTime struct{}
 func (RealTime) Name() string { return "real-time" }
 
 // Extend adds the real-time edges, reduced transitively.
-func (RealTime) Extend(a *ASG) error {
+func (RealTime) Extend(a checker.ASG) error {
 	h := a.History()
-	txns, err := a.taking(func(t history.TxnID, x *history.Txn) error {
+	txns, err := taking(a, func(t history.TxnID, x *history.Txn) error {
 		if !x.HasTime {
 			return fmt.Errorf("real-time: transaction %s (line %d) has no begin and end instants", h.TxnName(t), x.Line)
 		}
@@ -151,10 +152,15 @@ func (SessionOrder) Name() string { return "session-order" }
 // Extend adds the so edges between consecutive transactions of each
 // session (conditioned on those whose outcome is unknown), unless the
 // level has them already.
-func (SessionOrder) Extend(a *ASG) error {
-	if !a.p.spec.session {
-		a.p.spec.session = true
-		a.p.sessionOrder()
+// It needs the solver's own graph: on another ASG it is an error.
+func (SessionOrder) Extend(a checker.ASG) error {
+	g, ok := a.(*asg)
+	if !ok {
+		return fmt.Errorf("session-order runs only in the solver's own graph")
+	}
+	if !g.p.spec.session {
+		g.p.spec.session = true
+		g.p.sessionOrder()
 	}
 	return nil
 }

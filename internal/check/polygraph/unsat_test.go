@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -24,11 +25,11 @@ func TestUnsatSearch(t *testing.T) {
 				t.Fatal(err)
 			}
 			ix := history.NewIndex(h)
-			full, _, err := Checker{NoShrink: true, Limits: Limits{MaxDerived: 1 << 30}}.Run(context.Background(), ix, ser)
+			full, _, err := Checker{NoShrink: true, Limits: checker.Limits{MaxDerived: 1 << 30}}.Run(context.Background(), ix, ser)
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, ok := Checker{Limits: Limits{MaxDerived: 1 << 30}}.unsatSearch(context.Background(), ix, ser)
+			a, ok := Checker{Limits: checker.Limits{MaxDerived: 1 << 30}}.unsatSearch(context.Background(), ix, ser)
 			if ok && len(full) == 0 {
 				t.Fatalf("seed %d fault %g: a window violates, the whole history holds: %v", seed, fault, a)
 			}
@@ -39,7 +40,7 @@ func TestUnsatSearch(t *testing.T) {
 				}
 				continue
 			}
-			if got, _, err := (Checker{Limits: Limits{MaxDerived: -1}}).Run(context.Background(), ix, ser); len(got) > 0 || err == nil {
+			if got, _, err := (Checker{Limits: checker.Limits{MaxDerived: -1}}).Run(context.Background(), ix, ser); len(got) > 0 || err == nil {
 				t.Fatalf("seed %d: over the bound, a history that holds gave %v, %v", seed, got, err)
 			}
 		}

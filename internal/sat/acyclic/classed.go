@@ -51,7 +51,7 @@ func (r Rule) Forbids(items, preds int) bool {
 
 // Classed is a theory of cycles that are forbidden by how many edges of
 // each class they hold (Adya's phenomena beyond plain acyclicity: G-single,
-// G2-item), where the present edges may form allowed cycles. The
+// G2-item), where the present edges may form allowed dsg. The
 // dependency edges must stay acyclic, which a Theory keeps in its dynamic
 // topological order; anti-dependencies are kept beside it. Inserting an
 // edge searches, breadth-first over (node, what the path has crossed),

@@ -1,13 +1,4 @@
-// Package cycles turns the strongly connected components of a dependency
-// graph into counterexamples: for each component that holds a cycle, one
-// short concrete cycle, chosen to name the most specific phenomenon (G0
-// before G1c before G-single before G2, as Elle does), mapped back from
-// graph nodes to transactions and classified by its shape.
-//
-// Graphs may hold auxiliary nodes (real-time chains) and split nodes (the
-// snapshot-isolation encoding); a Nodes function maps graph nodes back to
-// transactions.
-package cycles
+package dsg
 
 import (
 	"context"
@@ -54,7 +45,7 @@ const tries = 64
 // Find returns one anomaly for each strongly connected component of g
 // (over the edges in all) that holds a cycle. It stops early, returning
 // what it has and the context's error, when ctx ends.
-func Find(ctx context.Context, h *history.History, g *graph.Graph, all graph.Mask, nodes Nodes) ([]anomaly.Anomaly, error) {
+func FindCycles(ctx context.Context, h *history.History, g *graph.Graph, all graph.Mask, nodes Nodes) ([]anomaly.Anomaly, error) {
 	comps := g.NontrivialSCCs(all)
 	if len(comps) == 0 {
 		return nil, nil

@@ -1,10 +1,9 @@
-package depgraph
+package dsg
 
 import (
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/check/cycles"
 	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -73,7 +72,7 @@ func (e *Edges) SessionOrder(h *history.History, effective func(history.TxnID) b
 
 // RealTime encodes real time in O(n log n) edges through RealTimeChain.
 func (e *Edges) RealTime(h *history.History, effective func(history.TxnID) bool) {
-	e.mask |= cycles.Mask(anomaly.RT)
+	e.mask |= Mask(anomaly.RT)
 	aux, edges := RealTimeChain(h, effective)
 	base := int32(-1)
 	for range aux {

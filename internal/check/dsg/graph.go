@@ -1,24 +1,9 @@
-// Package depgraph builds the dependency graph that a history with unique
-// values fixes by itself (MTC Algorithm 1, BuildDependency, in the optimised
-// form of §IV-C without the transitive closure of ww): wr edges from each
-// read to the one write of its value; ww edges from the version a
-// transaction read to the transaction's own write of that key
-// (read-modify-write); rw edges from every other reader of a version to the
-// transaction that overwrote it that way; so edges between consecutive
-// transactions of a session; and rt edges encoded in O(n log n) through a
-// chain of auxiliary time nodes instead of n² pairs.
-//
-// For snapshot isolation the graph can be built split: every transaction
-// has a second node that only anti-dependency edges leave, so that a cycle
-// of the split graph is exactly a cycle of (SO ∪ WR ∪ WW) ; RW? (MTC
-// Definition 6), in linear size.
-package depgraph
+package dsg
 
 import (
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/check/cycles"
 	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -51,7 +36,7 @@ type Divergence struct {
 type Graph struct {
 	G *graph.Graph
 	// Nodes maps graph nodes back to transactions.
-	Nodes       cycles.Nodes
+	Nodes       Nodes
 	Divergences []Divergence
 	// Mask holds every label the graph uses.
 	Mask graph.Mask
