@@ -29,6 +29,16 @@ func Checkers() []checker.Checker {
 	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
 }
 
+// Modules returns the built-in modules of the solver by name
+// (commit-order, start-order, real-time, session-order); the innodb-rr
+// model is Options.InnoDBRR.
+func Modules() map[string]checker.Module { return polygraph.Modules() }
+
+// DefaultMaxDerived is the default of checker.Limits.MaxDerived: the most
+// anti-dependencies through undecided write orders the solver's encoding
+// of a whole history may derive.
+const DefaultMaxDerived = polygraph.DefaultMaxDerived
+
 // Names returns the names of every algorithm, for usage messages.
 func Names() []string {
 	var out []string

@@ -9,7 +9,6 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/check/checker"
-	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -26,7 +25,7 @@ type modelFlags struct {
 // moduleNames lists the modules --module knows, for messages.
 func moduleNames() []string {
 	names := []string{check.InnoDBRRModule}
-	for n := range polygraph.Modules() {
+	for n := range check.Modules() {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -41,7 +40,7 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&m.Tuning.NoTwoWidth, "no-two-width", false, "solver switch: no 2-width cycle clauses")
 	f.BoolVar(&m.Tuning.NoChrono, "no-chrono", false, "solver switch: no chronological backtracking")
 	f.BoolVar(&m.Tuning.NoUnsatSearch, "no-unsat-search", false, "solver switch: no search of the history's windows when the whole encoding is too large (such a history is then undecided)")
-	f.IntVar(&m.Limits.MaxDerived, "max-derived", polygraph.DefaultMaxDerived, "solver bound: the most anti-dependencies through undecided write orders the whole history's encoding may derive; past it only windows of the history are checked (the unsat search), and a history none of them refutes is undecided")
+	f.IntVar(&m.Limits.MaxDerived, "max-derived", check.DefaultMaxDerived, "solver bound: the most anti-dependencies through undecided write orders the whole history's encoding may derive; past it only windows of the history are checked (the unsat search), and a history none of them refutes is undecided")
 	f.BoolVar(&m.Tuning.Dense, "dense-pairs", false, "solver switch: every two writers of a key form a pair (VeriStrong's construction) instead of only those the known graph leaves unordered, with dense reachability for pruning")
 }
 
@@ -62,7 +61,7 @@ func (m *modelFlags) options(o *check.Options) error {
 			o.InnoDBRR = true
 			continue
 		}
-		mod, ok := polygraph.Modules()[name]
+		mod, ok := check.Modules()[name]
 		if !ok {
 			return fmt.Errorf("unknown module %q (known: %s)", name, strings.Join(moduleNames(), ", "))
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/isoscope/isoscope/internal/check/aion"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/natsin"
 	"github.com/isoscope/isoscope/internal/report"
@@ -95,7 +94,7 @@ before it exits, with a summary in the log.`,
 	cmd.Flags().StringVar(&c.Listen, "listen", "127.0.0.1:7878", "address to listen on")
 	cmd.Flags().StringVar(&c.Token, "token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token clients must send (default $ISOSCOPE_TOKEN); required beyond loopback")
 	cmd.Flags().StringVar(&c.Level, "level", "si", "snapshot-isolation (si) or serializable (ser)")
-	cmd.Flags().DurationVar(&c.Timeout, "timeout", aion.DefaultTimeout, "how long an Ext verdict stays pending")
+	cmd.Flags().DurationVar(&c.Timeout, "timeout", serve.DefaultTimeout, "how long an Ext verdict stays pending")
 	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "the memory the service may use, in MiB: the checker spills to disk past 5/8 of it, and Go's collector holds the heap under it unless GOMEMLIMIT says otherwise (0: no bound, never spill)")
 	cmd.Flags().StringVar(&c.SpillDir, "spill-dir", "", "where to spill (default: a fresh temporary directory, removed at exit)")
 	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may be read, parsed or wait for the checker at once before 429")
@@ -146,7 +145,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Explain: report.Explain, Log: log,
 		MaxBatch: maxBody, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
-		Checker: aion.Config{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
+		Checker: serve.CheckerConfig{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
 	if c.MemoryMB > 0 {
 		dir := c.SpillDir
 		if dir == "" {

@@ -55,10 +55,18 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 )
 
+// CheckerConfig configures the service's online checker (Aion): the
+// level, how long an Ext verdict stays pending, the memory it keeps before
+// spilling, the store it spills to.
+type CheckerConfig = aion.Config
+
+// DefaultTimeout is how long an Ext verdict stays pending by default.
+const DefaultTimeout = aion.DefaultTimeout
+
 // Config sets up a Server.
 type Config struct {
 	// Checker configures the online checker.
-	Checker aion.Config
+	Checker CheckerConfig
 	// Token, when set, is the bearer token every request but the probes
 	// must carry. It is required when the service listens beyond loopback.
 	Token string
