@@ -1,211 +1,278 @@
-// Package isoscope checks whether a history of database transactions
-// satisfies an isolation level, for programs that embed the checker. It is a
-// thin layer over the command's own machinery: read a history, check it at
-// a level, and get the result in the shape of the CLI's JSON output.
+// Package isoscope tells whether a history of database transactions
+// satisfies an isolation level, for programs that embed the checker.
 //
-//	h, err := isoscope.ReadHistory(file, "history.jsonl")
-//	res, err := isoscope.Check(ctx, h, isoscope.Options{Level: "si"})
-//	if res.Outcome == "violation" { … res.Anomalies[0].Explanation … }
+// Build a History from Go values (NewHistory) or read one in any format
+// isoscope reads (ReadHistory, OpenHistory); Check it at a Level. The
+// Result says whether it is Satisfied, Violated or Undecided, and each
+// Anomaly of a violation names the transactions, the cycle of dependency
+// edges between them, the key and operations at issue, and a plain
+// explanation:
+//
+//	h, err := isoscope.NewHistory([]isoscope.Txn{
+//		{Session: isoscope.Int(1), Ops: []isoscope.Op{isoscope.R(x, isoscope.Null), isoscope.W(x, isoscope.Int(1))}},
+//		…
+//	})
+//	res, err := isoscope.Check(ctx, h, isoscope.Options{Level: isoscope.SnapshotIsolation})
+//	if res.Outcome == isoscope.Violated {
+//		fmt.Println(res.Anomalies[0].Kind, res.Anomalies[0].Explanation)
+//	}
+//
+// A verdict is sound and complete: the checker Auto picks is sound and
+// complete for the history at the level (Result.Checker names it). A
+// Module adds what the caller knows of its database before the search.
 package isoscope
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
-	"github.com/isoscope/isoscope/internal/check/checker"
-	"github.com/isoscope/isoscope/internal/check/polygraph"
-	"github.com/isoscope/isoscope/internal/format"
-	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/report"
 )
 
-// History is a history read by ReadHistory or ParseNotation.
-type History struct {
-	h *history.History
-}
-
-// Stats counts a history's transactions, sessions, operations and keys.
-type Stats = history.Stats
-
-// Stats counts what the history holds.
-func (h *History) Stats() Stats { return h.h.Stats() }
-
-// ReadHistory reads a history in the isoscope JSON Lines format (gzip
-// allowed) from r; name is used in error messages. Bad input gives an error
-// naming the line and the field.
-func ReadHistory(r io.Reader, name string) (*History, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	prefix, _ := br.Peek(64 << 10)
-	if f := format.Detect(prefix); f != "isoscope" {
-		return nil, fmt.Errorf("%s: not an isoscope history", name)
-	}
-	h, err := native.Read(br, name)
-	if err != nil {
-		return nil, err
-	}
-	return &History{h: h}, nil
-}
-
-// ParseNotation builds a history from the one-line notation of isoscope's
-// tests, e.g. "init: x=0 | s1: r x 0 w x 1 | s2: r x 0 w x 2".
-func ParseNotation(s string) (*History, error) {
-	h, err := history.Parse(s)
-	if err != nil {
-		return nil, err
-	}
-	return &History{h: h}, nil
-}
-
 // Options choose what to check.
 type Options struct {
-	// Level is an isolation level name or short form ("ser", "si",
-	// "strict-serializable", "rc", …); empty means serializable.
-	Level string
-	// Checker is "auto" (or empty) or an algorithm's name ("mt", "lwt",
-	// "dsg").
-	Checker string
-	// WeakerLevels asks, on a violation, which weaker levels still hold.
+	// Level is the isolation level; the zero Level is Serializable, or the
+	// level the history's format implies (Knossos and Porcupine logs:
+	// StrictSerializable).
+	Level Level
+	// Checker is the algorithm; "" is Auto: the first that is sound and
+	// complete for the history at the level.
+	Checker Checker
+	// WeakerLevels asks, on a violation, which weaker levels still hold
+	// (Result.Holds), where that is cheap to know.
 	WeakerLevels bool
 	// OwnReads is what a read of a key its transaction wrote before may
-	// return: "own" (its last write; the default), "external" (only other
-	// transactions' writes: stores that buffer writes until commit),
-	// "either", or "infer": the policy the history shows (own when every
-	// such read saw its own write, external when none did, either when
-	// some did), which Result.OwnReads then reports. Inference is opt in:
-	// every level's internal consistency includes reading your own
-	// writes, and a database that never does would be judged by the
-	// external policy instead of refuted. Only the solver checker follows
-	// policies other than own.
-	OwnReads string
+	// return; only the SAT checker follows policies other than OwnWrite.
+	OwnReads OwnReads
 	// Modules run on the history before the search and add what the
-	// caller knows about its database (see Module). Only the solver
-	// checker runs modules, so with modules it decides.
+	// caller knows about its database (see Module). Only the SAT checker
+	// runs modules, so with modules it decides.
 	Modules []Module
-	// InnoDBRepeatableRead checks the history against MariaDB/InnoDB's
-	// REPEATABLE READ instead of the textbook level: snapshot reads come
-	// from the transaction's first read view, locking reads
-	// (Op attribute lock) and writes see the latest committed state. Each
-	// transaction is split into a view piece and a commit piece, which are
-	// checked at serializability; InnoDB's documented behaviour (lost
-	// updates through a snapshot read and an UPDATE) is accepted, and
-	// what it does not allow (fractured snapshots, G1, a read that misses
-	// the transaction's own write) is not. Level must be repeatable read
-	// ("rr"). The model is deliberately not tight: see package
-	// internal/check/innodb.
-	InnoDBRepeatableRead bool
-	// Tuning switches the solver checker's optimisations off, for
-	// measurement; with any switch set only the solver checkers decide.
-	Tuning Tuning
+	// InnoDBRR checks the history against MariaDB/InnoDB's REPEATABLE
+	// READ (the innodb-rr module) instead of the textbook level: snapshot
+	// reads come from the transaction's first read view, locking reads
+	// (Op.Lock) and writes see the latest committed state. Each
+	// transaction is split into a view piece and a commit piece, checked
+	// at serializability; InnoDB's documented behaviour (lost updates
+	// through a snapshot read and an UPDATE) is accepted, and what it does
+	// not allow (fractured snapshots, G1, a read that misses the
+	// transaction's own write) is not. Level must be RepeatableRead. The
+	// model is deliberately not tight: Result.Caveat says what it may
+	// miss.
+	InnoDBRR bool
 }
 
-// Tuning switches off the solver checker's optimisations one by one
-// (NoPrune, NoPhase, NoTwoWidth, NoChrono, NoUnsatSearch, Dense), for
-// measurement. A verdict never flips, but a check may become undecided
-// (outcome "unknown"): without pruning or with dense pairs the encoding
-// can pass its bound, and without the unsat search nothing decides a
-// history past it.
-type Tuning = checker.Tuning
+// Result is what a check found.
+type Result struct {
+	// Level is the level asked for, and Outcome the verdict.
+	Level   Level
+	Outcome Outcome
+	// Checker is the algorithm that decided.
+	Checker Checker
+	// Anomalies are every anomaly found that the level proscribes: all of
+	// the checks every level shares (thin-air, aborted and intermediate
+	// reads, …) and one cycle per violating strongly connected component.
+	Anomalies []Anomaly
+	// Holds lists weaker levels the history still satisfies, strongest
+	// first, when it violates Level and Options.WeakerLevels asked.
+	Holds []Level
+	// CheckedAt is the level the history was really checked at when that
+	// is not Level (0 otherwise): strict serializability of a history
+	// whose transactions lack begin and end instants is checked at
+	// Serializable. Note then says why a violation there is one of Level.
+	CheckedAt Level
+	Note      string
+	// Reason says why the outcome is Undecided.
+	Reason string
+	// Caveat says what the check may have missed, when its model is not
+	// tight (InnoDBRR).
+	Caveat string
+	// Modules names the modules the check ran, in order.
+	Modules []string
+	// OwnReads is the read-your-own-writes policy the check followed (the
+	// one inferred, with Options.OwnReads Infer).
+	OwnReads OwnReads
+	// Stats counts what the history holds.
+	Stats Stats
+}
 
-// StartOrder is the built-in module for databases that take a
-// transaction's snapshot at its start_ts: T1 precedes T2 whenever
-// commit_ts(T1) < start_ts(T2) (Adya's start-dependency).
-type StartOrder = polygraph.StartOrder
+// Kind names an anomaly of the catalogue (docs/anomalies.md).
+type Kind string
 
-// Module is Boomslang's extension point: a pass over the history's
-// abstract semantic graph that adds edges every dependency graph of the
-// history has — a version order the database exposes, an order its clients
-// observed. Implement Name and Extend; Extend reads the ASG (the history,
-// its index, the writers of each key) and adds edges with ASG.Before, or
-// superpositions of edge sets — exactly one holds — with ASG.Either.
-type Module = checker.Module
-
-// ASG is the abstract semantic graph a Module reads and extends.
-type ASG = checker.ASG
-
-// ModuleEdge is a dependency edge a Module names in a superposition
-// (ASG.Either): from, to, its kind and key (NoKey for none).
-type ModuleEdge = checker.Edge
-
-// SessionOrder is the built-in module that adds session order to a level
-// that does not ask for it.
-type SessionOrder = polygraph.SessionOrder
-
-// RealTime is the built-in module that adds real-time order (from the
-// begin and end instants) to a level that does not ask for it.
-type RealTime = polygraph.RealTime
-
-// CommitOrder is the built-in module for databases whose version order is
-// their commit order: every key's writers ordered by commit_ts.
-type CommitOrder = polygraph.CommitOrder
-
-// TxnID identifies a transaction of a history: its position in file order.
-type TxnID = history.TxnID
-
-// KeyID identifies a key of a history; NoKey marks an edge on no key.
-type KeyID = history.KeyID
-
-// NoKey marks an edge that is not about one key.
-const NoKey = history.NoKey
-
-// Dep is a kind of dependency edge.
-type Dep = anomaly.Dep
-
-// The dependency kinds a Module may add.
+// The anomaly kinds.
 const (
-	WW = anomaly.WW // version order: the target overwrote the source's version
-	WR = anomaly.WR // the target read the source's version
-	SO = anomaly.SO // session order
-	RT = anomaly.RT // real time: the source ended before the target began
+	// Cycle is a dependency cycle no finer name fits.
+	Cycle                     Kind = "cycle"
+	ThinAirRead               Kind = "thin-air-read"
+	AbortedRead               Kind = "aborted-read"
+	FutureRead                Kind = "future-read"
+	NotMyLastWrite            Kind = "not-my-last-write"
+	NotMyOwnWrite             Kind = "not-my-own-write"
+	IntermediateRead          Kind = "intermediate-read"
+	NonRepeatableRead         Kind = "non-repeatable-read"
+	SessionGuaranteeViolation Kind = "session-guarantee-violation"
+	NonMonotonicRead          Kind = "non-monotonic-read"
+	FracturedRead             Kind = "fractured-read"
+	CausalityViolation        Kind = "causality-violation"
+	LongFork                  Kind = "long-fork"
+	LostUpdate                Kind = "lost-update"
+	WriteSkew                 Kind = "write-skew"
+	RealTimeViolation         Kind = "real-time-violation"
+	IncompatibleOrder         Kind = "incompatible-order"
+	DuplicateElements         Kind = "duplicate-elements"
+	StaleRead                 Kind = "stale-read"
+	ReadBeyondSnapshot        Kind = "read-beyond-snapshot"
+	ConcurrentWrite           Kind = "concurrent-write"
+	CommitBeforeStart         Kind = "commit-before-start"
 )
 
-// Result is the outcome of a check, in the shape of the CLI's JSON result:
-// Outcome is "satisfied", "violation" or "unknown".
-type Result = report.Document
+// Anomaly is one finding: what went wrong, between which transactions,
+// and why it is wrong, in the history's own names. The virtual initial
+// transaction, which installs the initial state, is named Str("init").
+type Anomaly struct {
+	Kind Kind
+	// Phenomenon is the Adya phenomenon ("G2-item", "G-single", …), or ""
+	// when none applies.
+	Phenomenon string
+	// Txns are the transactions involved, in the order Explanation names
+	// them.
+	Txns []Value
+	// Cycle is one concrete cycle, for cycle anomalies.
+	Cycle []Edge
+	// Key and Value are the key and the value at issue for anomalies about
+	// a single read (thin-air, aborted, intermediate reads, …); Key is
+	// Null otherwise.
+	Key, Value Value
+	// Ops are the operations at issue: for a single read, the offending
+	// read first, then the writes it concerns.
+	Ops []OpRef
+	// Explanation says in plain words what the anomaly is.
+	Explanation string
+	// BestFound says the cycle is one the search found under some choice
+	// of the history's uncertain dependencies: the verdict is exact, the
+	// cycle illustrates it.
+	BestFound bool
+	// Core are the transactions of a sub-history that violates the level
+	// on its own, when the SAT checker's counterexample search found one;
+	// Minimal says none of them can be left out.
+	Core    []Value
+	Minimal bool
+}
 
-// Anomaly is one finding of a Result.
-type Anomaly = report.Finding
+// Edge is one dependency of an anomaly's cycle: From → To of kind Dep, on
+// Key (Null for an edge on no key).
+type Edge struct {
+	From, To Value
+	Dep      Dep
+	Key      Value
+}
 
-// Edge is one dependency of an anomaly's cycle.
-type Edge = report.Edge
+// OpRef names an operation: the transaction, and the operation's
+// position in it (from 0).
+type OpRef struct {
+	Txn   Value
+	Index int
+}
 
 // Check checks h against the level in o. It returns an error for an
-// unknown level or checker, or when no algorithm can decide this history
-// at this level; a context that ends gives outcome "unknown". Strict
-// serializability of a history whose transactions lack begin and end
-// instants is checked at serializability (Result.CheckedAt): a violation
-// there is a violation, with Result.Note saying so; otherwise the outcome
-// is "unknown", Result.Reason saying why.
+// unknown level or checker, a module that fails, or when no algorithm can
+// decide this history at this level; a context that ends gives outcome
+// Undecided (unless a violation was found already).
 func Check(ctx context.Context, h *History, o Options) (*Result, error) {
-	name := o.Level
-	if name == "" {
-		name = "ser"
+	var l level.Level
+	switch {
+	case o.Level != 0:
+		id, ok := toLevel[o.Level]
+		if !ok {
+			return nil, fmt.Errorf("unknown level %d", o.Level)
+		}
+		l = level.Get(id)
+	case h.h.Header.Implies != "":
+		var err error
+		if l, err = level.Lookup(h.h.Header.Implies); err != nil {
+			return nil, err
+		}
+	default:
+		l = level.Get(level.Serializable)
 	}
-	l, err := level.Lookup(name)
-	if err != nil {
-		return nil, err
+	co := check.Options{Checker: string(o.Checker), Holds: o.WeakerLevels, InnoDBRR: o.InnoDBRR}
+	for _, m := range o.Modules {
+		co.Modules = append(co.Modules, asChecker(m))
 	}
-	co := check.Options{Checker: o.Checker, Holds: o.WeakerLevels, Modules: o.Modules, InnoDBRR: o.InnoDBRepeatableRead, Tuning: o.Tuning}
 	switch o.OwnReads {
-	case "":
-	case "infer":
+	case OwnWrite:
+	case External:
+		co.OwnReads = history.ReadsExternal
+	case Either:
+		co.OwnReads = history.ReadsEither
+	case Infer:
 		co.InferOwnReads = true
 	default:
-		var ok bool
-		if co.OwnReads, ok = history.ParseOwnReads(o.OwnReads); !ok {
-			return nil, fmt.Errorf("unknown OwnReads %q (known: own, external, either, infer)", o.OwnReads)
-		}
+		return nil, fmt.Errorf("unknown OwnReads %d", o.OwnReads)
 	}
-	start := time.Now()
 	res, err := check.Run(ctx, h.h, l, co)
 	if err != nil {
 		return nil, err
 	}
-	return report.NewDocument(&report.Checked{History: h.h, Result: res, Elapsed: time.Since(start)}, false), nil
+	out := &Result{Level: fromLevel(res.Level.ID), Checker: Checker(res.Checker), Reason: res.Reason,
+		Caveat: res.Caveat, Note: res.Note, Modules: res.Modules, Stats: Stats(res.Stats)}
+	switch res.Outcome {
+	case check.Satisfied:
+		out.Outcome = Satisfied
+	case check.Violation:
+		out.Outcome = Violated
+	default:
+		out.Outcome = Undecided
+	}
+	if res.CheckedAt != nil {
+		out.CheckedAt = fromLevel(res.CheckedAt.ID)
+	}
+	for _, w := range res.Holds {
+		out.Holds = append(out.Holds, fromLevel(w.ID))
+	}
+	switch res.OwnReads {
+	case history.ReadsExternal:
+		out.OwnReads = External
+	case history.ReadsEither:
+		out.OwnReads = Either
+	}
+	for i := range res.Anomalies {
+		out.Anomalies = append(out.Anomalies, anomalyOf(h.h, &res.Anomalies[i]))
+	}
+	return out, nil
+}
+
+// anomalyOf is a in h's own names.
+func anomalyOf(h *history.History, a *anomaly.Anomaly) Anomaly {
+	txn := func(t history.TxnID) Value {
+		if t == history.Init {
+			return Str("init")
+		}
+		return Value{h.Txns[t].ID}
+	}
+	key := func(k history.KeyID) Value {
+		if k < 0 || int(k) >= len(h.Keys) {
+			return Null
+		}
+		return Value{h.Keys[k]}
+	}
+	out := Anomaly{Kind: Kind(a.Kind.String()), Phenomenon: a.Phenomenon.String(), Key: key(a.Key), Value: Value{a.Value},
+		Explanation: report.Explain(h, a), BestFound: a.BestFound, Minimal: a.Minimal}
+	for _, t := range a.Txns {
+		out.Txns = append(out.Txns, txn(t))
+	}
+	for _, s := range a.Cycle {
+		out.Cycle = append(out.Cycle, Edge{From: txn(s.From), To: txn(s.To), Dep: Dep(s.Dep.String()), Key: key(s.Key)})
+	}
+	for _, r := range a.Ops {
+		out.Ops = append(out.Ops, OpRef{Txn: txn(r.Txn), Index: int(r.Op)})
+	}
+	for _, t := range a.Core {
+		out.Core = append(out.Core, txn(t))
+	}
+	return out
 }
