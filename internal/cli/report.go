@@ -18,7 +18,7 @@ import (
 const (
 	reportPage   = "index.html"
 	reportResult = "result.json"
-	reportDOT    = "dsg.dot"
+	reportDOT    = "cycles.dot"
 )
 
 // reportCommand is `isoscope report RESULT.json HISTORY… [--out DIR]`.
@@ -41,7 +41,7 @@ saved with check --json (or a report's result.json) and the histories it is
 about, so that CI jobs can keep the JSON and render later. With several
 histories, each is matched to the result's document of the same file name.
 It writes DIR/index.html, DIR/result.json and, when there are cycles,
-DIR/dsg.dot. Exit status: 0 the report was written (whatever the
+DIR/cycles.dot. Exit status: 0 the report was written (whatever the
 verdict), 2 bad usage or input.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1:]) },
@@ -151,7 +151,7 @@ func writeCheckArtifacts(reportDir, dotFile string, checked []*report.Checked) e
 }
 
 // writeReportDir writes dir/index.html, dir/result.json (result as given,
-// unless it is nil) and, when some anomaly is a cycle, dir/dsg.dot; it
+// unless it is nil) and, when some anomaly is a cycle, dir/cycles.dot; it
 // removes those it does not write, left by an earlier report.
 func writeReportDir(dir string, secs []htmlreport.Section, result []byte, o htmlreport.Options) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

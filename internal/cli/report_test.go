@@ -80,13 +80,13 @@ func TestCheckReport(t *testing.T) {
 	}
 	page := readFile(t, filepath.Join(rep, "index.html"))
 	for _, want := range []string{"snapshot-isolation VIOLATED: 1 anomaly", `<svg class="cycle"`, `<svg class="timeline"`,
-		`<span class="tag dep-rw">rw(x) → T3</span>`, `href="result.json"`, `href="dsg.dot"`} {
+		`<span class="tag dep-rw">rw(x) → T3</span>`, `href="result.json"`, `href="cycles.dot"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
 	d := readFile(t, dot)
-	if d != readFile(t, filepath.Join(rep, "dsg.dot")) || !strings.Contains(d, "subgraph cluster_a0") || !strings.Contains(d, `label="rw(x)"`) {
+	if d != readFile(t, filepath.Join(rep, "cycles.dot")) || !strings.Contains(d, "subgraph cluster_a0") || !strings.Contains(d, `label="rw(x)"`) {
 		t.Errorf("DOT:\n%s", d)
 	}
 
@@ -98,8 +98,8 @@ func TestCheckReport(t *testing.T) {
 	if p := readFile(t, filepath.Join(rep, "index.html")); !strings.Contains(p, `<div class="banner satisfied">`) {
 		t.Error("no satisfied banner")
 	}
-	if _, err := os.Stat(filepath.Join(rep, "dsg.dot")); !os.IsNotExist(err) {
-		t.Errorf("stale dsg.dot left: %v", err)
+	if _, err := os.Stat(filepath.Join(rep, "cycles.dot")); !os.IsNotExist(err) {
+		t.Errorf("stale cycles.dot left: %v", err)
 	}
 
 	// An unwritable directory is an error, with no verdict printed.
@@ -142,7 +142,7 @@ func TestReportCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "report written to") {
 		t.Fatalf("report: exit %d: %s", code, errs)
 	}
-	for _, f := range []string{"index.html", "result.json", "dsg.dot"} {
+	for _, f := range []string{"index.html", "result.json", "cycles.dot"} {
 		if got, want := readFile(t, filepath.Join(again, f)), readFile(t, filepath.Join(rep, f)); got != want {
 			t.Errorf("%s differs when re-rendered:\n%s", f, firstLineDiff(want, got))
 		}

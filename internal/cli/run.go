@@ -173,7 +173,7 @@ does.`,
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	c.modelFlags.register(f)
-	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, dsg.dot)")
+	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot)")
 	return cmd
 }
 
@@ -611,7 +611,7 @@ func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Le
 
 // writeReport writes what --report asks for: the run's plots as SVG and
 // PNG files, and the page showing the run, its plots and, when the
-// history was checked, the verdict (with result.json and dsg.dot).
+// history was checked, the verdict (with result.json and cycles.dot).
 func (c *runCommand) writeReport(res *runner.Result, checked *report.Checked) error {
 	if c.Report == "" {
 		return nil

@@ -12,15 +12,15 @@ import (
 )
 
 // WriteDOT writes the cycles of the sections' anomalies as one Graphviz
-// digraph with a cluster per anomaly ("dot -Tsvg dsg.dot -o
-// dsg.svg" draws them side by side). It writes the anomalies the page
+// digraph with a cluster per anomaly ("dot -Tsvg cycles.dot -o
+// cycles.svg" draws them side by side). It writes the anomalies the page
 // shows: the first o.PerKind anomalies of each kind that are cycles, with a comment
 // saying how many more there are. Edges carry the colours and dash styles
 // of the page.
 func WriteDOT(w io.Writer, secs []Section, o Options) error {
 	o = o.withDefaults()
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "// isoscope: dependency cycles, one cluster per anomaly.\n// Render with: dot -Tsvg FILE -o dsg.svg\n")
+	fmt.Fprintf(bw, "// isoscope: dependency cycles, one cluster per anomaly.\n// Render with: dot -Tsvg FILE -o cycles.svg\n")
 	fmt.Fprintf(bw, "digraph isoscope {\n  graph [fontname=\"Helvetica\", labelloc=t, labeljust=l];\n  node [shape=ellipse, fontname=\"Helvetica\", style=filled, fillcolor=white];\n  edge [fontname=\"Helvetica\", fontsize=11];\n")
 	n := 0
 	for f := range secs {

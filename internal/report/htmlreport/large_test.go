@@ -53,7 +53,7 @@ func renderAll(t testing.TB, c *report.Checked, page, dot *bytes.Buffer) {
 	page.Reset()
 	dot.Reset()
 	secs := []Section{FromChecked(c)}
-	if err := Write(page, secs, Options{ResultHref: "result.json", DotHref: "dsg.dot"}); err != nil {
+	if err := Write(page, secs, Options{ResultHref: "result.json", DotHref: "cycles.dot"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteDOT(dot, secs, Options{}); err != nil {

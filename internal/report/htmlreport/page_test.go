@@ -87,7 +87,7 @@ func TestEveryKindDraws(t *testing.T) {
 // TestPageGolden keeps one whole page byte for byte: the lost update.
 func TestPageGolden(t *testing.T) {
 	s := checkedSection(t, "init: x=0 | s1: @1-4: r x 0 w x 1 | s2: @2-5: r x 0 w x 2 | s1: @6-7: r x 2", level.SnapshotIsolation)
-	golden(t, "lost-update.html", []byte(page(t, Options{ResultHref: "result.json", DotHref: "dsg.dot"}, s)))
+	golden(t, "lost-update.html", []byte(page(t, Options{ResultHref: "result.json", DotHref: "cycles.dot"}, s)))
 }
 
 var external = regexp.MustCompile(`(?i)<script|<link|<img|<iframe|<object|<embed|\bsrc=|url\(|@import|https?://`)
