@@ -9,7 +9,6 @@
 package isoscope
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -18,8 +17,7 @@ import (
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
-	"github.com/isoscope/isoscope/internal/format"
-	"github.com/isoscope/isoscope/internal/format/native"
+	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/report"
@@ -36,20 +34,18 @@ type Stats = history.Stats
 // Stats counts what the history holds.
 func (h *History) Stats() Stats { return h.h.Stats() }
 
-// ReadHistory reads a history in the isoscope JSON Lines format (gzip
-// allowed) from r; name is used in error messages. Bad input gives an error
-// naming the line and the field.
+// ReadHistory reads a history from r in any stream format isoscope reads
+// (its JSON Lines format, dbcop, Plume, AWDIT, knossos, porcupine, Jepsen,
+// TimeKiller), detected from the first bytes as isoscope check detects a
+// file's format; gzip-compressed input is decompressed. Reading is bounded
+// by check's default limits. name is used in error messages. Bad input
+// gives an error naming the line and the field.
 func ReadHistory(r io.Reader, name string) (*History, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	prefix, _ := br.Peek(64 << 10)
-	if f := format.Detect(prefix); f != "isoscope" {
-		return nil, fmt.Errorf("%s: not an isoscope history", name)
-	}
-	h, err := native.Read(br, name)
+	o, err := registry.Read(r, name, "auto", registry.Options{})
 	if err != nil {
 		return nil, err
 	}
-	return &History{h: h}, nil
+	return &History{h: o.History}, nil
 }
 
 // ParseNotation builds a history from the one-line notation of isoscope's
