@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,5 +213,60 @@ func TestRead(t *testing.T) {
 	}
 	if _, err := Read(strings.NewReader("x"), "in", "cobra", Options{}); err == nil || !strings.Contains(err.Error(), "a directory of files") {
 		t.Errorf("a directory format: %v", err)
+	}
+}
+
+// TestCreate: Create writes what it is given, gzip-compressed when the
+// name ends in .gz, to standard output for "-"; an aborted file is gone.
+func TestCreate(t *testing.T) {
+	dir := t.TempDir()
+	const text = `{"id":1,"session":0,"ops":[["w","x",1]]}` + "\n"
+	for _, name := range []string{"h.jsonl", "h.jsonl.gz"} {
+		path := filepath.Join(dir, name)
+		w, err := Create(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(w, text); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".gz") != isGzip(raw) {
+			t.Errorf("%s: gzip-compressed %v", name, isGzip(raw))
+		}
+		res, err := Open(path, "auto", nil, nil)
+		if err != nil || len(res.Txns) != 1 {
+			t.Errorf("%s: reads back as %v, %v", name, res, err)
+		}
+	}
+	var stdout bytes.Buffer
+	w, err := Create("-", &stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, text)
+	if stdout.Len() != 0 {
+		t.Error("written before Close")
+	}
+	if err := w.Close(); err != nil || stdout.String() != text {
+		t.Errorf("standard output: %q, %v", stdout.String(), err)
+	}
+	path := filepath.Join(dir, "aborted.jsonl")
+	if w, err = Create(path, nil); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, text)
+	w.Abort()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("an aborted file is left: %v", err)
+	}
+	if _, err := Create(filepath.Join(dir, "no", "such", "dir"), nil); err == nil {
+		t.Error("no error creating a file in a missing directory")
 	}
 }
