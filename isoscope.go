@@ -170,6 +170,10 @@ type Anomaly = report.Finding
 // Edge is one dependency of an anomaly's cycle.
 type Edge = report.Edge
 
+// OpRef is one operation at issue of an anomaly (Anomaly.Ops): its
+// transaction's id as in the input and its index in the transaction.
+type OpRef = report.OpRef
+
 // Check checks h against the level in o. It returns an error for an
 // unknown level or checker, or when no algorithm can decide this history
 // at this level; a context that ends gives outcome "unknown". Strict
