@@ -1,9 +1,9 @@
 // Package golden keeps tests' expected output in golden files: Check
 // compares what a test got with a file under the package's testdata
 // directory, and `go test -update` rewrites the files instead (review the
-// diff before committing it). It is for tests only: importing it
-// registers the -update flag of the test binary, once for every test
-// package that uses golden files.
+// diff before committing it). It is for tests only: it defines the one
+// -update flag of every test binary that imports it, so that no test
+// package declares its own.
 package golden
 
 import (
