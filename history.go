@@ -252,11 +252,10 @@ func NewHistory(txns []Txn, initial ...KV) (*History, error) {
 // in error messages. Bad input gives an error naming the line and the
 // field.
 func ReadHistory(r io.Reader, name string) (*History, error) {
-	o, err := registry.OpenWith("-", "auto", registry.Options{Stdin: r})
+	o, err := registry.Read(r, name, "auto", registry.Options{})
 	if err != nil {
 		return nil, err
 	}
-	o.History.Name = name
 	return &History{h: o.History}, nil
 }
 

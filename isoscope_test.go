@@ -1,6 +1,8 @@
 package isoscope_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"os"
 	"path/filepath"
@@ -128,5 +130,34 @@ func TestLevels(t *testing.T) {
 	}
 	if _, err := isoscope.Check(context.Background(), &isoscope.History{}, isoscope.Options{Level: 42}); err == nil {
 		t.Error("level 42 accepted")
+	}
+}
+
+// TestReadHistoryFormats: ReadHistory reads every stream format check
+// reads, detected from its first bytes, gzip-compressed or not.
+func TestReadHistoryFormats(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("w(1,5,1,10)\nr(1,5,2,20)\n"))
+	zw.Close()
+	for _, tc := range []struct {
+		name, text string
+		txns       int
+	}{
+		{"h.jsonl", `{"id":1,"session":0,"ops":[["w","x",1]]}` + "\n", 1},
+		{"h.txt.gz", gz.String(), 2},
+		{"h.edn", "{:type :invoke, :process 0, :f :txn, :value [[:append 1 1]]}\n{:type :ok, :process 0, :f :txn, :value [[:append 1 1]]}\n", 1},
+	} {
+		h, err := isoscope.ReadHistory(strings.NewReader(tc.text), tc.name)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if st := h.Stats(); st.Transactions != tc.txns {
+			t.Errorf("%s: %d transactions, want %d", tc.name, st.Transactions, tc.txns)
+		}
+	}
+	if _, err := isoscope.ReadHistory(strings.NewReader("hello"), "h.txt"); err == nil || !strings.Contains(err.Error(), "h.txt: cannot tell the history format") {
+		t.Errorf("garbage: %v", err)
 	}
 }

@@ -35,6 +35,16 @@ func (o Outcome) String() string {
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
+// ParseOutcome returns the outcome named s, as String names it.
+func ParseOutcome(s string) (Outcome, bool) {
+	for _, o := range []Outcome{Satisfied, Violation, Unknown} {
+		if o.String() == s {
+			return o, true
+		}
+	}
+	return 0, false
+}
+
 // Result is what a check found.
 type Result struct {
 	Level   level.Level

@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -78,44 +74,19 @@ func (c *convertCommand) Run(_ context.Context, in, out string) error {
 			fmt.Fprintf(c.io.Stderr, "isoscope: convert: %s dropped as asked (%s)\n", d, dropNotes[d])
 		}
 	}
-	var w io.Writer = c.io.Stdout
-	var f *os.File
-	if out != "-" {
-		if f, err = os.Create(out); err != nil {
-			return badInput(err)
-		}
-		w = f
-	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var dst io.Writer = bw
-	var zw *gzip.Writer
-	if strings.HasSuffix(out, ".gz") {
-		zw = gzip.NewWriter(bw)
-		dst = zw
-	}
-	err = to.Write(dst, h)
+	w, err := registry.Create(out, c.io.Stdout)
 	if err != nil {
+		return badInput(err)
+	}
+	if err := to.Write(w, h); err != nil {
+		w.Abort()
 		hint := ""
 		if le := (*format.LossError)(nil); errors.As(err, &le) {
 			hint = fmt.Sprintf(" (--drop %s writes it without them: %s)", le.What, dropNotes[le.What])
 		}
-		err = badInput(fmt.Errorf("cannot convert %s to %s without changing what it says, so nothing was written: %w%s", in, to.Name, err, hint))
+		return badInput(fmt.Errorf("cannot convert %s to %s without changing what it says, so nothing was written: %w%s", in, to.Name, err, hint))
 	}
-	if zw != nil && err == nil {
-		err = zw.Close()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(out)
-		}
-	}
-	return err
+	return w.Close()
 }
 
 // droppable is what --drop leaves out, and dropNotes what checks of the

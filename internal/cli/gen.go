@@ -1,18 +1,15 @@
 package cli
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/format/native"
+	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/workload"
@@ -207,36 +204,15 @@ func (c *genCommand) Run(ctx context.Context) error {
 			return badInput(err)
 		}
 	}
-	var w io.Writer = c.io.Stdout
-	var closeFile func() error
-	if c.Out != "-" {
-		f, err := os.Create(c.Out)
-		if err != nil {
-			return err
-		}
-		closeFile = f.Close
-		w = f
-	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var zw *gzip.Writer
-	var dst io.Writer = bw
-	if strings.HasSuffix(c.Out, ".gz") {
-		zw = gzip.NewWriter(bw)
-		dst = zw
-	}
-	err = native.Write(dst, h)
-	if zw != nil && err == nil {
-		err = zw.Close()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if closeFile != nil {
-		if cerr := closeFile(); err == nil {
-			err = cerr
-		}
-	}
+	w, err := registry.Create(c.Out, c.io.Stdout)
 	if err != nil {
+		return err
+	}
+	if err := native.Write(w, h); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.Close(); err != nil {
 		return err
 	}
 	for _, p := range planted {

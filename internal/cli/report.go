@@ -54,13 +54,14 @@ verdict), 2 bad usage or input.`,
 }
 
 // Run reads the result and the histories, resolves each document against
-// its history and writes the report directory.
+// its history into the checked result it was rendered from, and writes
+// the report directory as check --report does.
 func (c *reportCommand) Run(_ context.Context, resultFile string, files []string) error {
 	raw, err := os.ReadFile(resultFile)
 	if err != nil {
 		return badInput(err)
 	}
-	docs, err := htmlreport.ReadDocuments(bytes.NewReader(raw))
+	docs, err := report.ReadDocuments(bytes.NewReader(raw))
 	if err != nil {
 		return badInput(fmt.Errorf("%s: %w", resultFile, err))
 	}
@@ -74,11 +75,11 @@ func (c *reportCommand) Run(_ context.Context, resultFile string, files []string
 		if err != nil {
 			return badInput(err)
 		}
-		s, err := htmlreport.FromDocument(name, h, d)
+		c, err := report.Resolve(name, h, d)
 		if err != nil {
 			return badInput(fmt.Errorf("%s with %s: %w", resultFile, name, err))
 		}
-		secs = append(secs, s)
+		secs = append(secs, htmlreport.FromChecked(c))
 	}
 	if err := writeReportDir(c.Out, secs, raw, htmlreport.Options{PerKind: c.PerKind}); err != nil {
 		return badInput(err)

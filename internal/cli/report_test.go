@@ -17,6 +17,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/isoscope/isoscope/internal/gen"
 )
 
 // runReport runs the report command as Main would once it is registered.
@@ -174,6 +176,54 @@ func TestReportCommand(t *testing.T) {
 		if code, errs := runReport(t, tc.args...); code != ExitBadInput || !strings.Contains(errs, tc.stderr) {
 			t.Errorf("%s: exit %d, stderr %q, want %q", tc.name, code, errs, tc.stderr)
 		}
+	}
+}
+
+// TestReportRerendersCheckReport: the report `isoscope report` renders from
+// a result saved with --json is the one check --report wrote in the same
+// run, byte for byte, for a history with every plantable kind of anomaly:
+// the non-cycle anomalies highlight the same operations at issue, which
+// the result's findings name ("ops"). A result saved before findings
+// named them still renders.
+func TestReportRerendersCheckReport(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "h.jsonl")
+	var kinds []string
+	for _, k := range gen.PlantableKinds() {
+		kinds = append(kinds, k.String())
+	}
+	if code, _, errs := run(t, "", "gen", "--txns", "400", "--sessions", "6", "--keys", "60", "--seed", "5",
+		"--plant", strings.Join(kinds, ","), "--out", hist); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errs)
+	}
+	rep, again := filepath.Join(dir, "rep"), filepath.Join(dir, "again")
+	code, js, errs := run(t, "", "check", "--level", "sser", "--json", "--report", rep, hist)
+	if code != ExitViolation {
+		t.Fatalf("check: exit %d: %s", code, errs)
+	}
+	saved := writeFile(t, filepath.Join(dir, "saved.json"), js)
+	if !strings.Contains(js, `"ops":[{"transaction":`) {
+		t.Errorf("no finding names its operations at issue: %s", js)
+	}
+	if code, errs := runReport(t, saved, hist, "--out", again); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	page := readFile(t, filepath.Join(rep, "index.html"))
+	if !strings.Contains(page, `<span class="op hl bad">`) {
+		t.Error("the check's page highlights no operation at issue")
+	}
+	for _, f := range []string{"index.html", "cycles.dot"} {
+		if got, want := readFile(t, filepath.Join(again, f)), readFile(t, filepath.Join(rep, f)); got != want {
+			t.Errorf("%s differs when re-rendered:\n%s", f, firstLineDiff(want, got))
+		}
+	}
+
+	old := writeFile(t, filepath.Join(dir, "old.json"), regexp.MustCompile(`,"ops":\[[^\]]*\]`).ReplaceAllString(js, ""))
+	if code, errs := runReport(t, old, hist, "--out", again); code != 0 {
+		t.Fatalf("report of an old result: exit %d: %s", code, errs)
+	}
+	if p := readFile(t, filepath.Join(again, "index.html")); !strings.Contains(p, `<li class="anomaly"`) {
+		t.Error("the page of an old result shows no anomaly")
 	}
 }
 

@@ -30,6 +30,19 @@ type Finding struct {
 	// says none of them can be left out.
 	Core    []any `json:"core,omitempty"`
 	Minimal bool  `json:"minimal,omitempty"`
+	// Ops are the operations at issue, the offending one first (a
+	// non-cycle anomaly's read, then the writes it concerns), as the
+	// explanation and the HTML report name them. New leaves them out;
+	// the CLI's JSON result sets them (Ops), so that a saved result can
+	// be resolved against its history without loss.
+	Ops []OpRef `json:"ops,omitempty"`
+}
+
+// OpRef names one operation of the history: its transaction's id as in
+// the input, and its index among the transaction's operations, from 0.
+type OpRef struct {
+	Transaction any `json:"transaction"`
+	Index       int `json:"index"`
 }
 
 // Edge is one dependency of a Finding's cycle.
@@ -64,6 +77,19 @@ func New(h *history.History, a *anomaly.Anomaly, explanation string) Finding {
 		f.Value = a.Value.AppendJSON(nil)
 	}
 	return f
+}
+
+// Ops returns the operations refs of history h as a Finding names them
+// (nil for none), leaving out any of a transaction h does not hold.
+func Ops(h *history.History, refs []history.OpRef) []OpRef {
+	var out []OpRef
+	for _, r := range refs {
+		if r.Txn != history.Init && (r.Txn < 0 || int(r.Txn) >= len(h.Txns)) {
+			continue
+		}
+		out = append(out, OpRef{Transaction: txnJSON(h, r.Txn), Index: int(r.Op)})
+	}
+	return out
 }
 
 func txnJSON(h *history.History, t history.TxnID) any {

@@ -1,11 +1,12 @@
-// Package format holds what every history format shares: Detect, which
-// tells a format from the first bytes of its input, and Error, the error
+// Package format holds what every history format shares: Error, the error
 // every format reader returns for bad input, naming the file, the line and
-// the field.
+// the field, and the bounds on what a reader reads.
 //
-// Each format lives in a sub-package with a Read function (and a Write
-// function where useful); native is isoscope's own JSON Lines format,
-// described in shared/docs/history-format.md.
+// Each format lives in a sub-package with a Read function, a Sniff that
+// tells whether the first bytes look like it (and a Write function where
+// useful); native is isoscope's own JSON Lines format, described in
+// shared/docs/history-format.md. Package registry lists them: it alone
+// detects a history's format, and opens, reads and creates history files.
 //
 // Reading is bounded (Limits): a line of a line-oriented format may be up
 // to DefaultMaxLine (64 MiB) long, a format read as one document

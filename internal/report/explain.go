@@ -8,12 +8,19 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-// Explain renders a one-sentence explanation of a for people.
+// Explain renders a one-sentence explanation of a for people. An anomaly
+// that lacks what its kind's sentence names (one resolved from a result
+// file that is not isoscope's, say) has "?" in its place.
 func Explain(h *history.History, a *anomaly.Anomaly) string {
 	if a.IsCycle() {
 		return explainCycle(h, a)
 	}
-	t := func(i int) string { return txn(h, a.Txns[i]) }
+	t := func(i int) string {
+		if i >= len(a.Txns) {
+			return "?"
+		}
+		return txn(h, a.Txns[i])
+	}
 	kv := fmt.Sprintf("%s=%s", keyName(h, a.Key), a.Value)
 	other := func(i int) string {
 		if i < len(a.Ops) {
@@ -47,12 +54,15 @@ func Explain(h *history.History, a *anomaly.Anomaly) string {
 			return e
 		}
 	case anomaly.NonRepeatableRead:
-		second := a.Value.String()
+		first, second := "?", a.Value.String()
+		if len(a.Ops) > 0 {
+			first = observed(h, a.Ops[0], a.Key)
+		}
 		if len(a.Ops) > 1 {
 			second = observed(h, a.Ops[1], a.Key)
 		}
 		return fmt.Sprintf("%s read %s twice without writing it in between and got %s, then %s",
-			t(0), keyName(h, a.Key), observed(h, a.Ops[0], a.Key), second)
+			t(0), keyName(h, a.Key), first, second)
 	}
 	return a.Kind.String()
 }
@@ -123,9 +133,15 @@ func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 		return fmt.Sprintf("%s and %s both read %s%s and both overwrote it: one update is lost",
 			txn(h, c[0].From), txn(h, c[0].To), key(c[0]), src)
 	case anomaly.WriteSkew:
+		if len(c) < 2 {
+			break
+		}
 		return fmt.Sprintf("%s and %s each read a version the other overwrote (%s and %s): neither saw the other's write, which no serial order allows",
 			txn(h, c[0].From), txn(h, c[0].To), key(c[0]), key(c[1]))
 	case anomaly.FracturedRead, anomaly.NonMonotonicRead:
+		if len(c) < 2 {
+			break
+		}
 		wr, rw := c[0], c[1]
 		if wr.Dep != anomaly.WR {
 			wr, rw = rw, wr

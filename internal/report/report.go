@@ -238,6 +238,9 @@ type Finding = finding.Finding
 // Edge is one dependency of a Finding's cycle.
 type Edge = finding.Edge
 
+// OpRef is one operation at issue of a Finding.
+type OpRef = finding.OpRef
+
 // NewDocument renders c as the contract's JSON result; withFile names the
 // file in it.
 func NewDocument(c *Checked, withFile bool) *Document {
@@ -277,9 +280,12 @@ func NewDocument(c *Checked, withFile bool) *Document {
 }
 
 // NewFinding renders anomaly a of history h as a Finding of the JSON
-// result.
+// result, with the operations at issue (Finding.Ops): Resolve reads it
+// back without loss.
 func NewFinding(h *history.History, a *anomaly.Anomaly) Finding {
-	return finding.New(h, a, Explain(h, a))
+	f := finding.New(h, a, Explain(h, a))
+	f.Ops = finding.Ops(h, a.Ops)
+	return f
 }
 
 // JSON writes the result as one JSON object on one line. With withFile,

@@ -53,35 +53,43 @@ func TestTextGroupsByKind(t *testing.T) {
 	}
 }
 
+// kindCases are a history per kind of anomaly the checkers report
+// (strict serializability finds the real-time violation, serializability
+// the rest).
+var kindCases = map[anomaly.Kind]string{
+	anomaly.ThinAirRead:               "init: x=0 | r x 5",
+	anomaly.AbortedRead:               "init: x=0 | aborted: r x 0 w x 1 | r x 1",
+	anomaly.FutureRead:                "init: x=0 | r x 1 w x 1",
+	anomaly.NotMyLastWrite:            "init: x=0 | r x 0 w x 1 w x 2 r x 1",
+	anomaly.NotMyOwnWrite:             "init: x=0 | r x 0 w x 1 r x 0",
+	anomaly.IntermediateRead:          "init: x=0 | r x 0 w x 1 w x 2 | r x 1",
+	anomaly.NonRepeatableRead:         "init: x=0 | r x 0 w x 1 | r x 0 r x 1",
+	anomaly.SessionGuaranteeViolation: "init: x=0 | s1: r x 0 w x 1 | s1: r x 0",
+	anomaly.NonMonotonicRead:          "init: x=0 y=0 | r x 0 w x 1 | r x 1 r y 0 w x 2 w y 1 | r y 1 r x 1",
+	anomaly.FracturedRead:             "init: x=0 y=0 | r x 0 r y 0 w x 1 w y 1 | r y 0 r x 1",
+	anomaly.CausalityViolation:        "init: x=0 y=0 | r x 0 w x 1 | r x 1 r y 0 w y 1 | r y 1 r x 0",
+	anomaly.LongFork:                  "init: x=0 y=0 | r x 0 w x 1 | r y 0 w y 1 | r x 1 r y 0 | r y 1 r x 0",
+	anomaly.LostUpdate:                "init: x=0 | r x 0 w x 1 | r x 0 w x 2",
+	anomaly.WriteSkew:                 "init: x=0 y=0 | r x 0 r y 0 w x 1 | r x 0 r y 0 w y 1",
+	anomaly.RealTimeViolation:         "init: x=0 | @0-1: r x 0 w x 1 | @2-3: r x 0",
+	anomaly.Cycle:                     "init: x=0 y=0 | r x 0 w x 1 r y 1 | r y 0 w y 1 r x 1",
+	anomaly.IncompatibleOrder:         "a x 1 | a x 2 | r x [1,2] | r x [2,1]",
+	anomaly.DuplicateElements:         "a x 1 | r x [1,1]",
+}
+
+// kindLevel is the level that finds kind's case.
+func kindLevel(kind anomaly.Kind) level.ID {
+	if kind == anomaly.RealTimeViolation {
+		return level.StrictSerializable
+	}
+	return level.Serializable
+}
+
 // TestExplanationsForEveryKind: every kind the checkers report renders a
 // sentence that names its transactions.
 func TestExplanationsForEveryKind(t *testing.T) {
-	cases := map[anomaly.Kind]string{
-		anomaly.ThinAirRead:               "init: x=0 | r x 5",
-		anomaly.AbortedRead:               "init: x=0 | aborted: r x 0 w x 1 | r x 1",
-		anomaly.FutureRead:                "init: x=0 | r x 1 w x 1",
-		anomaly.NotMyLastWrite:            "init: x=0 | r x 0 w x 1 w x 2 r x 1",
-		anomaly.NotMyOwnWrite:             "init: x=0 | r x 0 w x 1 r x 0",
-		anomaly.IntermediateRead:          "init: x=0 | r x 0 w x 1 w x 2 | r x 1",
-		anomaly.NonRepeatableRead:         "init: x=0 | r x 0 w x 1 | r x 0 r x 1",
-		anomaly.SessionGuaranteeViolation: "init: x=0 | s1: r x 0 w x 1 | s1: r x 0",
-		anomaly.NonMonotonicRead:          "init: x=0 y=0 | r x 0 w x 1 | r x 1 r y 0 w x 2 w y 1 | r y 1 r x 1",
-		anomaly.FracturedRead:             "init: x=0 y=0 | r x 0 r y 0 w x 1 w y 1 | r y 0 r x 1",
-		anomaly.CausalityViolation:        "init: x=0 y=0 | r x 0 w x 1 | r x 1 r y 0 w y 1 | r y 1 r x 0",
-		anomaly.LongFork:                  "init: x=0 y=0 | r x 0 w x 1 | r y 0 w y 1 | r x 1 r y 0 | r y 1 r x 0",
-		anomaly.LostUpdate:                "init: x=0 | r x 0 w x 1 | r x 0 w x 2",
-		anomaly.WriteSkew:                 "init: x=0 y=0 | r x 0 r y 0 w x 1 | r x 0 r y 0 w y 1",
-		anomaly.RealTimeViolation:         "init: x=0 | @0-1: r x 0 w x 1 | @2-3: r x 0",
-		anomaly.Cycle:                     "init: x=0 y=0 | r x 0 w x 1 r y 1 | r y 0 w y 1 r x 1",
-		anomaly.IncompatibleOrder:         "a x 1 | a x 2 | r x [1,2] | r x [2,1]",
-		anomaly.DuplicateElements:         "a x 1 | r x [1,1]",
-	}
-	for kind, notation := range cases {
-		id := level.Serializable
-		if kind == anomaly.RealTimeViolation {
-			id = level.StrictSerializable
-		}
-		c := checked(t, notation, id)
+	for kind, notation := range kindCases {
+		c := checked(t, notation, kindLevel(kind))
 		found := false
 		for i := range c.Result.Anomalies {
 			a := &c.Result.Anomalies[i]

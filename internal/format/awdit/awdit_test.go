@@ -3,7 +3,6 @@ package awdit
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,15 +10,12 @@ import (
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/formattest"
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // corpora is the shared corpora directory, relative to this package.
 const corpora = formattest.Corpora
-
-func golden(t *testing.T, name, got string) { t.Helper(); formattest.Golden(t, name, got, *update) }
 
 func render(h *history.History) string { return formattest.Render(h) }
 
@@ -51,7 +47,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("transaction %v is %v", h.Txns[i].ID, h.Txns[i].Status)
 				}
 			}
-			golden(t, c.golden, render(h))
+			golden.Check(t, "testdata/"+c.golden, render(h))
 		})
 	}
 }

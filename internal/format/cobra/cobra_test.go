@@ -3,7 +3,6 @@ package cobra
 import (
 	"encoding/binary"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,13 +10,9 @@ import (
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/formattest"
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name, got string) { t.Helper(); formattest.Golden(t, name, got, *update) }
 
 // render is the golden rendering of a history: its notation, one
 // transaction per line.
@@ -63,7 +58,7 @@ func TestSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small.golden", render(h))
+	golden.Check(t, "testdata/small.golden", render(h))
 	if !h.Header.Present || h.Header.UniqueValues || !strings.Contains(h.Header.Source, "Cobra") {
 		t.Errorf("header %+v", h.Header)
 	}
@@ -90,7 +85,7 @@ func TestCockBlog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "cock-blog.golden", render(h))
+	golden.Check(t, "testdata/cock-blog.golden", render(h))
 }
 
 func TestReadBad(t *testing.T) {

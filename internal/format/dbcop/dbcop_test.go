@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,15 +12,12 @@ import (
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/formattest"
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // corpora is the shared corpora directory, relative to this package.
 const corpora = formattest.Corpora
-
-func golden(t *testing.T, name, got string) { t.Helper(); formattest.Golden(t, name, got, *update) }
 
 func render(h *history.History) string { return formattest.Render(h) }
 
@@ -38,7 +34,7 @@ func readFile(t *testing.T, path string) *history.History {
 //	session 3: no transactions
 func TestSmall(t *testing.T) {
 	h := readFile(t, filepath.Join("testdata", "small.bincode"))
-	golden(t, "small.golden", render(h))
+	golden.Check(t, "testdata/small.golden", render(h))
 	if !h.Header.Present || h.Header.UniqueValues || !strings.Contains(h.Header.Source, "(fixture)") {
 		t.Errorf("header %+v", h.Header)
 	}

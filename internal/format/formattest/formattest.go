@@ -1,38 +1,18 @@
-// Package formattest holds what the format readers' tests share: golden
-// files of a history's rendering, and reading a fixture through a reader.
+// Package formattest holds what the format readers' tests share: a
+// history's golden rendering (compared with package golden's Check), and
+// reading a fixture through a reader.
 package formattest
 
 import (
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 )
-
-// Golden compares got with testdata/name, or rewrites the file when
-// update is set (the tests' -update flag).
-func Golden(t testing.TB, name, got string, update bool) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n got: %s\nwant: %s", path, got, want)
-	}
-}
 
 // Render is the golden rendering of a history: its notation, one
 // transaction per line.

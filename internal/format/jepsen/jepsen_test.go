@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,10 +13,9 @@ import (
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/formattest"
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // corpora is the shared corpora directory, relative to this package.
 const corpora = formattest.Corpora
@@ -43,7 +41,7 @@ func TestGolden(t *testing.T) {
 	} {
 		t.Run(c.in, func(t *testing.T) {
 			h := readFile(t, filepath.Join("testdata", c.in))
-			formattest.Golden(t, c.golden, formattest.JSONL(t, h), *update)
+			golden.Check(t, "testdata/"+c.golden, formattest.JSONL(t, h))
 		})
 	}
 }

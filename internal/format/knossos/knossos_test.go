@@ -2,13 +2,13 @@ package knossos
 
 import (
 	"errors"
-	"flag"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/formattest"
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -73,12 +73,10 @@ func FuzzRead(f *testing.F) {
 	})
 }
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // TestGolden reads a small log (concurrent writes and reads, a cas that
 // failed, one of unknown outcome, a read that timed out) and compares the
 // history with testdata/small.golden.
 func TestGolden(t *testing.T) {
 	h := formattest.ReadFile(t, filepath.Join("testdata", "small.log"), Read)
-	formattest.Golden(t, "small.golden", formattest.Render(h), *update)
+	golden.Check(t, "testdata/small.golden", formattest.Render(h))
 }

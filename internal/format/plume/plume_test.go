@@ -3,7 +3,6 @@ package plume
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,15 +10,12 @@ import (
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/formattest"
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 // corpora is the shared corpora directory, relative to this package.
 const corpora = formattest.Corpora
-
-func golden(t *testing.T, name, got string) { t.Helper(); formattest.Golden(t, name, got, *update) }
 
 func render(h *history.History) string { return formattest.Render(h) }
 
@@ -48,7 +44,7 @@ func TestGolden(t *testing.T) {
 			if !h.Header.Present || h.Header.UniqueValues || !strings.Contains(h.Header.Source, "Plume") {
 				t.Errorf("header %+v", h.Header)
 			}
-			golden(t, c.golden, render(h))
+			golden.Check(t, "testdata/"+c.golden, render(h))
 		})
 	}
 }

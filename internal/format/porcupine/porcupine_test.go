@@ -2,7 +2,6 @@ package porcupine
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,10 +10,9 @@ import (
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/formattest"
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // corpora is the shared corpora directory, relative to this package.
 const corpora = formattest.Corpora
@@ -25,7 +23,7 @@ const corpora = formattest.Corpora
 // (a blind write) and an invocation never completed (a get: dropped).
 func TestGolden(t *testing.T) {
 	h := formattest.ReadFile(t, filepath.Join("testdata", "small.txt"), Read)
-	formattest.Golden(t, "small.jsonl", formattest.JSONL(t, h), *update)
+	golden.Check(t, "testdata/small.jsonl", formattest.JSONL(t, h))
 	if h.Header.Implies != "strict-serializable" || h.Header.ImpliedBy != "porcupine" {
 		t.Errorf("a key-value log asks for linearizability: header implies %q by %q", h.Header.Implies, h.Header.ImpliedBy)
 	}

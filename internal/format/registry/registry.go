@@ -1,6 +1,14 @@
-// Package registry lists every history format isoscope reads or writes and
-// opens a history by name or by detection: the one place that knows all the
-// format packages, so that the CLI and the public API stay format-agnostic.
+// Package registry lists every history format isoscope reads or writes,
+// detects a history's format from its first bytes, and opens, reads and
+// creates history files: the one place that knows all the format packages
+// and gzip, so that the CLI and the public API stay format-agnostic.
+//
+// Open and OpenWith read a file, a directory (Cobra) or standard input;
+// Read reads any stream; Create makes a file to write a history to,
+// gzip-compressed when its name ends in .gz. Detection tries each format's
+// Sniff in Formats' order on the first 64 KiB (decompressed when they are
+// gzip's), and takes JSON Lines no format claims for the native format, so
+// that its reader says where they go wrong.
 package registry
 
 import (
@@ -54,7 +62,7 @@ type Format struct {
 func Formats() []Format {
 	return []Format{
 		{Name: "isoscope", Describe: "isoscope JSON Lines (the native format)",
-			Sniff: func(p []byte) bool { return format.Detect(p) == "isoscope" }, Read: native.Read, Write: native.Write},
+			Sniff: native.Sniff, Read: native.Read, Write: native.Write},
 		{Name: "cobra", Describe: "Cobra binary log directory (one T<n>.log per session)",
 			ReadDir: cobra.ReadDir, SniffDir: cobra.SniffDir},
 		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write, Whole: true},
@@ -155,7 +163,6 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 			return &Opened{History: h}, nil
 		}
 	}
-	wrap := o.Wrap
 	var r io.Reader = o.Stdin
 	if path != "-" {
 		f, err := os.Open(path)
@@ -164,44 +171,56 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 		}
 		defer f.Close()
 		r = f
-		if st, err := f.Stat(); err == nil && wrap != nil {
+		if st, err := f.Stat(); err == nil && o.Wrap != nil {
 			var done func()
-			r, done = wrap(f, st.Size())
+			r, done = o.Wrap(f, st.Size())
 			defer done()
 		}
 	}
+	return Read(r, path, name, o)
+}
+
+// Read reads a history of a stream format from r, in the format named
+// formatName or, with "auto" or "", the one detected from its first bytes
+// as Open detects a file's. Gzip-compressed input is decompressed for
+// every format. name names r in error messages; the options are OpenWith's
+// but for Stdin and Wrap, which Read does not use.
+func Read(r io.Reader, name, formatName string, o Options) (*Opened, error) {
 	if o.Context != nil {
+		if err := o.Context.Err(); err != nil {
+			return nil, fmt.Errorf("%s: reading stopped: %w", name, context.Cause(o.Context))
+		}
 		r = format.ContextReader(o.Context, r)
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	prefix, err := br.Peek(64 << 10)
 	if len(prefix) == 0 {
 		if err == nil || errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty input: no transactions", path)
+			return nil, fmt.Errorf("%s: empty input: no transactions", name)
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if name == "" || name == "auto" {
-		if name = detect(prefix); name == "" {
+	if formatName == "" || formatName == "auto" {
+		if formatName = detect(prefix); formatName == "" {
 			return nil, fmt.Errorf("%s: cannot tell the history format from its first bytes (known: %s); name it with --format",
-				path, strings.Join(Names(), ", "))
+				name, strings.Join(Names(), ", "))
 		}
 	}
-	f, err := Lookup(name)
+	f, err := Lookup(formatName)
 	if err != nil {
 		return nil, err
 	}
 	if f.Read == nil {
-		return nil, fmt.Errorf("%s: format %s is a directory of files, not a stream", path, f.Name)
+		return nil, fmt.Errorf("%s: format %s is a directory of files, not a stream", name, f.Name)
 	}
 	stopped := func(err error) error {
 		if o.Context != nil && o.Context.Err() != nil && !errors.Is(err, context.Cause(o.Context)) {
-			return fmt.Errorf("%s: reading stopped: %w", path, context.Cause(o.Context))
+			return fmt.Errorf("%s: reading stopped: %w", name, context.Cause(o.Context))
 		}
 		return err
 	}
 	if f.Name == "isoscope" {
-		res, err := native.ReadWith(br, path, native.Options{Limits: o.Limits, AllowTorn: o.AllowTorn})
+		res, err := native.ReadWith(br, name, native.Options{Limits: o.Limits, AllowTorn: o.AllowTorn})
 		if err != nil {
 			return nil, stopped(err)
 		}
@@ -213,7 +232,7 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 	}
 	var src, zr io.Reader = br, nil
 	if isGzip(prefix) {
-		if zr, err = format.GzipReader(br, path, o.Limits); err != nil {
+		if zr, err = format.GzipReader(br, name, o.Limits); err != nil {
 			var fe *format.Error
 			if errors.As(err, &fe) {
 				fe.Msg = "bad gzip stream: " + strings.TrimPrefix(fe.Msg, "gzip: ")
@@ -224,11 +243,11 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 	}
 	var guard io.Reader
 	if f.Whole {
-		guard = format.DocumentReader(src, path, o.Limits.Document())
+		guard = format.DocumentReader(src, name, o.Limits.Document())
 	} else {
-		guard = format.LineReader(src, path, o.Limits.Line())
+		guard = format.LineReader(src, name, o.Limits.Line())
 	}
-	h, err := f.Read(guard, path)
+	h, err := f.Read(guard, name)
 	if err != nil {
 		if cause := format.LimitCause(zr, guard); cause != nil {
 			return nil, cause

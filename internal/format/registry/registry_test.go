@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/history"
 )
 
 // write puts data in a file of the test's directory and returns its path.
@@ -154,5 +156,117 @@ func TestOpenDirLaterBadRecord(t *testing.T) {
 	}
 	if _, auto := Open(dir, "auto", nil, nil); auto == nil || auto.Error() != named.Error() {
 		t.Errorf("--format auto: got %v, want what --format cobra gives: %v", auto, named)
+	}
+}
+
+// TestDetectGzip: detection sniffs a gzip stream's decompressed prefix,
+// even one cut short, and a stream that only starts like gzip is no
+// format's.
+func TestDetectGzip(t *testing.T) {
+	header := `{"format":"isoscope-history","version":1,"initial":"absent"}` + "\n"
+	txn := `{"id":1,"session":0,"ops":[["r","x",null],["w","x",1]]}` + "\n"
+	cut := gz(t, []byte(header+strings.Repeat(txn, 100)))
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"gzip", gz(t, []byte(header+txn)), "isoscope"},
+		{"gzip cut short", cut[:len(cut)-8], "isoscope"},
+		{"gzip plume", gz(t, []byte("w(1,5,1,10)\n")), "plume"},
+		{"broken gzip", []byte("\x1f\x8bnot really"), ""},
+	} {
+		if got := detect(c.in); got != c.want {
+			t.Errorf("%s: detect = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRead: Read reads every stream format from a reader as Open reads it
+// from a file, plain and gzip-compressed, detected or named.
+func TestRead(t *testing.T) {
+	for _, p := range seedFiles {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Open(p, "auto", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range [][]byte{data, gz(t, data)} {
+			got, err := Read(bytes.NewReader(in), p, "auto", Options{})
+			if err != nil {
+				t.Errorf("%s: %v", p, err)
+				continue
+			}
+			if history.Notation(got.History) != history.Notation(want) {
+				t.Errorf("%s: Read gives another history than Open", p)
+			}
+		}
+	}
+	if _, err := Read(strings.NewReader("hello"), "in", "", Options{}); err == nil || !strings.Contains(err.Error(), "in: cannot tell the history format") {
+		t.Errorf("garbage: %v", err)
+	}
+	if _, err := Read(strings.NewReader("w(1,5,1,10)\n"), "in", "plume", Options{}); err != nil {
+		t.Errorf("named format: %v", err)
+	}
+	if _, err := Read(strings.NewReader("x"), "in", "cobra", Options{}); err == nil || !strings.Contains(err.Error(), "a directory of files") {
+		t.Errorf("a directory format: %v", err)
+	}
+}
+
+// TestCreate: Create writes what it is given, gzip-compressed when the
+// name ends in .gz, to standard output for "-"; an aborted file is gone.
+func TestCreate(t *testing.T) {
+	dir := t.TempDir()
+	const text = `{"id":1,"session":0,"ops":[["w","x",1]]}` + "\n"
+	for _, name := range []string{"h.jsonl", "h.jsonl.gz"} {
+		path := filepath.Join(dir, name)
+		w, err := Create(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(w, text); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".gz") != isGzip(raw) {
+			t.Errorf("%s: gzip-compressed %v", name, isGzip(raw))
+		}
+		res, err := Open(path, "auto", nil, nil)
+		if err != nil || len(res.Txns) != 1 {
+			t.Errorf("%s: reads back as %v, %v", name, res, err)
+		}
+	}
+	var stdout bytes.Buffer
+	w, err := Create("-", &stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, text)
+	if stdout.Len() != 0 {
+		t.Error("written before Close")
+	}
+	if err := w.Close(); err != nil || stdout.String() != text {
+		t.Errorf("standard output: %q, %v", stdout.String(), err)
+	}
+	path := filepath.Join(dir, "aborted.jsonl")
+	if w, err = Create(path, nil); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, text)
+	w.Abort()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("an aborted file is left: %v", err)
+	}
+	if _, err := Create(filepath.Join(dir, "no", "such", "dir"), nil); err == nil {
+		t.Error("no error creating a file in a missing directory")
 	}
 }

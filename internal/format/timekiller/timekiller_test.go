@@ -3,7 +3,6 @@ package timekiller
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,10 +14,9 @@ import (
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/formattest"
 	"github.com/isoscope/isoscope/internal/format/native"
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func read(t *testing.T, in string) *history.History {
 	t.Helper()
@@ -47,7 +45,7 @@ func TestGolden(t *testing.T) {
 			if !h.Header.Present || h.Header.UniqueValues || !strings.Contains(h.Header.Source, c.source) {
 				t.Errorf("header %+v", h.Header)
 			}
-			formattest.Golden(t, c.golden, formattest.Render(h), *update)
+			golden.Check(t, "testdata/"+c.golden, formattest.Render(h))
 			// What convert writes reads back, timestamps and all.
 			back, err := native.Read(bytes.NewReader([]byte(formattest.JSONL(t, h))), "back")
 			if err != nil {

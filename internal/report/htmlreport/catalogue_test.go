@@ -1,12 +1,8 @@
 package htmlreport
 
 import (
-	"bytes"
 	"context"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,8 +14,6 @@ import (
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/report"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // catalogue is one history per kind of the catalogue (as in
 // internal/report's tests), and the level that finds it.
@@ -106,45 +100,6 @@ func allCases(t testing.TB) (names []string, secs map[string]Section) {
 	secs["predicate-pwr"] = predicateSection(t, false)
 	secs["predicate-prw"] = predicateSection(t, true)
 	return names, secs
-}
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update and review the diff):\n%s", path, firstDiff(string(want), string(got)))
-	}
-}
-
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(wl), len(gl)); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\nwant %.300s\ngot  %.300s", i+1, w, g)
-		}
-	}
-	return "(same lines)"
 }
 
 var (

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -50,7 +51,7 @@ func TestCycleSVG(t *testing.T) {
 				t.Errorf("%s: bad viewBox", name)
 			}
 			if i == firstCycle(s) {
-				golden(t, "cycle/"+name+".svg", []byte(svg+"\n"))
+				golden.Check(t, "testdata/cycle/"+name+".svg", []byte(svg+"\n"))
 			}
 		}
 	}

@@ -16,8 +16,9 @@
 // WriteDOT writes the same cycles as Graphviz DOT: one digraph with a
 // cluster per anomaly.
 //
-// Rendering is pure: it takes sections (FromChecked for a history just
-// checked; ReadDocuments and FromDocument for a saved JSON result and its
-// history) and writes to an io.Writer. Writing files is the CLI's
-// business.
+// Rendering is pure: it takes sections, made by FromChecked from a typed
+// check result — a history just checked, or a saved JSON result resolved
+// against its history (report.ReadDocuments and report.Resolve), which
+// renders the same page — and writes to an io.Writer. Writing files is
+// the CLI's business.
 package htmlreport

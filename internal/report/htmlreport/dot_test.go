@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/isoscope/isoscope/internal/golden"
 )
 
 // TestDOT: one digraph, a cluster per cycle anomaly, each edge labelled
@@ -50,5 +52,5 @@ func TestDOT(t *testing.T) {
 	if err := WriteDOT(&b, []Section{secs["lost-update"]}, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "lost-update.dot", b.Bytes())
+	golden.Check(t, "testdata/lost-update.dot", b.Bytes())
 }

@@ -25,9 +25,16 @@ type Section struct {
 	Anomalies []anomaly.Anomaly
 }
 
-// FromChecked returns the section of a history just checked.
+// FromChecked returns the section of a checked history: one just checked,
+// or one of a saved JSON result resolved against its history
+// (report.ReadDocuments, report.Resolve). A history that could not be
+// checked (Checked.Err) has its error document and no anomalies.
 func FromChecked(c *report.Checked) Section {
-	return Section{File: c.File, History: c.History, Doc: report.NewDocument(c, true), Anomalies: c.Result.Anomalies}
+	d := report.NewDocument(c, true)
+	if c.Err != nil {
+		d = report.ErrorDocument(c)
+	}
+	return Section{File: c.File, History: c.History, Doc: d, Anomalies: c.Result.Anomalies}
 }
 
 // Options tune the page. The zero value gives the defaults.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/report"
@@ -79,7 +80,7 @@ func TestEveryKindDraws(t *testing.T) {
 			if got := strings.Count(p, `<rect class="bar `); got != len(h.Txns) {
 				t.Errorf("%d bars for %d transactions", got, len(h.Txns))
 			}
-			golden(t, "page/"+name+".txt", []byte(skeleton(p)))
+			golden.Check(t, "testdata/page/"+name+".txt", []byte(skeleton(p)))
 		})
 	}
 }
@@ -87,7 +88,7 @@ func TestEveryKindDraws(t *testing.T) {
 // TestPageGolden keeps one whole page byte for byte: the lost update.
 func TestPageGolden(t *testing.T) {
 	s := checkedSection(t, "init: x=0 | s1: @1-4: r x 0 w x 1 | s2: @2-5: r x 0 w x 2 | s1: @6-7: r x 2", level.SnapshotIsolation)
-	golden(t, "lost-update.html", []byte(page(t, Options{ResultHref: "result.json", DotHref: "cycles.dot"}, s)))
+	golden.Check(t, "testdata/lost-update.html", []byte(page(t, Options{ResultHref: "result.json", DotHref: "cycles.dot"}, s)))
 }
 
 var external = regexp.MustCompile(`(?i)<script|<link|<img|<iframe|<object|<embed|\bsrc=|url\(|@import|https?://`)

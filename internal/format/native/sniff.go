@@ -1,51 +1,20 @@
-package format
+package native
 
-import (
-	"bytes"
-	"compress/gzip"
-	"io"
-)
+import "bytes"
 
-// detectors are the formats Detect knows, tried in order. Each looks at the
-// first non-blank line of the (gunzipped) prefix, which may be cut short,
-// and at the whole prefix.
-var detectors = []struct {
-	name  string
-	match func(first, text []byte) bool
-}{
-	{"isoscope", isIsoscope},
-}
-
-// Detect names the format of a history from the first bytes of its input
-// (gunzipping them when they start with the gzip magic bytes): "isoscope"
-// for isoscope's JSON Lines format, or "" when it cannot tell. A longer
-// prefix (64 KiB is plenty) makes a surer guess.
-func Detect(prefix []byte) string {
-	text := prefix
-	if len(prefix) >= 2 && prefix[0] == 0x1f && prefix[1] == 0x8b {
-		text = gunzipPrefix(prefix)
-	}
-	text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
+// Sniff reports whether the first bytes of an input (plain, not
+// gzip-compressed; they may be cut short) look like isoscope's JSON Lines
+// format: its first line that is not blank, after a byte order mark, is a
+// JSON object with a "format":"isoscope-history" field (a header) or an
+// "ops" field that is a list (a transaction). The registry's detection
+// calls it on the decompressed prefix of a gzip stream.
+func Sniff(prefix []byte) bool {
+	text := bytes.TrimPrefix(prefix, []byte("\xef\xbb\xbf"))
 	first := firstLine(text)
 	if first == nil {
-		return ""
+		return false
 	}
-	for _, d := range detectors {
-		if d.match(first, text) {
-			return d.name
-		}
-	}
-	return ""
-}
-
-// gunzipPrefix decompresses as much of a gzip stream's prefix as it can.
-func gunzipPrefix(prefix []byte) []byte {
-	zr, err := gzip.NewReader(bytes.NewReader(prefix))
-	if err != nil {
-		return nil
-	}
-	out, _ := io.ReadAll(io.LimitReader(zr, 1<<20))
-	return out
+	return isHeaderOrTxn(first)
 }
 
 // firstLine returns the first line that is not blank, without its line
@@ -61,10 +30,10 @@ func firstLine(text []byte) []byte {
 	return nil
 }
 
-// isIsoscope reports whether the first line is a JSON object with a
+// isHeaderOrTxn reports whether the first line is a JSON object with a
 // "format":"isoscope-history" field (a header) or an "ops" field (a
 // transaction).
-func isIsoscope(first, _ []byte) bool {
+func isHeaderOrTxn(first []byte) bool {
 	found := false
 	topLevelFields(first, func(key, value []byte) bool {
 		switch string(key) {
@@ -84,33 +53,33 @@ func isIsoscope(first, _ []byte) bool {
 // each top-level field of the JSON object in b, while f returns true. It is
 // tolerant: it stops quietly at anything malformed or at the end of b.
 func topLevelFields(b []byte, f func(key, value []byte) bool) {
-	i := skipSpace(b, 0)
+	i := sniffSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return
 	}
 	i++
 	for {
-		i = skipSpace(b, i)
+		i = sniffSpace(b, i)
 		if i >= len(b) || b[i] != '"' {
 			return
 		}
-		end := stringEnd(b, i)
+		end := sniffStringEnd(b, i)
 		if end < 0 {
 			return
 		}
 		key := b[i+1 : end-1]
-		i = skipSpace(b, end)
+		i = sniffSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return
 		}
-		i = skipSpace(b, i+1)
+		i = sniffSpace(b, i+1)
 		if !f(key, b[i:]) {
 			return
 		}
-		if i = valueEnd(b, i); i < 0 {
+		if i = sniffValueEnd(b, i); i < 0 {
 			return
 		}
-		i = skipSpace(b, i)
+		i = sniffSpace(b, i)
 		if i >= len(b) || b[i] != ',' {
 			return
 		}
@@ -118,16 +87,18 @@ func topLevelFields(b []byte, f func(key, value []byte) bool) {
 	}
 }
 
-func skipSpace(b []byte, i int) int {
+// sniffSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func sniffSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
 		i++
 	}
 	return i
 }
 
-// stringEnd returns the index just past the string that starts at b[i], or
-// -1 if it does not end in b.
-func stringEnd(b []byte, i int) int {
+// sniffStringEnd returns the index just past the string that starts at
+// b[i], or -1 if it does not end in b.
+func sniffStringEnd(b []byte, i int) int {
 	for i++; i < len(b); i++ {
 		switch b[i] {
 		case '\\':
@@ -139,14 +110,14 @@ func stringEnd(b []byte, i int) int {
 	return -1
 }
 
-// valueEnd returns the index just past the JSON value that starts at b[i],
-// or -1 if it does not end in b.
-func valueEnd(b []byte, i int) int {
+// sniffValueEnd returns the index just past the JSON value that starts at
+// b[i], or -1 if it does not end in b.
+func sniffValueEnd(b []byte, i int) int {
 	depth := 0
 	for i < len(b) {
 		switch b[i] {
 		case '"':
-			if i = stringEnd(b, i); i < 0 {
+			if i = sniffStringEnd(b, i); i < 0 {
 				return -1
 			}
 			if depth == 0 {
