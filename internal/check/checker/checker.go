@@ -89,3 +89,13 @@ type Options struct {
 // memory bound — rather than failed: the history is neither accepted nor
 // refuted.
 var ErrUndecided = errors.New("undecided")
+
+// Simple is the Plan of a checker that takes no options: decides says
+// whether it accepts ix's history at l, and check is then the check.
+func Simple(ix *history.Index, l level.Level, decides func(*history.Index, level.Level) error,
+	check func(context.Context, *history.Index, level.Level) ([]anomaly.Anomaly, error)) (Check, error) {
+	if err := decides(ix, l); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return check(ctx, ix, l) }, nil
+}

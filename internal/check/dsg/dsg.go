@@ -21,10 +21,7 @@ func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities
 
 // Plan returns the check of ix at l when decides accepts it.
 func (Checker) Plan(ix *history.Index, l level.Level, _ checker.Options) (checker.Check, error) {
-	if err := decides(ix, l); err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return check(ctx, ix, l) }, nil
+	return checker.Simple(ix, l, decides, check)
 }
 
 // decides returns nil for what Plan accepts: read committed and read uncommitted on histories of reads
