@@ -130,7 +130,7 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 			checked = &report.Checked{File: name, Result: check.Result{Level: lvl}, Err: err}
 		}
 		if c.JSON {
-			err = report.JSON(&out, checked, several)
+			err = report.JSON(&out, checked)
 		} else {
 			err = report.Text(&out, checked, report.TextOptions{PerKind: c.PerKind, ShowFile: several})
 		}

@@ -130,7 +130,7 @@ func writeCheckArtifacts(reportDir, dotFile string, checked []*report.Checked) e
 	var result bytes.Buffer
 	for i, c := range checked {
 		secs[i] = htmlreport.FromChecked(c)
-		if err := report.JSON(&result, c, len(checked) > 1); err != nil {
+		if err := report.JSON(&result, c); err != nil {
 			return err
 		}
 	}

@@ -593,7 +593,7 @@ func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Le
 		return badInput(err)
 	}
 	if c.JSON {
-		err = report.JSON(c.io.Stdout, checked, false)
+		err = report.JSON(c.io.Stdout, checked)
 	} else {
 		err = report.Text(c.io.Stdout, checked, report.TextOptions{PerKind: c.PerKind})
 	}
@@ -633,7 +633,7 @@ func (c *runCommand) writeReport(res *runner.Result, checked *report.Checked) er
 	if checked != nil {
 		secs = []htmlreport.Section{htmlreport.FromChecked(checked)}
 		var b bytes.Buffer
-		if err := report.JSON(&b, checked, false); err != nil {
+		if err := report.JSON(&b, checked); err != nil {
 			return err
 		}
 		result = b.Bytes()

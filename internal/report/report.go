@@ -14,6 +14,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/evidence"
 	"github.com/isoscope/isoscope/internal/finding"
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -33,6 +34,8 @@ type Checked struct {
 	// input, or no checker decides it); History and Result are then
 	// empty, and Result.Level is the level that was asked for.
 	Err error
+	// evidence caches Evidence: one entry per anomaly.
+	evidence [][]evidence.Edge
 }
 
 // TextOptions tune the text report.
@@ -41,6 +44,9 @@ type TextOptions struct {
 	PerKind int
 	// ShowFile prefixes the verdict with the file name.
 	ShowFile bool
+	// PerCycle is how many edges of each cycle have their evidence shown
+	// (0: 6).
+	PerCycle int
 }
 
 // Text writes the verdict, then each kind of anomaly with its count and its
@@ -49,6 +55,9 @@ type TextOptions struct {
 func Text(w io.Writer, c *Checked, o TextOptions) error {
 	if o.PerKind <= 0 {
 		o.PerKind = 3
+	}
+	if o.PerCycle <= 0 {
+		o.PerCycle = 6
 	}
 	r := &c.Result
 	var b strings.Builder
@@ -117,11 +126,11 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 				b.WriteString("  ")
 			}
 			fmt.Fprintf(&b, "%s\n", Explain(c.History, a))
-			if a.BestFound {
-				b.WriteString("    (one cycle under a choice of the uncertain dependencies; every choice has one)\n")
-			}
 			if len(a.Core) > 0 {
 				b.WriteString("    " + CoreNote(c.History, a) + "\n")
+			}
+			if a.IsCycle() {
+				writeEdges(&b, c.History, a, c.Evidence(i), o.PerCycle)
 			}
 		}
 	}
@@ -134,6 +143,47 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeEdges writes the evidence of a cycle's edges, at most perCycle of
+// them, one line each ("T1 --wr(x)--> T2: T1 wrote x=1, which T2 read").
+// A best-found cycle says so first, and its edges the solver chose come
+// apart from those every choice has.
+func writeEdges(b *strings.Builder, h *history.History, a *anomaly.Anomaly, es []evidence.Edge, perCycle int) {
+	shown := 0
+	line := func(indent string, e *evidence.Edge) {
+		if shown == perCycle {
+			return
+		}
+		shown++
+		fmt.Fprintf(b, "%s%s: %s\n", indent, Chain(h, []anomaly.Step{e.Step}), EdgeText(h, e))
+	}
+	if !a.BestFound {
+		for i := range es {
+			line("    ", &es[i])
+		}
+	} else {
+		b.WriteString("    " + BestFoundNote(es) + "\n")
+		forced, chosen := EvidenceCounts(es)
+		for _, part := range []struct {
+			title  string
+			n      int
+			chosen bool
+		}{{"every choice has", forced, false}, {"the solver's choice", chosen, true}} {
+			if part.n == 0 || shown == perCycle {
+				continue
+			}
+			fmt.Fprintf(b, "    %s (%d):\n", part.title, part.n)
+			for i := range es {
+				if (es[i].Basis == evidence.Chosen) == part.chosen {
+					line("      ", &es[i])
+				}
+			}
+		}
+	}
+	if shown < len(es) {
+		fmt.Fprintf(b, "    … and %d more %s (every edge's evidence is in the JSON result)\n", len(es)-shown, plural(len(es)-shown, "edge", "edges"))
+	}
 }
 
 // KindGroup is the anomalies of one kind, by index into the result.
@@ -175,8 +225,17 @@ func durationString(d time.Duration) string {
 	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
+// Schema is the version of the JSON result's shape (Document.Schema):
+// docs/json.md describes every field, and docs/result.schema.json is its
+// JSON Schema. It grows only by adding fields; a result without the field
+// was written before the shape was versioned.
+const Schema = 1
+
 // Document is the JSON result of the CLI contract for one history.
 type Document struct {
+	// Schema is the version of the document's shape (Schema).
+	Schema int `json:"schema"`
+	// File names the history checked ("-" for standard input).
 	File      string         `json:"file,omitempty"`
 	Level     string         `json:"level"`
 	Outcome   string         `json:"outcome"`
@@ -217,7 +276,7 @@ const OutcomeError = "error"
 // ErrorDocument is the JSON result for a file that could not be checked:
 // the level asked for, outcome OutcomeError, and the error.
 func ErrorDocument(c *Checked) *Document {
-	return &Document{File: c.File, Level: c.Result.Level.Name, Outcome: OutcomeError, Anomalies: []Finding{}, Error: c.Err.Error()}
+	return &Document{Schema: Schema, File: c.File, Level: c.Result.Level.Name, Outcome: OutcomeError, Anomalies: []Finding{}, Error: c.Err.Error()}
 }
 
 // OwnReads is a Document's read-your-own-writes policy: its name (own,
@@ -241,18 +300,17 @@ type Edge = finding.Edge
 // OpRef is one operation at issue of a Finding.
 type OpRef = finding.OpRef
 
-// NewDocument renders c as the contract's JSON result; withFile names the
-// file in it.
-func NewDocument(c *Checked, withFile bool) *Document {
+// NewDocument renders c as the contract's JSON result, naming its file:
+// every finding with its operations and every edge of a cycle with its
+// evidence (Evidence, EdgeText).
+func NewDocument(c *Checked) *Document {
 	r := &c.Result
 	h := c.History
 	out := &Document{
+		Schema: Schema, File: c.File,
 		Level: r.Level.Name, Outcome: r.Outcome.String(), Checker: r.Checker, History: r.Stats,
 		Anomalies: []Finding{}, Reason: r.Reason, Caveat: r.Caveat,
 		ElapsedMS: float64(c.Elapsed.Microseconds()) / 1000,
-	}
-	if withFile {
-		out.File = c.File
 	}
 	out.LevelImpliedBy = c.ImpliedBy
 	if r.CheckedAt != nil {
@@ -274,29 +332,46 @@ func NewDocument(c *Checked, withFile bool) *Document {
 	for i := range r.Anomalies {
 		a := &r.Anomalies[i]
 		out.Counts[a.Kind.String()]++
-		out.Anomalies = append(out.Anomalies, NewFinding(h, a))
+		f := NewFinding(h, a)
+		es := c.Evidence(i)
+		for j := range f.Cycle {
+			if j < len(es) {
+				f.Cycle[j].Evidence = finding.NewEvidence(h, &es[j], EdgeText(h, &es[j]))
+			}
+		}
+		var notes []string
+		if a.BestFound && len(es) > 0 {
+			notes = append(notes, BestFoundNote(es))
+		}
+		if len(a.Core) > 0 {
+			notes = append(notes, CoreNote(h, a))
+		}
+		f.Note = strings.Join(notes, " ")
+		out.Anomalies = append(out.Anomalies, f)
 	}
 	return out
 }
 
 // NewFinding renders anomaly a of history h as a Finding of the JSON
 // result, with the operations at issue (Finding.Ops): Resolve reads it
-// back without loss.
+// back without loss. The evidence of its edges, which depends on the
+// check (its level, modules and read-your-own-writes policy), is
+// NewDocument's to add.
 func NewFinding(h *history.History, a *anomaly.Anomaly) Finding {
 	f := finding.New(h, a, Explain(h, a))
 	f.Ops = finding.Ops(h, a.Ops)
 	return f
 }
 
-// JSON writes the result as one JSON object on one line. With withFile,
-// the object names the file (for several histories, one line each).
-func JSON(w io.Writer, c *Checked, withFile bool) error {
+// JSON writes the result as one JSON object on one line (for several
+// histories, one line each), naming the file.
+func JSON(w io.Writer, c *Checked) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if c.Err != nil {
 		return enc.Encode(ErrorDocument(c))
 	}
-	return enc.Encode(NewDocument(c, withFile))
+	return enc.Encode(NewDocument(c))
 }
 
 // SortAnomalies orders anomalies by kind (catalogue order), stably.
@@ -309,7 +384,7 @@ func SortAnomalies(as []anomaly.Anomaly) {
 func CoreNote(h *history.History, a *anomaly.Anomaly) string {
 	names := make([]string, len(a.Core))
 	for i, t := range a.Core {
-		names[i] = h.TxnName(t)
+		names[i] = txn(h, t)
 	}
 	if a.Minimal {
 		return fmt.Sprintf("(these %d transactions alone violate the level, and without any one of them it holds: %s)", len(a.Core), strings.Join(names, " "))

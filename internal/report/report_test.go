@@ -122,7 +122,7 @@ func TestTextNamesWhatStillHolds(t *testing.T) {
 func TestJSONShape(t *testing.T) {
 	c := checked(t, "init: x=0 | r x 0 w x 1 | r x 0 w x 2", level.SnapshotIsolation)
 	var out bytes.Buffer
-	if err := JSON(&out, c, false); err != nil {
+	if err := JSON(&out, c); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
@@ -134,8 +134,8 @@ func TestJSONShape(t *testing.T) {
 			t.Errorf("JSON lacks %q: %s", k, out.String())
 		}
 	}
-	if _, ok := m["file"]; ok {
-		t.Error("file named for a single history")
+	if m["file"] != "h" || m["schema"] != float64(Schema) {
+		t.Errorf("a single history's result names no file or schema: %s", out.String())
 	}
 	a := m["anomalies"].([]any)[0].(map[string]any)
 	if a["kind"] != "lost-update" || a["phenomenon"] != "G2-item" || len(a["cycle"].([]any)) != 2 {

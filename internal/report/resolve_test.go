@@ -19,7 +19,7 @@ import (
 func resolveJSON(t *testing.T, c *Checked) (saved []byte, back *Checked) {
 	t.Helper()
 	var b bytes.Buffer
-	if err := JSON(&b, c, false); err != nil {
+	if err := JSON(&b, c); err != nil {
 		t.Fatal(err)
 	}
 	docs, err := ReadDocuments(bytes.NewReader(b.Bytes()))
@@ -53,7 +53,7 @@ func TestResolveRoundTrip(t *testing.T) {
 			}
 		}
 		var again bytes.Buffer
-		if err := JSON(&again, back, false); err != nil {
+		if err := JSON(&again, back); err != nil {
 			t.Fatal(err)
 		}
 		if again.String() != string(saved) {
@@ -131,7 +131,7 @@ func TestResolveErrors(t *testing.T) {
 // Checked that failed, which writes the same document again.
 func TestResolveErrorDocument(t *testing.T) {
 	h := history.MustParse("init: x=0 | r x 0")
-	in := `{"file":"h","level":"serializable","outcome":"error","checker":"","history":{"transactions":0,"committed":0,"aborted":0,"unknown":0,"sessions":0,"operations":0,"keys":0},"anomalies":[],"elapsed_ms":0,"error":"h:1: bad"}` + "\n"
+	in := `{"schema":1,"file":"h","level":"serializable","outcome":"error","checker":"","history":{"transactions":0,"committed":0,"aborted":0,"unknown":0,"sessions":0,"operations":0,"keys":0},"anomalies":[],"elapsed_ms":0,"error":"h:1: bad"}` + "\n"
 	docs, err := ReadDocuments(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestResolveErrorDocument(t *testing.T) {
 		t.Fatalf("%+v, %v", c, err)
 	}
 	var b bytes.Buffer
-	if err := JSON(&b, c, true); err != nil {
+	if err := JSON(&b, c); err != nil {
 		t.Fatal(err)
 	}
 	var want, got map[string]any

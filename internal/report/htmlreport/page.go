@@ -30,7 +30,7 @@ type Section struct {
 // (report.ReadDocuments, report.Resolve). A history that could not be
 // checked (Checked.Err) has its error document and no anomalies.
 func FromChecked(c *report.Checked) Section {
-	d := report.NewDocument(c, true)
+	d := report.NewDocument(c)
 	if c.Err != nil {
 		d = report.ErrorDocument(c)
 	}
