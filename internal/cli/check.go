@@ -76,7 +76,7 @@ theirs: 1, then 2, then 3, then 0.`,
 	f.Int64Var(&c.Limits.MaxGzipRatio, "max-gzip-ratio", format.DefaultMaxGzipRatio, "how many times its compressed size a gzip history may expand to (checked past 64 MiB); -1: no limit")
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
-	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot) to this directory")
+	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot, and a picture of each anomaly as SVG and DOT, e.g. lost-update-1.svg) to this directory")
 	c.modelFlags.register(f)
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd

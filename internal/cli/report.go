@@ -5,11 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/report/htmlreport"
 )
@@ -40,8 +44,9 @@ func newReportCommand(std IO) *cobra.Command {
 saved with check --json (or a report's result.json) and the histories it is
 about, so that CI jobs can keep the JSON and render later. With several
 histories, each is matched to the result's document of the same file name.
-It writes DIR/index.html, DIR/result.json and, when there are cycles,
-DIR/cycles.dot. Exit status: 0 the report was written (whatever the
+It writes DIR/index.html, DIR/result.json, when there are cycles
+DIR/cycles.dot, and a picture of each anomaly shown, as SVG and DOT
+(DIR/lost-update-1.svg, DIR/lost-update-1.dot). Exit status: 0 the report was written (whatever the
 verdict), 2 bad usage or input.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1:]) },
@@ -152,8 +157,10 @@ func writeCheckArtifacts(reportDir, dotFile string, checked []*report.Checked) e
 }
 
 // writeReportDir writes dir/index.html, dir/result.json (result as given,
-// unless it is nil) and, when some anomaly is a cycle, dir/cycles.dot; it
-// removes those it does not write, left by an earlier report.
+// unless it is nil), when some anomaly is a cycle dir/cycles.dot, and a
+// picture of each anomaly the page shows, NAME.svg and NAME.dot
+// (htmlreport.Pictures: lost-update-1.svg); it removes those it does not
+// write, left by an earlier report.
 func writeReportDir(dir string, secs []htmlreport.Section, result []byte, o htmlreport.Options) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -177,23 +184,58 @@ func writeReportDir(dir string, secs []htmlreport.Section, result []byte, o html
 		}
 		files[reportDOT] = b.Bytes()
 	}
+	o.Pictures = true
+	for _, p := range htmlreport.Pictures(secs, o) {
+		files[p.Name+".svg"], files[p.Name+".dot"] = p.SVG, p.DOT
+	}
 	var page bytes.Buffer
 	if err := htmlreport.Write(&page, secs, o); err != nil {
 		return err
 	}
 	files[reportPage] = page.Bytes()
-	for _, name := range []string{reportResult, reportDOT, reportPage} {
-		path := filepath.Join(dir, name)
-		b, ok := files[name]
-		if !ok {
-			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
+	stale, err := stalePictures(dir, files)
+	if err != nil {
+		return err
+	}
+	for _, name := range append([]string{reportResult, reportDOT}, stale...) {
+		if _, ok := files[name]; ok {
 			continue
 		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	names := slices.Sorted(maps.Keys(files))
+	for _, name := range names {
+		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pictureFile matches the names of anomalies' pictures (PictureName).
+var pictureFile = regexp.MustCompile(`^(h[0-9]+-)?([a-z-]+)-[0-9]+\.(svg|dot)$`)
+
+// stalePictures lists the anomaly pictures in dir that an earlier report
+// wrote and this one does not.
+func stalePictures(dir string, files map[string][]byte) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		m := pictureFile.FindStringSubmatch(e.Name())
+		if m == nil || e.IsDir() {
+			continue
+		}
+		if _, ok := anomaly.ParseKind(m[2]); !ok {
+			continue
+		}
+		if _, ok := files[e.Name()]; !ok {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
 }

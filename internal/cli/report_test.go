@@ -66,8 +66,8 @@ func withoutElapsed(s string) string {
 }
 
 // TestCheckReport: --report writes the page, the JSON result (what --json
-// prints) and the DOT file; --dot writes the DOT file; the verdict and
-// the exit status do not change.
+// prints), the DOT file and a picture of each anomaly; --dot writes the
+// DOT file; the verdict and the exit status do not change.
 func TestCheckReport(t *testing.T) {
 	dir := t.TempDir()
 	hist := writeFile(t, filepath.Join(dir, "lu.jsonl"), lostUpdate)
@@ -92,7 +92,15 @@ func TestCheckReport(t *testing.T) {
 		t.Errorf("DOT:\n%s", d)
 	}
 
-	// A history that holds: a page with a green verdict and no DOT file.
+	// One picture per anomaly, as SVG and DOT, linked from the page.
+	for _, f := range []string{"lost-update-1.svg", "lost-update-1.dot"} {
+		if b := readFile(t, filepath.Join(rep, f)); !strings.Contains(b, "lost-update #1") || !strings.Contains(page, `href="`+f+`"`) {
+			t.Errorf("%s: %.200s", f, b)
+		}
+	}
+
+	// A history that holds: a page with a green verdict and no DOT file
+	// nor pictures.
 	ok := writeFile(t, filepath.Join(dir, "serial.jsonl"), serial)
 	if code, _, errs := run(t, "", "check", "--level", "sser", "--report", rep, ok); code != ExitHolds {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -100,8 +108,10 @@ func TestCheckReport(t *testing.T) {
 	if p := readFile(t, filepath.Join(rep, "index.html")); !strings.Contains(p, `<div class="banner satisfied">`) {
 		t.Error("no satisfied banner")
 	}
-	if _, err := os.Stat(filepath.Join(rep, "cycles.dot")); !os.IsNotExist(err) {
-		t.Errorf("stale cycles.dot left: %v", err)
+	for _, f := range []string{"cycles.dot", "lost-update-1.svg", "lost-update-1.dot"} {
+		if _, err := os.Stat(filepath.Join(rep, f)); !os.IsNotExist(err) {
+			t.Errorf("stale %s left: %v", f, err)
+		}
 	}
 
 	// An unwritable directory is an error, with no verdict printed.

@@ -173,7 +173,7 @@ does.`,
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	c.modelFlags.register(f)
-	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot)")
+	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot, a picture of each anomaly as SVG and DOT)")
 	return cmd
 }
 

@@ -224,8 +224,8 @@ func TestRunDatabaseGoesAway(t *testing.T) {
 
 // TestRunReport runs a contended workload on PostgreSQL at SERIALIZABLE
 // with --report: the directory holds the three plots as SVG and PNG, the
-// page and the result; the page shows the run with the plots inline and
-// the verdict, and the abort-reason plot counts the serialization
+// page and the result; the page shows the verdict, then the run with the
+// plots inline, and the abort-reason plot counts the serialization
 // failures the run reported.
 func TestRunReport(t *testing.T) {
 	addr := dbtest.Postgres(t)
@@ -263,6 +263,9 @@ func TestRunReport(t *testing.T) {
 	}
 	if n := strings.Count(page, `<div class="plot-svg"><svg`); n != 3 {
 		t.Errorf("%d plots inline, want 3", n)
+	}
+	if strings.Index(page, "serializable holds") > strings.Index(page, `<section class="run" id="run">`) {
+		t.Error("the page shows the run's plots before the verdict")
 	}
 	if strings.Contains(page, "<?xml") || strings.Contains(page, " src=") || strings.Contains(page, "<link") || strings.Contains(page, "<script") {
 		t.Error("the page is not self-contained")

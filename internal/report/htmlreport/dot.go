@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/report"
 )
 
@@ -16,7 +15,7 @@ import (
 // cycles.svg" draws them side by side). It writes the anomalies the page
 // shows: the first o.PerKind anomalies of each kind that are cycles, with a comment
 // saying how many more there are. Edges carry the colours and dash styles
-// of the page.
+// of the page, and their evidence as a comment and a tooltip.
 func WriteDOT(w io.Writer, secs []Section, o Options) error {
 	o = o.withDefaults()
 	bw := bufio.NewWriter(w)
@@ -48,36 +47,7 @@ func WriteDOT(w io.Writer, secs []Section, o Options) error {
 					label = s.File + ": " + label
 				}
 				fmt.Fprintf(bw, "  subgraph cluster_%s {\n    label=%s;\n", strings.TrimSuffix(p, "_"), dotString(label))
-				// Nodes are named by position, labelled by id: a string id
-				// "T1" and the integer id 1 must not merge.
-				node := func(t history.TxnID) string {
-					if t == history.Init {
-						return dotString(p + "init")
-					}
-					return dotString(p + "t" + strconv.Itoa(int(t)))
-				}
-				seen := map[history.TxnID]bool{}
-				for _, st := range a.Cycle {
-					for _, t := range []history.TxnID{st.From, st.To} {
-						if !seen[t] {
-							seen[t] = true
-							fmt.Fprintf(bw, "    %s [label=%s];\n", node(t), dotString(txnLabel(h, t)))
-						}
-					}
-				}
-				for _, st := range a.Cycle {
-					ds := styleOf(st.Dep)
-					style := "solid"
-					switch st.Dep.String() {
-					case "rw", "prw":
-						style = "dashed"
-					case "so", "rt":
-						style = "dotted"
-					}
-					fmt.Fprintf(bw, "    %s -> %s [label=%s, color=%s, fontcolor=%s, style=%s, penwidth=2];\n",
-						node(st.From), node(st.To), dotString(edgeLabel(h, st)),
-						dotString(ds.Color), dotString(ds.Color), style)
-				}
+				dotCycle(bw, h, a, p, "    ", s.evidenceOf(i))
 				fmt.Fprintf(bw, "  }\n")
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/evidence"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -30,18 +31,38 @@ func (hl *highlights) op(t history.TxnID, j int, g tag) {
 	}
 }
 
-// highlight finds, for each edge of a's cycle, the operations on each side
-// that make it: for T1 --wr(x)--> T2, T1's write of x and T2's read of it;
-// for a non-cycle anomaly, the operations it names (or, when a result was
-// read back from JSON without them, the reads and writes of its key).
-func highlight(h *history.History, a *anomaly.Anomaly) *highlights {
+// highlight finds the operations that make an anomaly: for each edge of
+// its cycle, those its evidence names (es, one per edge), on each side —
+// for T1 --wr(x)--> T2, T1's write of x and T2's read of it; for so and
+// rt edges, whole transactions — and for a non-cycle anomaly, the
+// operations it names (or, when a result was read back from JSON without
+// them, the reads and writes of its key).
+func highlight(h *history.History, a *anomaly.Anomaly, es []evidence.Edge) *highlights {
 	hl := &highlights{ops: map[history.OpRef][]tag{}, txns: map[history.TxnID][]tag{}, init: map[history.KeyID][]tag{}}
-	for _, s := range a.Cycle {
-		lbl := edgeLabel(h, s)
-		cls := "dep-" + s.Dep.String()
-		out := tag{cls, lbl + " → " + txnLabel(h, s.To)}
-		in := tag{cls, lbl + " ← " + txnLabel(h, s.From)}
-		hl.edge(h, s, out, in)
+	for i := range es {
+		e := &es[i]
+		lbl := edgeLabel(h, e.Step)
+		cls := "dep-" + e.Dep.String()
+		out := tag{cls, lbl + " → " + txnLabel(h, e.To)}
+		in := tag{cls, lbl + " ← " + txnLabel(h, e.From)}
+		if e.Dep == anomaly.SO || e.Dep == anomaly.RT {
+			hl.txns[e.From] = append(hl.txns[e.From], out)
+			hl.txns[e.To] = append(hl.txns[e.To], in)
+			continue
+		}
+		for n, o := range e.Ops {
+			g := out
+			if n == 1 {
+				g = in
+			}
+			if o.IsInitial() {
+				hl.init[o.Key] = append(hl.init[o.Key], g)
+				continue
+			}
+			if validRef(h, o.Ref) {
+				hl.op(o.Ref.Txn, int(o.Ref.Op), g)
+			}
+		}
 	}
 	if a.IsCycle() {
 		return hl
@@ -91,72 +112,6 @@ func highlight(h *history.History, a *anomaly.Anomaly) *highlights {
 	return hl
 }
 
-// edge highlights one edge's operations: out on the source's side, in on
-// the target's.
-func (hl *highlights) edge(h *history.History, s anomaly.Step, out, in tag) {
-	k := s.Key
-	side := func(t history.TxnID, g tag, js []int) {
-		if t == history.Init {
-			if k != history.NoKey {
-				hl.init[k] = append(hl.init[k], g)
-			}
-			return
-		}
-		for _, j := range js {
-			hl.op(t, j, g)
-		}
-	}
-	ops := func(t history.TxnID) []history.Op {
-		if !validTxn(h, t) {
-			return nil
-		}
-		return h.Txns[t].Ops
-	}
-	from, to := ops(s.From), ops(s.To)
-	if (s.From != history.Init && from == nil) || (s.To != history.Init && to == nil) {
-		return
-	}
-	switch s.Dep {
-	case anomaly.SO, anomaly.RT:
-		hl.txns[s.From] = append(hl.txns[s.From], out)
-		hl.txns[s.To] = append(hl.txns[s.To], in)
-	case anomaly.WW:
-		side(s.From, out, lastWrite(from, k))
-		side(s.To, in, lastWrite(to, k))
-	case anomaly.WR:
-		reads := externalReads(to, k)
-		var ws, rs []int
-		for _, r := range reads {
-			for _, j := range matching(from, func(op history.Op) bool { return writesKey(op, k) }) {
-				if readsValue(to[r], k, from[j].Value) {
-					ws, rs = appendNew(ws, j), appendNew(rs, r)
-				}
-			}
-		}
-		if len(rs) == 0 {
-			ws, rs = lastWrite(from, k), reads
-		}
-		side(s.From, out, ws)
-		side(s.To, in, rs)
-	case anomaly.RW:
-		side(s.From, out, externalReads(from, k))
-		side(s.To, in, lastWrite(to, k))
-	case anomaly.PWR:
-		side(s.From, out, lastWrite(from, k))
-		side(s.To, in, matching(to, func(op history.Op) bool { return covers(h, op, k) }))
-	case anomaly.PRW:
-		side(s.From, out, matching(from, func(op history.Op) bool { return covers(h, op, k) }))
-		side(s.To, in, lastWrite(to, k))
-	}
-}
-
-func appendNew(s []int, j int) []int {
-	if slices.Contains(s, j) {
-		return s
-	}
-	return append(s, j)
-}
-
 func validTxn(h *history.History, t history.TxnID) bool { return t >= 0 && int(t) < len(h.Txns) }
 
 func validRef(h *history.History, r history.OpRef) bool {
@@ -177,20 +132,6 @@ func matching(ops []history.Op, f func(history.Op) bool) []int {
 // NoKey, as for a predicate edge without one).
 func writesKey(op history.Op, k history.KeyID) bool {
 	return op.Kind.IsWrite() && (op.Key == k || k == history.NoKey)
-}
-
-// lastWrite returns the position of the last write of k in ops: the
-// version the transaction installed.
-func lastWrite(ops []history.Op, k history.KeyID) []int {
-	if k == history.NoKey {
-		return matching(ops, func(op history.Op) bool { return op.Kind.IsWrite() })
-	}
-	for j := len(ops) - 1; j >= 0; j-- {
-		if writesKey(ops[j], k) {
-			return []int{j}
-		}
-	}
-	return nil
 }
 
 // readsKey reports whether op observes k: a read or list read of it, or a
@@ -225,36 +166,4 @@ func readsValue(op history.Op, k history.KeyID, v history.Value) bool {
 		}
 	}
 	return false
-}
-
-// externalReads returns the reads of k that precede the transaction's own
-// writes of k: those that observe other transactions.
-func externalReads(ops []history.Op, k history.KeyID) []int {
-	var out []int
-	for j, op := range ops {
-		if writesKey(op, k) && k != history.NoKey {
-			break
-		}
-		if readsKey(op, k) {
-			out = append(out, j)
-		}
-	}
-	return out
-}
-
-// covers reports whether op is a range whose bounds or result include k
-// (every range when k is NoKey): a predicate read that observed k, or
-// missed it.
-func covers(h *history.History, op history.Op, k history.KeyID) bool {
-	if !op.Kind.IsRange() {
-		return false
-	}
-	if k == history.NoKey || readsKey(op, k) {
-		return true
-	}
-	if int(k) >= len(h.Keys) {
-		return false
-	}
-	kv, r := h.Keys[k], op.Range
-	return history.Compare(r.Lo, kv) <= 0 && (r.HiOpen || history.Compare(kv, r.Hi) < 0)
 }

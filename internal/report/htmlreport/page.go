@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/evidence"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/textfmt"
@@ -23,6 +24,9 @@ type Section struct {
 	Doc     *report.Document
 	// Anomalies parallel Doc.Anomalies.
 	Anomalies []anomaly.Anomaly
+	// Evidence parallels Anomalies: the evidence of each edge of a
+	// cycle's (report.Checked.Evidence), nil for other anomalies.
+	Evidence [][]evidence.Edge
 }
 
 // FromChecked returns the section of a checked history: one just checked,
@@ -34,7 +38,23 @@ func FromChecked(c *report.Checked) Section {
 	if c.Err != nil {
 		d = report.ErrorDocument(c)
 	}
-	return Section{File: c.File, History: c.History, Doc: d, Anomalies: c.Result.Anomalies}
+	sec := Section{File: c.File, History: c.History, Doc: d, Anomalies: c.Result.Anomalies}
+	if c.Err == nil {
+		sec.Evidence = make([][]evidence.Edge, len(sec.Anomalies))
+		for i := range sec.Anomalies {
+			sec.Evidence[i] = c.Evidence(i)
+		}
+	}
+	return sec
+}
+
+// evidenceOf returns the evidence of anomaly i's edges (nil when there is
+// none).
+func (s *Section) evidenceOf(i int) []evidence.Edge {
+	if i < len(s.Evidence) {
+		return s.Evidence[i]
+	}
+	return nil
 }
 
 // Options tune the page. The zero value gives the defaults.
@@ -55,8 +75,14 @@ type Options struct {
 	// Graphviz file from the page when set.
 	ResultHref, DotHref string
 	// Run, when set, is the workload run the histories come from; the
-	// page shows it first, with its plots.
+	// page shows it after the histories' verdicts and anomalies, with its
+	// plots.
 	Run *Run
+	// Pictures says each shown anomaly's picture is a file beside the
+	// page (Pictures: NAME.svg and NAME.dot), which the page links.
+	Pictures bool
+	// multi says the page has several sections (set by Write).
+	multi bool
 }
 
 // The defaults of Options.
@@ -95,8 +121,9 @@ func Write(w io.Writer, secs []Section, o Options) error {
 	if p.Run, err = buildRun(o.Run); err != nil {
 		return err
 	}
+	o.multi = len(secs) > 1
 	for i := range secs {
-		sv, err := buildSection(&secs[i], "f"+strconv.Itoa(i), &o)
+		sv, err := buildSection(&secs[i], i, &o)
 		if err != nil {
 			return err
 		}
@@ -139,10 +166,22 @@ type anomalyView struct {
 	Explanation, Chain          string
 	BestFound                   bool
 	// Core is the note on the counterexample search's transactions.
-	Core         string
-	Cycle        template.HTML
-	Txns         []txnView
-	TimelineHref string
+	Core  string
+	Cycle template.HTML
+	// Edges are the evidence of the cycle's edges; for a best-found
+	// cycle, Forced those every choice has and Chosen the solver's, with
+	// BestNote saying what that means.
+	Edges, Forced, Chosen []edgeView
+	BestNote              string
+	Txns                  []txnView
+	TimelineHref          string
+	// PictureSVG and PictureDOT link the anomaly's picture files.
+	PictureSVG, PictureDOT string
+}
+
+// edgeView is one edge's evidence: the edge as a chain and the sentence.
+type edgeView struct {
+	Chain, Dep, Text string
 }
 
 type txnView struct {
@@ -168,7 +207,8 @@ type timelineView struct {
 
 type linkView struct{ Href, Text string }
 
-func buildSection(s *Section, id string, o *Options) (sectionView, error) {
+func buildSection(s *Section, secIndex int, o *Options) (sectionView, error) {
+	id := "f" + strconv.Itoa(secIndex)
 	h, d := s.History, s.Doc
 	if len(s.Anomalies) != len(d.Anomalies) {
 		return sectionView{}, fmt.Errorf("htmlreport: %s: %d anomalies for %d findings", s.File, len(s.Anomalies), len(d.Anomalies))
@@ -252,14 +292,33 @@ func buildSection(s *Section, id string, o *Options) (sectionView, error) {
 			if len(a.Core) > 0 {
 				av.Core = report.CoreNote(h, a)
 			}
+			es := s.evidenceOf(i)
 			if a.IsCycle() {
 				av.Chain = report.Chain(h, a.Cycle)
 				av.Cycle = CycleSVG(h, a.Cycle, link)
+				for j := range es {
+					ev := edgeView{Chain: report.Chain(h, []anomaly.Step{es[j].Step}), Dep: es[j].Dep.String(), Text: report.EdgeText(h, &es[j])}
+					switch {
+					case !a.BestFound:
+						av.Edges = append(av.Edges, ev)
+					case es[j].Basis == evidence.Chosen:
+						av.Chosen = append(av.Chosen, ev)
+					default:
+						av.Forced = append(av.Forced, ev)
+					}
+				}
+				if a.BestFound && len(es) > 0 {
+					av.BestNote = report.BestFoundNote(es)
+				}
 			}
 			if w, ok := inWindow[i]; ok {
 				av.TimelineHref = "#" + w
 			}
-			av.Txns = txnViews(h, a, anchor(i), link)
+			if o.Pictures {
+				name := PictureName(secIndex, o.multi, g.Kind, n+1)
+				av.PictureSVG, av.PictureDOT = name+".svg", name+".dot"
+			}
+			av.Txns = txnViews(h, a, es, anchor(i), link)
 			kv.Shown = append(kv.Shown, av)
 		}
 		sv.Kinds = append(sv.Kinds, kv)
@@ -273,13 +332,21 @@ const maxOps = 30
 
 // txnViews lists an anomaly's transactions with their operations, the
 // ones that make its edges highlighted.
-func txnViews(h *history.History, a *anomaly.Anomaly, id string, link func(history.TxnID) string) []txnView {
-	hl := highlight(h, a)
+func txnViews(h *history.History, a *anomaly.Anomaly, es []evidence.Edge, id string, link func(history.TxnID) string) []txnView {
+	hl := highlight(h, a, es)
 	var order []history.TxnID
-	if a.IsCycle() && slices.ContainsFunc(a.Cycle, func(s anomaly.Step) bool { return s.From == history.Init || s.To == history.Init }) {
+	if len(hl.init) > 0 {
 		order = append(order, history.Init)
 	}
 	order = append(order, involved(h, a)...)
+	// The core's other transactions: the sub-history that violates the
+	// level on its own is shown whole.
+	for _, t := range a.Core {
+		if validTxn(h, t) && !slices.Contains(order, t) {
+			order = append(order, t)
+			hl.txns[t] = append(hl.txns[t], tag{"core", "in the core"})
+		}
+	}
 	var out []txnView
 	for _, t := range order {
 		tv := txnView{ID: id + "-t" + strconv.Itoa(int(t)), Name: txnLabel(h, t), Href: link(t), Tags: hl.txns[t]}

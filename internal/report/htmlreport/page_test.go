@@ -238,3 +238,22 @@ func TestUnknownVerdict(t *testing.T) {
 		t.Error("anomaly section without anomalies")
 	}
 }
+
+// TestBestFoundShown: a cycle the solver met under a choice of the
+// uncertain dependencies says so in plain words, lists the edges every
+// choice has apart from those it chose, and shows the core's
+// transactions, those off the cycle marked.
+func TestBestFoundShown(t *testing.T) {
+	s := checkedSection(t, "init: x=0 y=0 | s1: r x 1 r y 0 | s2: w x 1 w y 1 | s3: w x 1 w y 2 | s4: r y 2 w x 2", level.Serializable)
+	if len(s.Anomalies) != 1 || !s.Anomalies[0].BestFound || len(s.Anomalies[0].Core) != 3 {
+		t.Fatalf("anomalies: %+v", s.Anomalies)
+	}
+	p := page(t, Options{}, s)
+	for _, want := range []string{`<p class="note best">The history leaves some dependencies open`, "Every choice has these edges",
+		`<ul class="edges chosen"><li><code class="edge-name dep-wr">T3 --wr(x)--&gt; T1</code> T3 wrote x=1, which T1 read (as did T2: the solver chose T3&#39;s write)</li></ul>`,
+		`<span class="tag core">in the core</span>`, "these 3 transactions alone violate the level"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
