@@ -13,9 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/natsin"
 	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/report/htmlreport"
 	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/serve/spillfile"
 )
@@ -73,8 +76,10 @@ JSON lines (standard output carries nothing else) and served at /v1/violations
 (?after=SEQ); in a keyspace that lost a refused batch, findings about reads of
 other transactions' writes are suppressed, since the missing writer may explain
 them (counted in isoscope_findings_suppressed_total). an Ext verdict (a stale read, a read
-beyond the snapshot) is final --timeout after its transaction arrived. /metrics
-serves Prometheus metrics, /healthz and /readyz the probes. It listens on
+beyond the snapshot) is final --timeout after its transaction arrived. / is a
+live page of the service's state and its violations as they arrive (open it in
+a browser; with a token, as /#token=T), /v1/state its state as JSON, /metrics
+Prometheus metrics, /healthz and /readyz the probes. It listens on
 loopback unless --listen says otherwise, and then only with a bearer token
 (--token, or ISOSCOPE_TOKEN), checked before it binds. With --nats it also consumes batches (one or more
 transaction lines per message, the identity in the same headers) from a
@@ -143,7 +148,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if fit := BatchMemory(c.MemoryMB<<20) / serve.ParseExpansion; !c.maxBodySet && c.MemoryMB > 0 && maxBody > fit {
 		maxBody = fit // a small --memory-mb: the largest batch is what it has room to parse
 	}
-	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Explain: report.Explain, Log: log,
+	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Explain: report.Explain, Picture: violationPicture, Log: log,
 		MaxBatch: maxBody, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
 		Checker: serve.CheckerConfig{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
 	if c.MemoryMB > 0 {
@@ -210,6 +215,13 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		log.Error("serving stopped", "error", err.Error())
 	}
 	return err
+}
+
+// violationPicture draws a violation for serve's live page as the report
+// draws an anomaly's picture; the page gives its kind and explanation
+// above it.
+func violationPicture(h *history.History, a *anomaly.Anomaly) []byte {
+	return htmlreport.AnomalySVG(h, a, "", "", nil)
 }
 
 // listen binds the service's address (a test watches it).

@@ -105,6 +105,12 @@ type Config struct {
 	// itself, the command line gives report.Explain. Nil leaves the
 	// explanations empty.
 	Explain func(h *history.History, a *anomaly.Anomaly) string
+	// Picture draws a violation for the live page (GET /), an SVG
+	// document of anomaly a of history h, which the page shows under its
+	// explanation: the service draws nothing itself, the command line
+	// gives the report's picture (htmlreport.AnomalySVG). Nil leaves the
+	// page without pictures.
+	Picture func(h *history.History, a *anomaly.Anomaly) []byte
 	// Log receives what the service has to say besides findings: refused
 	// batches, a source's failure, the checker's (nothing when nil).
 	Log *slog.Logger
@@ -213,6 +219,10 @@ type Server struct {
 	closed bool
 
 	mu      sync.Mutex
+	started time.Time
+	// samples are the checked counts of the last rateWindow, for the
+	// live page's rate.
+	samples []sample
 	stats   aion.Stats
 	lag     time.Duration
 	kept    []keptLine
@@ -236,10 +246,12 @@ type Server struct {
 	batches      prometheus.Counter
 }
 
-// keptLine is a violation's JSON line and its sequence number.
+// keptLine is a violation's JSON line and its sequence number, and,
+// for the last picturesKept, its picture (Config.Picture).
 type keptLine struct {
-	seq  uint64
-	line []byte
+	seq     uint64
+	line    []byte
+	picture []byte
 }
 
 // Line is one violation as the service writes it.
@@ -314,7 +326,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, checker: c, work: make(chan item, cfg.Queue), ticks: make(chan struct{}, 1),
 		slots: newBudget(int64(cfg.Queue)), memory: newBudget(cfg.ParseMemory), level: "snapshot-isolation", log: cfg.Log, streams: newStreams(),
-		tainted: map[string]bool{}, rejected: map[string]uint64{}}
+		tainted: map[string]bool{}, rejected: map[string]uint64{}, started: time.Now()}
 	if cfg.Checker.Serializable {
 		s.level = "serializable"
 	}
@@ -339,6 +351,9 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/transactions", s.auth(s.ingest))
 	mux.HandleFunc("GET /v1/violations", s.auth(s.listViolations))
+	mux.HandleFunc("GET /v1/violations/{seq}/picture.svg", s.auth(s.servePicture))
+	mux.HandleFunc("GET /v1/state", s.auth(s.serveState))
+	mux.HandleFunc("GET /{$}", s.servePage) // the page holds no data: no token
 	mux.Handle("GET /metrics", s.auth(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}).ServeHTTP))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", s.ready)
@@ -812,6 +827,7 @@ func (s *Server) run() {
 		st := s.checker.Stats()
 		s.mu.Lock()
 		s.stats = st
+		s.note(time.Now(), st.Checked)
 		s.mu.Unlock()
 	}
 }
@@ -907,6 +923,10 @@ func (s *Server) emit(v *aion.Violation, pending bool) {
 	if s.cfg.Explain != nil {
 		l.Explanation = s.cfg.Explain(explained, &a)
 	}
+	var picture []byte
+	if s.cfg.Picture != nil {
+		picture = s.cfg.Picture(explained, &a)
+	}
 	b, err := json.Marshal(l)
 	if err != nil {
 		s.log.Error("a finding could not be rendered", "kind", a.Kind.String(), "error", err.Error())
@@ -924,7 +944,10 @@ func (s *Server) emit(v *aion.Violation, pending bool) {
 		s.finals++
 		s.violations.WithLabelValues(a.Kind.String()).Inc()
 	}
-	s.kept = append(s.kept, keptLine{seq, b})
+	s.kept = append(s.kept, keptLine{seq, b, picture})
+	if n := len(s.kept) - picturesKept - 1; n >= 0 {
+		s.kept[n].picture = nil
+	}
 	if len(s.kept) > s.cfg.Keep {
 		s.kept = append(s.kept[:0], s.kept[len(s.kept)-s.cfg.Keep:]...)
 	}

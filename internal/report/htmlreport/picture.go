@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -99,9 +100,10 @@ func wrap(s string, width int) []string {
 }
 
 // AnomalySVG draws anomaly a of h as a standalone SVG document: its
-// title and explanation, then, for a cycle, the ring (CycleSVG) and each
-// edge's evidence (es), or else a box per transaction involved with its
-// operations at issue, the offending one first.
+// title and explanation (each left out when empty), then, for a cycle,
+// the ring (CycleSVG) and each edge's evidence (es), or else a box per
+// transaction involved with its operations at issue, the offending one
+// first.
 func AnomalySVG(h *history.History, a *anomaly.Anomaly, title, explanation string, es []evidence.Edge) []byte {
 	const width, lineH, pad = 96, 18.0, 16.0
 	var text []string // lines under the picture
@@ -124,18 +126,25 @@ func AnomalySVG(h *history.History, a *anomaly.Anomaly, title, explanation strin
 	} else {
 		bodyW, bodyH = findingBoxes(&body, h, a, pad)
 	}
-	head := append([]string{}, wrap(explanation, width)...)
-	y := pad + 18
+	head := wrap(explanation, width)
 	var b svgBuf
 	w := math.Max(bodyW+2*pad, 0)
 	for _, l := range append(append([]string{title}, head...), text...) {
 		w = math.Max(w, textWidth(l, 13)+2*pad)
 	}
-	hgt := pad + 22 + float64(len(head))*lineH + 8 + bodyH + 8 + float64(len(text))*lineH + pad
+	top := 0.0 // the title's height
+	if title != "" {
+		top = 22
+	}
+	hgt := pad + top + float64(len(head))*lineH + 8 + bodyH + 8 + float64(len(text))*lineH + pad
 	b.s(`<?xml version="1.0" encoding="UTF-8"?>`+"\n", `<svg xmlns="http://www.w3.org/2000/svg" width="`, num(w), `" height="`, num(hgt), `" viewBox="0 0 `, num(w), ` `, num(hgt), `">`)
-	b.s(`<title>`, esc(title), `</title><style>`, pictureCSS, `</style><rect width="100%" height="100%" fill="#fff"/>`)
-	b.s(`<text class="title" x="`, num(pad), `" y="`, num(y), `" font-size="16">`, esc(title), `</text>`)
-	y += 6
+	b.s(`<title>`, esc(cmp.Or(title, a.Kind.String())), `</title><style>`, pictureCSS, `</style><rect width="100%" height="100%" fill="#fff"/>`)
+	y := pad
+	if title != "" {
+		y += 18
+		b.s(`<text class="title" x="`, num(pad), `" y="`, num(y), `" font-size="16">`, esc(title), `</text>`)
+		y += 6
+	}
 	for _, l := range head {
 		y += lineH
 		b.s(`<text x="`, num(pad), `" y="`, num(y), `" font-size="13">`, esc(l), `</text>`)
