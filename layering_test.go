@@ -47,6 +47,11 @@ var layerRules = []layerRule{
 		Forbid: []string{"internal/check", "internal/report", "internal/cli"},
 	},
 	{
+		Why:    "a finding and the evidence of its edges are data below the report layer: pure, no rendering, no I/O",
+		From:   []string{"internal/evidence", "internal/finding"},
+		Forbid: []string{"os", "net", "internal/report", "internal/serve", "internal/cli", "internal/format", "internal/db", "internal/runner"},
+	},
+	{
 		Why:    "the service reports findings as data; prose is the report layer's",
 		From:   []string{"internal/serve", "internal/natsin"},
 		Forbid: []string{"internal/report", "internal/cli"},
@@ -204,6 +209,7 @@ func TestLayeringCatchesViolations(t *testing.T) {
 		{"internal/graph", "internal/format/native", "internal/graph -> internal/format/native"},
 		{"internal/runner", "internal/check", "internal/runner -> internal/check"},
 		{"internal/natsin", "internal/report/htmlreport", "internal/natsin -> internal/report/htmlreport"},
+		{"internal/evidence", "internal/report", "internal/evidence -> internal/report"},
 		{"internal/format/native", "internal/cli", "internal/format/native -> internal/cli"},
 	}
 	for _, c := range cases {
