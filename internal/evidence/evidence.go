@@ -301,6 +301,19 @@ func (f *Finder) readEdge(e *Edge, bestFound bool) {
 		return
 	}
 	pred := e.Dep == anomaly.PWR
+	if e.From == e.To {
+		// A transaction that read its own write (InnoDB's pieces: its view
+		// read what its commit wrote).
+		installed := f.h.Installed(f.h.Txns[e.From].Ops[w])
+		f.ix.Observations(e.To, func(o history.Observation) {
+			if e.Found() || o.Key != k || o.Pred != pred || !o.Agrees(installed) {
+				return
+			}
+			e.Ops = []Op{{Ref: history.OpRef{Txn: e.From, Op: w}, Key: k}, {Ref: history.OpRef{Txn: e.To, Op: o.Op}, Key: k}}
+			e.Basis = Read
+		})
+		return
+	}
 	found := false
 	f.ix.Observations(e.To, func(o history.Observation) {
 		if found || o.Key != k || o.Own >= 0 || o.Pred != pred {

@@ -112,6 +112,7 @@ func TestEvidenceOfGeneratedHistories(t *testing.T) {
 		checkEvidence(t, "planted", h, l, check.Options{}, counts)
 	}
 	checkEvidence(t, "planted", h, level.Serializable, check.Options{Checker: "sat"}, counts)
+	checkEvidence(t, "planted", h, level.RepeatableRead, check.Options{InnoDBRR: true}, counts)
 	for seed := range uint64(12) {
 		r := rand.New(rand.NewPCG(seed, 11))
 		g, err := gen.GenerateGeneral(gen.GeneralConfig{Txns: 20 + r.IntN(40), Sessions: 2 + r.IntN(3), Keys: 3 + r.IntN(4),

@@ -57,6 +57,9 @@ func EdgeText(h *history.History, e *evidence.Edge) string {
 		if len(e.Ops) < 2 {
 			break
 		}
+		if e.From == e.To {
+			return fmt.Sprintf("%s %s, which it wrote itself (operation %d)", a, readWhat(h, e.Ops[1]), e.Ops[0].Ref.Op)
+		}
 		s := fmt.Sprintf("%s %s, which %s", a, wrote(h, e.Ops[0]), readBy(h, e.Ops[1]))
 		switch e.Basis {
 		case evidence.Chosen:

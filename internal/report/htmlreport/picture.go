@@ -113,6 +113,9 @@ func AnomalySVG(h *history.History, a *anomaly.Anomaly, title, explanation strin
 		ring := string(CycleSVG(h, a.Cycle, nil))
 		bodyW, bodyH = svgSize(ring)
 		body.s(strings.Replace(ring, "<svg ", `<svg x="`+num(pad)+`" y="{Y}" `, 1))
+		if len(a.Core) > 0 {
+			text = append(text, wrap(report.CoreNote(h, a), width)...)
+		}
 		if a.BestFound && len(es) > 0 {
 			text = append(text, wrap(report.BestFoundNote(es), width)...)
 		}
