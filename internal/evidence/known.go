@@ -18,7 +18,27 @@ type knownGraph struct {
 	// readers are the transactions that read a writer's version of a key
 	// (it exactly explaining their read).
 	readers map[wkey][]history.TxnID
+	// derived are the orders of two writers of a key that saturate
+	// inferred (the other order closes a cycle of known dependencies),
+	// each with that path; saturated says saturate ran.
+	derived   map[pairKey][]anomaly.Step
+	saturated bool
 }
+
+// pairKey is an ordered pair of writers of a key.
+type pairKey struct {
+	a, b history.TxnID
+	k    history.KeyID
+}
+
+// The bounds of saturate: the histories it runs on, the writers of a key
+// it looks at, its rounds and the edges its searches may visit in all.
+const (
+	maxSaturateTxns    = 20000
+	maxSaturateWriters = 64
+	maxSaturateRounds  = 4
+	maxSaturateWork    = 1 << 25
+)
 
 type wkey struct {
 	t history.TxnID
@@ -167,6 +187,91 @@ func (f *Finder) infer(k history.KeyID, a, b history.TxnID) ([]anomaly.Step, boo
 		return nil, false
 	}
 	g := f.graph()
+	if path, ok := f.search(g, k, a, b); ok {
+		return path, true
+	}
+	if !g.saturated {
+		f.saturate(g)
+		if path, ok := g.derived[pairKey{a, b, k}]; ok {
+			return path, true
+		}
+		return f.search(g, k, a, b)
+	}
+	return nil, false
+}
+
+// saturate infers, round after round as the solver's pruning does, the
+// orders of writers of each key that the known graph forces (the other
+// order would close a cycle of known dependencies), adds them to it as
+// ww edges, and records the path that forces each. It is bounded
+// (maxSaturate…): what it leaves out, infer cannot show.
+func (f *Finder) saturate(g *knownGraph) {
+	g.saturated = true
+	g.derived = map[pairKey][]anomaly.Step{}
+	if len(f.h.Txns) > maxSaturateTxns {
+		return
+	}
+	keys := make([]history.KeyID, 0, len(f.keys))
+	for k, kf := range f.keys {
+		if len(kf.writers) >= 2 && len(kf.writers) <= maxSaturateWriters {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	work := 0
+	for round := 0; round < maxSaturateRounds; round++ {
+		changed := false
+		for _, k := range keys {
+			kf := f.keys[k]
+			for _, a := range kf.writers {
+				for _, b := range kf.writers {
+					if a == b || work > maxSaturateWork {
+						continue
+					}
+					if _, ok := g.derived[pairKey{a, b, k}]; ok {
+						continue
+					}
+					if _, ok := g.derived[pairKey{b, a, k}]; ok {
+						continue
+					}
+					if _, ok := f.chain(kf, a, b); ok {
+						continue
+					}
+					path, ok, w := f.searchWork(g, k, a, b)
+					work += w
+					if !ok {
+						continue
+					}
+					g.derived[pairKey{a, b, k}] = path
+					g.out[a] = append(g.out[a], anomaly.Step{From: a, To: b, Dep: anomaly.WW, Key: k})
+					if f.anti {
+						// The readers of a's version anti-depend on b.
+						for _, r := range g.readers[wkey{a, k}] {
+							if r != b {
+								g.out[r] = append(g.out[r], anomaly.Step{From: r, To: b, Dep: anomaly.RW, Key: k})
+							}
+						}
+					}
+					changed = true
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+}
+
+// search is searchWork without the work count.
+func (f *Finder) search(g *knownGraph, k history.KeyID, a, b history.TxnID) ([]anomaly.Step, bool) {
+	path, ok, _ := f.searchWork(g, k, a, b)
+	return path, ok
+}
+
+// searchWork searches the known graph for a path from a to b, or to a
+// reader of b's version of k (see infer), and says how many edges it
+// looked at.
+func (f *Finder) searchWork(g *knownGraph, k history.KeyID, a, b history.TxnID) ([]anomaly.Step, bool, int) {
 	targets := []history.TxnID{b}
 	if f.single {
 		for _, r := range g.readers[wkey{b, k}] {
@@ -200,7 +305,7 @@ func (f *Finder) infer(k history.KeyID, a, b history.TxnID) ([]anomaly.Step, boo
 			for _, end := range targets {
 				work++
 				if st, ok := f.before(t, end); ok && !visited[end] {
-					return finish(append(walk(t), st), end), true
+					return finish(append(walk(t), st), end), true, work
 				}
 			}
 		}
@@ -212,10 +317,10 @@ func (f *Finder) infer(k history.KeyID, a, b history.TxnID) ([]anomaly.Step, boo
 			visited[s.To] = true
 			prev[s.To] = s
 			if slices.Contains(targets, s.To) {
-				return finish(walk(s.To), s.To), true
+				return finish(walk(s.To), s.To), true, work
 			}
 			queue = append(queue, s.To)
 		}
 	}
-	return nil, false
+	return nil, false, work
 }
