@@ -183,7 +183,7 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 	if err != nil {
 		return res, err
 	}
-	res.OwnReads, res.OwnReadsEvidence = own, evidence
+	res.OwnReads, res.OwnReadsEvidence, res.Index = own, evidence, ix
 	for _, m := range o.Modules {
 		res.Modules = append(res.Modules, m.Name())
 	}

@@ -82,6 +82,11 @@ type Result struct {
 	// Unknown.
 	CheckedAt *level.Level
 	Note      string
+	// Index is the index the check read the history through (with
+	// OwnReads), for what is derived from the result afterwards (the
+	// evidence of each edge); nil when the check stopped before it was
+	// built.
+	Index *history.Index
 }
 
 // UnsupportedError says that no checker, or not the named one, can decide

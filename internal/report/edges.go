@@ -12,8 +12,8 @@ import (
 // Evidence returns the evidence of every edge of anomaly i's cycle, in
 // the cycle's order (nil when it is not a cycle): the operations that make
 // each edge and why it holds (package evidence). It is derived from the
-// history on first use, for every anomaly at once, with the check's
-// read-your-own-writes policy, level and modules.
+// history on first use, for every anomaly at once, through the check's
+// index (a resolved result's is built again) with its level and modules.
 func (c *Checked) Evidence(i int) []evidence.Edge {
 	as := c.Result.Anomalies
 	if i < 0 || i >= len(as) || !as[i].IsCycle() || c.History == nil {
@@ -25,7 +25,11 @@ func (c *Checked) Evidence(i int) []evidence.Edge {
 		if r.CheckedAt != nil {
 			l = *r.CheckedAt
 		}
-		f := evidence.New(history.NewIndexWith(c.History, r.OwnReads), l, r.Modules)
+		ix := r.Index
+		if ix == nil || ix.History() != c.History || ix.OwnReads() != r.OwnReads {
+			ix = history.NewIndexWith(c.History, r.OwnReads) // a resolved result
+		}
+		f := evidence.New(ix, l, r.Modules)
 		f.Prepare(as)
 		c.evidence = make([][]evidence.Edge, len(as))
 		for j := range as {
