@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,6 +108,11 @@ func heapBytes() uint64 {
 // declare 60 MB (429 unread, or parsed whole and refused at their last
 // line, 400). Every refusal is counted by reason. Before, all 64 were
 // parsed at once (2.65 GB at 16 posts).
+// lostAnswer stands for the answer to a post that the client did not see:
+// the service refused the post unread and closed the connection while the
+// client was still sending.
+const lostAnswer = -1
+
 func TestConcurrentLargeBodiesBounded(t *testing.T) {
 	const limit = 1 << 30
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit)) // as serve --memory-mb 1024 does
@@ -158,6 +164,13 @@ func TestConcurrentLargeBodiesBounded(t *testing.T) {
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
+				// Refused before its body was read, the connection closed
+				// while the client was still sending: the client may see
+				// the reset rather than the answer.
+				if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+					codes[i] = lostAnswer
+					return
+				}
 				t.Errorf("post %d: %v", i, err)
 				return
 			}
@@ -180,6 +193,7 @@ func TestConcurrentLargeBodiesBounded(t *testing.T) {
 	for i, c := range codes {
 		byCode[c]++
 		switch {
+		case c == lostAnswer: // refused unread; counted below
 		case i%3 == 0 && c != http.StatusRequestEntityTooLarge:
 			t.Errorf("post %d of 100 MB declared: %d, want 413", i, c)
 		case i%3 == 1 && c != http.StatusRequestEntityTooLarge && c != http.StatusTooManyRequests:
@@ -194,10 +208,17 @@ func TestConcurrentLargeBodiesBounded(t *testing.T) {
 			metric(t, l.url, `isoscope_batches_rejected_total{reason="queue_full",source="http"}`),
 		http.StatusBadRequest: metric(t, l.url, `isoscope_batches_rejected_total{reason="bad_input",source="http"}`),
 	}
+	// Every post was refused and counted once: those whose answer the
+	// client saw under their reason, those it lost under some reason.
+	total := 0
 	for code, n := range counted {
-		if int(n) != byCode[code] {
-			t.Errorf("%d answered %d, counted %v", code, byCode[code], n)
+		total += int(n)
+		if int(n) < byCode[code] || int(n) > byCode[code]+byCode[lostAnswer] {
+			t.Errorf("%d answered %d (%d answers lost to resets), counted %v", code, byCode[code], byCode[lostAnswer], n)
 		}
+	}
+	if total != posts {
+		t.Errorf("%d refusals counted for %d posts: %v", total, posts, counted)
 	}
 	if byCode[http.StatusTooManyRequests] == 0 {
 		t.Errorf("nothing was refused for want of memory: %v", byCode)
