@@ -61,7 +61,7 @@ func decides(ix *history.Index, l level.Level) error {
 		if !ix.Effective(history.TxnID(i)) {
 			continue
 		}
-		if !isLWT(t) {
+		if !Fits(t) {
 			return fmt.Errorf("transaction %s is not a single-key compare-and-set, insert or read", h.TxnName(history.TxnID(i)))
 		}
 		if !t.HasTime {
@@ -75,7 +75,10 @@ func decides(ix *history.Index, l level.Level) error {
 	return nil
 }
 
-func isLWT(t *history.Txn) bool {
+// Fits reports whether t has the shape Algorithm 2 takes: a read alone (a
+// plain read, or a compare-and-set that failed), or a read and then a
+// write of the same key (a compare-and-set or insert that succeeded).
+func Fits(t *history.Txn) bool {
 	switch len(t.Ops) {
 	case 1:
 		return t.Ops[0].Kind == history.Read
@@ -117,14 +120,21 @@ func check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Ano
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		if a, ok := checkKey(ix, k, byKey[k]); ok {
+		if a, ok := CheckKey(ix, k, byKey[k]); ok {
 			out = append(out, a)
 		}
 	}
 	return out, nil
 }
 
-func checkKey(ix *history.Index, k history.KeyID, txns []history.TxnID) (anomaly.Anomaly, bool) {
+// CheckKey is Algorithm 2 on one key: txns are the transactions on k that
+// took effect, each of the shape Fits takes, with no two writing the same
+// value to k and none writing its initial value, and every one with begin
+// and end instants. It returns k's first problem, if k has one: two links
+// reading the same value (a lost update), links that do not hang off the
+// chain (a cycle), or an operation forced before one that finished before
+// it began (a real-time violation).
+func CheckKey(ix *history.Index, k history.KeyID, txns []history.TxnID) (anomaly.Anomaly, bool) {
 	h := ix.History()
 	// next[v]: the link that read v and wrote; readers[v]: reads alone.
 	next := make(map[history.Value]history.TxnID)
