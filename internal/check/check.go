@@ -211,8 +211,9 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		// claimed does not depend on the machine's speed; only the
 		// check's own context, ending, leaves the rest unclaimed.
 		wo := so
-		if len(ix.History().Txns) <= holdsSearchMax {
-			wo.NoShrink, wo.Tuning.NoUnsatSearch = true, true
+		small := len(ix.History().Txns) <= holdsSearchMax
+		if small {
+			wo.NoShrink = true
 			wo.Limits.MaxDerived = min(wo.Limits.MaxDerived, holdsSearchMaxDerived)
 			if wo.Limits.MaxDerived == 0 {
 				wo.Limits.MaxDerived = holdsSearchMaxDerived
@@ -220,7 +221,15 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 			wo.Limits.Conflicts, wo.Limits.Work = holdsSearchConflicts, holdsSearchWork
 		}
 		c, check, err := plan(ix, w, "auto", wo)
-		if err != nil || c.Capabilities().Search && len(ix.History().Txns) > holdsSearchMax {
+		if err == nil && small && c.Capabilities().Modules && !wo.Tuning.NoUnsatSearch {
+			// The solver also goes without its unsat search here. The
+			// switch is set only for it: a checker without switches
+			// declines any (capable), and would leave every small
+			// history to the solver.
+			wo.Tuning.NoUnsatSearch = true
+			c, check, err = plan(ix, w, c.Name(), wo)
+		}
+		if err != nil || c.Capabilities().Search && !small {
 			continue // no checker decides it cheaply: say nothing
 		}
 		if sub, err := runPlanned(ctx, ix, w, c, check, &shared); err == nil && sub.Outcome == Satisfied {
