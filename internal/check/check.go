@@ -13,6 +13,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check/chronos"
 	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/check/innodb"
+	"github.com/isoscope/isoscope/internal/check/linear"
 	"github.com/isoscope/isoscope/internal/check/listappend"
 	"github.com/isoscope/isoscope/internal/check/lwt"
 	"github.com/isoscope/isoscope/internal/check/mt"
@@ -24,9 +25,13 @@ import (
 
 // Checkers returns every algorithm, fastest first: the order in which Auto
 // tries them. Chronos comes first: when every transaction carries the
-// database's timestamps, it decides SI and SER by replaying them.
+// database's timestamps, it decides SI and SER by replaying them. The
+// register search (linear) comes just before the solver: it decides the
+// register histories of Jepsen, knossos and porcupine (one operation per
+// transaction, repeated values, unknown outcomes) that the linear-time
+// checkers before it decline.
 func Checkers() []checker.Checker {
-	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
+	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, linear.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
 }
 
 // Modules returns the built-in modules of the solver by name
