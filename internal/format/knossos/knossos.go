@@ -59,7 +59,7 @@ func Sniff(p []byte) bool {
 // "[1 2]" may itself hold a space.
 func fields(s string) []string {
 	f := strings.Fields(s)
-	if len(f) < 4 {
+	if len(f) <= 4 {
 		return f
 	}
 	return append(f[:3:3], strings.Join(f[3:], " "))
@@ -84,7 +84,7 @@ func Read(r io.Reader, name string) (*history.History, error) {
 	open := map[int64]pending{}
 	var order []int64 // processes with an open invocation, in order
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 4<<10), maxLine)
 	n := 0
 	bad := func(msg string, a ...any) error {
 		return &format.Error{File: name, Line: n, Msg: fmt.Sprintf(msg, a...)}
@@ -165,7 +165,13 @@ func Read(r io.Reader, name string) (*history.History, error) {
 				return nil, bad("process %d invoked %s but completes %s", proc, p.f, f[2])
 			}
 			delete(open, proc)
-			status := map[string]history.Status{":ok": history.Committed, ":fail": history.Aborted, ":info": history.Unknown}[f[1]]
+			status := history.Committed
+			switch f[1] {
+			case ":fail":
+				status = history.Aborted
+			case ":info":
+				status = history.Unknown
+			}
 			if p.f == ":cas" && status == history.Aborted {
 				continue // a failed compare-and-set changed nothing
 			}
