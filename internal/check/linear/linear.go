@@ -30,12 +30,16 @@
 //     (the operations placed, the register's value) is never explored
 //     twice (porcupine's memo). Beyond porcupine: a read of the current
 //     value is placed at once without trying the alternatives (its
-//     position is forced: placing it first loses nothing); an operation of
-//     unknown outcome is placed only just before an operation that reads
-//     what it wrote, and of several interchangeable ones (same
-//     precondition and effect, both already begun) only the first; and a
-//     configuration in which a value some operation still has to read can
-//     no longer be produced is abandoned.
+//     position is forced: placing it first loses nothing); of required
+//     candidates alike (same precondition and effect) only the first to
+//     end is tried; an operation of unknown outcome is placed only just
+//     before an operation that reads what it wrote, and of several
+//     interchangeable ones (same precondition and effect, both already
+//     begun) only the first; the memo subsumes a configuration that
+//     placed more operations of unknown outcome than one visited with the
+//     same value and required operations (leaving them unplaced never
+//     hurts); and a configuration in which a value some operation still
+//     has to read can no longer be produced is abandoned.
 //
 // Registers are checked in parallel; each one's outcome depends on it
 // alone, so the result does not depend on the schedule. The memo is

@@ -69,6 +69,26 @@ func refute(h *history.History, k *keyPlan) (anomaly.Anomaly, bool) {
 		}
 		return other[n-1], true
 	}
+	// For the writers of each value, by begin: the one that ends last
+	// among the first i+1 (best[v][i]), and the one that ends last among
+	// them but for that one (second[v][i]), so that a query can leave R
+	// itself out.
+	best, second := make([][]int32, len(writers)), make([][]int32, len(writers))
+	begins := make([][]int64, len(writers))
+	for v, ws := range writers {
+		best[v], second[v], begins[v] = make([]int32, len(ws)), make([]int32, len(ws)), make([]int64, len(ws))
+		b, s2 := int32(-1), int32(-1)
+		for i, w := range ws {
+			begins[v][i] = ops[w].begin
+			switch {
+			case b < 0 || ops[w].end > ops[b].end:
+				b, s2 = w, b
+			case s2 < 0 || ops[w].end > ops[s2].end:
+				s2 = w
+			}
+			best[v][i], second[v][i] = b, s2
+		}
+	}
 	order := make([]int32, len(ops))
 	for i := range order {
 		order[i] = int32(i)
@@ -81,34 +101,34 @@ func refute(h *history.History, k *keyPlan) (anomaly.Anomaly, bool) {
 		}
 		v := ro.pre
 		z, anyBefore := killer(v, ro.begin)
-		viable := v == k.init && !anyBefore
-		candidates := 0
+		candidates := len(writers[v])
+		if ro.post == v {
+			candidates-- // not its own source
+		}
 		if v == k.init {
 			candidates++
 		}
-		recent := int32(-1) // the candidate writer that may come first with the latest end
-		early := int32(-1)  // the candidate writer that began first
-		for _, w := range writers[v] {
-			if w == r {
-				continue
-			}
-			candidates++
-			wo := &ops[w]
-			if early < 0 {
-				early = w
-			}
-			if wo.begin > ro.end {
-				continue // it began after R ended
-			}
-			if recent < 0 || wo.end > ops[recent].end {
-				recent = w
-			}
-			if z < 0 || wo.end >= ops[z].begin {
-				viable = true
+		if candidates == 0 || v == k.init && !anyBefore {
+			continue
+		}
+		// recent: the candidate writer that may come before R (it began
+		// before R ended) and ends last; it serves R unless a write of
+		// another value is forced after it and before R.
+		recent := int32(-1)
+		if i, _ := slices.BinarySearch(begins[v], ro.end+1); i > 0 {
+			if recent = best[v][i-1]; recent == r {
+				recent = second[v][i-1]
 			}
 		}
-		if viable || candidates == 0 {
+		if recent >= 0 && (z < 0 || ops[recent].end >= ops[z].begin) {
 			continue
+		}
+		early := int32(-1) // the candidate writer that began first
+		for _, w := range writers[v] {
+			if w != r {
+				early = w
+				break
+			}
 		}
 		var cycle []anomaly.Step
 		switch {

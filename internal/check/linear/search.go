@@ -173,6 +173,7 @@ func newSearch(p *plan, k *keyPlan, lim limits) *search {
 			return 0
 		})
 		s.reqBits = make([]uint64, (len(s.req)+63)/64)
+		s.memo.width = (len(s.members) + 1) / 2
 	} else {
 		s.head = make([]int32, len(k.sessions))
 	}
@@ -313,21 +314,21 @@ func (s *search) minEnd() int64 {
 	return math.MaxInt64
 }
 
-// configKey encodes the current configuration: the value, whether the
-// next operation must read it, and which operations are placed — at strict
-// serializability the first required one not placed, how many of each
-// class of optional ones are, and which required ones after the first
-// not placed are (only those that began before minEnd can be); at
-// serializability each session's position.
-func (s *search) configKey() []uint64 {
-	key := s.key[:0]
+// configKey encodes the current configuration: its key — the value,
+// whether the next operation must read it, and which required operations
+// are placed (at strict serializability the first one not placed and which
+// of those after it are: only those that began before minEnd can be; at
+// serializability each session's position) — and the count vector of the
+// optional operations placed, per class (at serializability they are
+// counted in their sessions' positions: the vector is empty).
+func (s *search) configKey() (key, vec []uint64) {
+	key = s.key[:0]
 	w := uint64(uint32(s.state)) << 33
 	if s.mustRead {
 		w |= 1 << 32
 	}
 	if s.rt {
 		key = append(key, w|uint64(uint32(s.lowReq)))
-		key = packCounts(key, s.used)
 		end := len(s.req)
 		if m := s.minEnd(); m != math.MaxInt64 {
 			end, _ = slices.BinarySearch(s.reqBegin, m+1)
@@ -335,12 +336,15 @@ func (s *search) configKey() []uint64 {
 		if lo := int(s.lowReq) >> 6; int(s.lowReq) < end {
 			key = append(key, s.reqBits[lo:(end+63)>>6]...)
 		}
+		n := len(key)
+		key = packCounts(key, s.used)
+		key, vec = key[:n], key[n:]
 	} else {
 		key = append(key, w)
 		key = packCounts(key, s.head)
 	}
-	s.key = key
-	return key
+	s.key = key[:cap(key)]
+	return key, vec
 }
 
 // packCounts appends counts to key, two to a word.
