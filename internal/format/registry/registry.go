@@ -68,7 +68,7 @@ func Formats() []Format {
 		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write, Whole: true},
 		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
-		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs)", Sniff: knossos.Sniff, Read: knossos.Read},
+		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs) or knossos EDN history of a compare-and-set register", Sniff: knossos.Sniff, Read: knossos.Read},
 		{Name: "porcupine", Describe: "porcupine key-value log (get/put/append EDN events)", Sniff: porcupine.Sniff, Read: porcupine.Read},
 		{Name: "timekiller", Describe: "TimeKiller (Chronos, Aion) JSON: transactions with hybrid-logical-clock start and commit timestamps",
 			Sniff: timekiller.Sniff, Read: timekiller.Read, Whole: true},
