@@ -288,29 +288,29 @@ func explainNoOrder(h *history.History, a *anomaly.Anomaly) string {
 	k := keyName(h, a.Key)
 	order, next := "real time", "the first of them to end"
 	if a.Kind == anomaly.Cycle {
-		order, next = "each session's order", "the first next in its session"
+		order, next = "each session's order", "the first of those next in their sessions"
 	}
 	if len(a.Txns) == 0 {
 		return fmt.Sprintf("no order of the operations on %s respects %s and explains what they read", k, order)
 	}
-	blocked := txn(h, a.Txns[0])
 	what := "?"
 	if len(a.Ops) > 0 {
 		if op, ok := opAt(h, a.Ops[0]); ok {
 			switch {
 			case op.Kind == history.Write:
-				what = fmt.Sprintf("%s wrote %s=%s", blocked, k, op.Value)
+				what = fmt.Sprintf("wrote %s=%s", k, op.Value)
 			case len(h.Txns[a.Ops[0].Txn].Ops) > 1:
-				what = fmt.Sprintf("%s expected %s=%s (a compare-and-set)", blocked, k, op.Value)
+				what = fmt.Sprintf("expected %s=%s (a compare-and-set)", k, op.Value)
 			default:
-				what = fmt.Sprintf("%s read %s=%s", blocked, k, op.Value)
+				what = fmt.Sprintf("read %s=%s", k, op.Value)
 			}
 		}
 	}
+	blocked := fmt.Sprintf("%s, %s, %s", txn(h, a.Txns[0]), next, what)
 	prefix := a.Txns[1:]
 	if len(prefix) == 0 {
-		return fmt.Sprintf("no order of the operations on %s respects %s and explains what they read: with %s=%s none of them can come first (%s, %s)",
-			k, order, k, a.Value, next, what)
+		return fmt.Sprintf("no order of the operations on %s respects %s and explains what they read: with %s=%s none of them can come first (%s)",
+			k, order, k, a.Value, blocked)
 	}
 	var names []string
 	for i, t := range prefix {
@@ -321,6 +321,6 @@ func explainNoOrder(h *history.History, a *anomaly.Anomaly) string {
 			names = append(names, txn(h, t))
 		}
 	}
-	return fmt.Sprintf("no order of the operations on %s respects %s and explains what they read: the longest that does for a prefix, %s (%d %s), leaves %s=%s, and none of the operations left can come next (%s, %s)",
-		k, order, strings.Join(names, ", "), len(prefix), plural(len(prefix), "operation", "operations"), k, a.Value, next, what)
+	return fmt.Sprintf("no order of the operations on %s respects %s and explains what they read: the longest prefix of one that does, %s (%d %s), leaves %s=%s, and none of the operations left can come next (%s)",
+		k, order, strings.Join(names, ", "), len(prefix), plural(len(prefix), "operation", "operations"), k, a.Value, blocked)
 }
