@@ -45,7 +45,8 @@ func (Checker) Plan(ix *history.Index, l level.Level, _ checker.Options) (checke
 
 // decides returns nil for what Plan accepts: strict serializability on lightweight-transaction
 // histories with unique values, real-time instants on every transaction
-// that took effect, and sessions whose transactions do not overlap in time.
+// that took effect, and sessions whose transactions do not overlap in time
+// and in which only the last may be of unknown outcome.
 func decides(ix *history.Index, l level.Level) error {
 	if l.ID != level.StrictSerializable {
 		return fmt.Errorf("it decides strict-serializable (linearizability), not %s", l.Name)
@@ -56,6 +57,7 @@ func decides(ix *history.Index, l level.Level) error {
 	}
 	last := make([]int64, len(h.Sessions))
 	seen := make([]bool, len(h.Sessions))
+	unknown := make([]history.TxnID, len(h.Sessions)) // the previous transaction, when of unknown outcome (else -1)
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		if !ix.Effective(history.TxnID(i)) {
@@ -67,10 +69,18 @@ func decides(ix *history.Index, l level.Level) error {
 		if !t.HasTime {
 			return fmt.Errorf("transaction %s (line %d) has no begin and end instants", h.TxnName(history.TxnID(i)), t.Line)
 		}
+		if seen[t.Session] && unknown[t.Session] >= 0 {
+			// Had it taken effect, it did so before t, which real time
+			// alone (its end unknown) does not say.
+			return fmt.Errorf("transaction %s, of unknown outcome, is followed by %s in its session", h.TxnName(unknown[t.Session]), h.TxnName(history.TxnID(i)))
+		}
 		if seen[t.Session] && last[t.Session] >= t.Begin {
 			return fmt.Errorf("transaction %s begins before the previous transaction of its session ended", h.TxnName(history.TxnID(i)))
 		}
-		seen[t.Session], last[t.Session] = true, t.End
+		seen[t.Session], last[t.Session], unknown[t.Session] = true, t.End, -1
+		if t.Status == history.Unknown {
+			unknown[t.Session] = history.TxnID(i)
+		}
 	}
 	return nil
 }
