@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench fuzz clean roundtrip-all
+.PHONY: build demo test lint bench fuzz clean roundtrip-all race
 
 build:
 	$(GO) build -o $(BIN) ./cmd/isoscope
@@ -59,6 +59,12 @@ fuzz:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# race: isoscope against porcupine's checker on the same register logs
+# (docs/benchmarks.md); porcupine is built from the version bench/go.mod
+# pins, in its own module, which CI never builds.
+race:
+	GO=$(GO) bench/race.sh
 
 clean:
 	rm -rf bin tmp

@@ -112,9 +112,9 @@ func ExampleOpenHistory() {
 	// elle-rw.json      4 transactions: serializable violation (sat)
 	// isoscope.jsonl    4 transactions: serializable satisfied (mt)
 	// jepsen.edn        5 transactions: serializable satisfied (list-append)
-	// knossos.log       4 transactions: strict-serializable satisfied (sat)
+	// knossos.log       4 transactions: strict-serializable satisfied (linear)
 	// plume.txt         7 transactions: serializable violation (sat)
-	// porcupine.txt    11 transactions: strict-serializable satisfied (sat)
+	// porcupine.txt    11 transactions: strict-serializable satisfied (linear)
 	// timekiller.json   4 transactions: serializable satisfied (chronos)
 }
 
@@ -150,7 +150,7 @@ func ExampleModule() {
 		fmt.Println(res.Outcome, "by", res.Checker, res.Modules)
 	}
 	// Output:
-	// satisfied by sat []
+	// satisfied by linear []
 	// violation by sat [client-order]
 }
 

@@ -39,7 +39,7 @@ var layerRules = []layerRule{
 	{
 		Why:    "the checker contract lies under the algorithms: they implement it, the driver (package check) lists and chooses them",
 		From:   []string{"internal/check/checker"},
-		Forbid: []string{"internal/check/aion", "internal/check/chronos", "internal/check/dsg", "internal/check/innodb", "internal/check/ir", "internal/check/listappend", "internal/check/lwt", "internal/check/mt", "internal/check/polygraph", "internal/check/precheck", "internal/check/reference", "internal/sat", "internal/graph"},
+		Forbid: []string{"internal/check/aion", "internal/check/chronos", "internal/check/dsg", "internal/check/innodb", "internal/check/ir", "internal/check/linear", "internal/check/listappend", "internal/check/lwt", "internal/check/mt", "internal/check/polygraph", "internal/check/precheck", "internal/check/reference", "internal/sat", "internal/graph"},
 	},
 	{
 		Why:    "the runner, the databases and the workloads record; they neither check nor render",
@@ -59,7 +59,7 @@ var layerRules = []layerRule{
 	{
 		Why:    "the command line and the public API reach the checkers through the driver (check) and its contract (checker), the online checker through the service",
 		From:   []string{"internal/cli", "."},
-		Forbid: []string{"internal/check/aion", "internal/check/chronos", "internal/check/dsg", "internal/check/innodb", "internal/check/ir", "internal/check/listappend", "internal/check/lwt", "internal/check/mt", "internal/check/polygraph", "internal/check/precheck", "internal/check/reference"},
+		Forbid: []string{"internal/check/aion", "internal/check/chronos", "internal/check/dsg", "internal/check/innodb", "internal/check/ir", "internal/check/linear", "internal/check/listappend", "internal/check/lwt", "internal/check/mt", "internal/check/polygraph", "internal/check/precheck", "internal/check/reference"},
 		Direct: true,
 	},
 	{

@@ -43,7 +43,9 @@ func binary(t *testing.T) string {
 
 // blindWrites writes issue 18's history to a file: n transactions in 100
 // sessions, the even ones blind writes of i%3 to one key, the odd ones
-// reads of a random one of those values.
+// reads of a random one of those values. The register checker (linear)
+// decides it in a fraction of a second, so the tests of the solver's
+// bounds name the solver (--checker sat).
 func blindWrites(t *testing.T, n int) string {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 18))
@@ -123,7 +125,7 @@ func runBinary(t *testing.T, limit, signalAfter time.Duration, env []string, arg
 // unknown. Before, it was still running at 240 s with --timeout 10s.
 func TestTimeoutBlindWrites(t *testing.T) {
 	name := blindWrites(t, 5000)
-	res := runBinary(t, 30*time.Second, 0, nil, "check", "--timeout", "2s", name)
+	res := runBinary(t, 30*time.Second, 0, nil, "check", "--checker", "sat", "--timeout", "2s", name)
 	t.Logf("exit %d after %v, peak RSS %d MB: %s", res.code, res.elapsed, res.maxRSS>>20, res.stdout)
 	if res.code != 3 || !strings.Contains(res.stdout, "UNKNOWN: timed out before a verdict") {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
@@ -145,7 +147,7 @@ func TestSIGTERMMidConstruction(t *testing.T) {
 		if i == 2 {
 			env = []string{supervisedEnv + "=1"}
 		}
-		res := runBinary(t, 60*time.Second, after, env, "check", name)
+		res := runBinary(t, 60*time.Second, after, env, "check", "--checker", "sat", name)
 		t.Logf("SIGTERM after %v: exit %d %v later: %s", after, res.code, res.afterSignal, res.stdout)
 		if res.code != 3 || !strings.Contains(res.stdout, "UNKNOWN: interrupted before a verdict") {
 			t.Fatalf("SIGTERM after %v: exit %d\n%s%s", after, res.code, res.stdout, res.stderr)
@@ -167,7 +169,7 @@ func TestMemoryBound(t *testing.T) {
 		t.Skip("needs 1 GB of memory for a few seconds")
 	}
 	name := blindWrites(t, 50000)
-	res := runBinary(t, 90*time.Second, 0, []string{supervisedEnv + "=1"}, "check", "--timeout", "60s", "--memory-mb", "1024", name)
+	res := runBinary(t, 90*time.Second, 0, []string{supervisedEnv + "=1"}, "check", "--checker", "sat", "--timeout", "60s", "--memory-mb", "1024", name)
 	t.Logf("exit %d after %v, peak RSS %d MB: %s", res.code, res.elapsed, res.maxRSS>>20, res.stdout)
 	if res.code != 3 || !strings.Contains(res.stdout, "UNKNOWN") || !strings.Contains(res.stdout, "MB") {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
@@ -191,7 +193,7 @@ func TestOutOfMemoryIsUndecided(t *testing.T) {
 		t.Skip("needs up to 2.5 GB of memory for a few seconds")
 	}
 	name := blindWrites(t, 50000)
-	cmd := exec.Command("sh", "-c", `ulimit -v 2500000 && exec "$0" check --memory-mb 0 --timeout 60s "$1"`, binary(t), name)
+	cmd := exec.Command("sh", "-c", `ulimit -v 2500000 && exec "$0" check --checker sat --memory-mb 0 --timeout 60s "$1"`, binary(t), name)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()

@@ -13,6 +13,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check/chronos"
 	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/check/innodb"
+	"github.com/isoscope/isoscope/internal/check/linear"
 	"github.com/isoscope/isoscope/internal/check/listappend"
 	"github.com/isoscope/isoscope/internal/check/lwt"
 	"github.com/isoscope/isoscope/internal/check/mt"
@@ -24,9 +25,13 @@ import (
 
 // Checkers returns every algorithm, fastest first: the order in which Auto
 // tries them. Chronos comes first: when every transaction carries the
-// database's timestamps, it decides SI and SER by replaying them.
+// database's timestamps, it decides SI and SER by replaying them. The
+// register search (linear) comes just before the solver: it decides the
+// register histories of Jepsen, knossos and porcupine (one operation per
+// transaction, repeated values, unknown outcomes) that the linear-time
+// checkers before it decline.
 func Checkers() []checker.Checker {
-	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
+	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, linear.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
 }
 
 // Modules returns the built-in modules of the solver by name
@@ -211,8 +216,9 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 		// claimed does not depend on the machine's speed; only the
 		// check's own context, ending, leaves the rest unclaimed.
 		wo := so
-		if len(ix.History().Txns) <= holdsSearchMax {
-			wo.NoShrink, wo.Tuning.NoUnsatSearch = true, true
+		small := len(ix.History().Txns) <= holdsSearchMax
+		if small {
+			wo.NoShrink = true
 			wo.Limits.MaxDerived = min(wo.Limits.MaxDerived, holdsSearchMaxDerived)
 			if wo.Limits.MaxDerived == 0 {
 				wo.Limits.MaxDerived = holdsSearchMaxDerived
@@ -220,7 +226,15 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 			wo.Limits.Conflicts, wo.Limits.Work = holdsSearchConflicts, holdsSearchWork
 		}
 		c, check, err := plan(ix, w, "auto", wo)
-		if err != nil || c.Capabilities().Search && len(ix.History().Txns) > holdsSearchMax {
+		if err == nil && small && c.Capabilities().Modules && !wo.Tuning.NoUnsatSearch {
+			// The solver also goes without its unsat search here. The
+			// switch is set only for it: a checker without switches
+			// declines any (capable), and would leave every small
+			// history to the solver.
+			wo.Tuning.NoUnsatSearch = true
+			c, check, err = plan(ix, w, c.Name(), wo)
+		}
+		if err != nil || c.Capabilities().Search && !small {
 			continue // no checker decides it cheaply: say nothing
 		}
 		if sub, err := runPlanned(ctx, ix, w, c, check, &shared); err == nil && sub.Outcome == Satisfied {

@@ -262,3 +262,19 @@ func TestStrictWithoutInstants(t *testing.T) {
 		t.Errorf("dsg at strict serializability without instants: want its refusal, got %v", err)
 	}
 }
+
+// TestLWTUnknownThenSession: a transaction of unknown outcome that took
+// effect (its write was read) did so before the next transaction of its
+// session began — session order says so, though its end instant is
+// unknown. Algorithm 2 orders by real time alone, so it declines such a
+// history and the solver decides it.
+func TestLWTUnknownThenSession(t *testing.T) {
+	h := history.MustParse(`unique: | s0: @0-1: r x _ w x 1 | s1: unknown: @2-3: r x 1 w x 2 | s1: @4-5: r x 1 | s2: @10-11: r x 2`)
+	if _, err := check.Run(context.Background(), h, level.Get(level.StrictSerializable), check.Options{Checker: "lwt"}); err == nil {
+		t.Error("lwt decided a history whose unknown transaction has a session successor")
+	}
+	res, err := check.Run(context.Background(), h, level.Get(level.StrictSerializable), check.Options{})
+	if err != nil || res.Outcome != check.Violation {
+		t.Errorf("auto (%s): %v %v; the oracle says violated", res.Checker, res.Outcome, err)
+	}
+}

@@ -177,8 +177,9 @@ func randomLWT(r *rand.Rand, txns int) *history.History {
 	return h
 }
 
-// TestDifferentialLWT compares Algorithm 2 (lwt) and the general mt
-// checker with the oracle on linearizability of single-key histories.
+// TestDifferentialLWT compares Algorithm 2 (lwt), the general mt checker
+// and the register checker (linear, which hands such keys to Algorithm 2)
+// with the oracle on linearizability of single-key histories.
 func TestDifferentialLWT(t *testing.T) {
 	n := differentialRuns
 	if testing.Short() {
@@ -193,7 +194,7 @@ func TestDifferentialLWT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"lwt", "mt"} {
+		for _, name := range []string{"lwt", "mt", "linear"} {
 			res, err := check.Run(context.Background(), h, sser, check.Options{Checker: name})
 			if err != nil {
 				continue

@@ -65,6 +65,13 @@ func readLabels(t *testing.T) []label {
 	return out
 }
 
+// registerLog reports whether a corpus format is a register log of
+// single-operation transactions (porcupine's etcd and key-value logs),
+// which the register checker decides.
+func registerLog(format string) bool {
+	return strings.HasPrefix(format, "jepsen-etcd-log") || strings.HasPrefix(format, "porcupine-kv")
+}
+
 func hasInstants(h *history.History) bool {
 	for i := range h.Txns {
 		if h.Txns[i].HasTime {
@@ -104,6 +111,9 @@ func TestLabels(t *testing.T) {
 					continue
 				}
 				got := res.Outcome.String()
+				if id == level.StrictSerializable && registerLog(l.format) && res.Checker != "linear" {
+					t.Errorf("%s: checked by %s; auto should pick the register checker, linear", id, res.Checker)
+				}
 				switch {
 				case res.Outcome == check.Unknown:
 					t.Errorf("%s (checked as %s): undecided: %s", id, lv.Name, res.Reason)

@@ -53,6 +53,9 @@ func Explain(h *history.History, a *anomaly.Anomaly) string {
 		if e := explainTimestamps(h, a); e != "" {
 			return e
 		}
+	case anomaly.RealTimeViolation, anomaly.Cycle:
+		// Not a cycle: the linearizability search's counterexample.
+		return explainNoOrder(h, a)
 	case anomaly.NonRepeatableRead:
 		first, second := "?", a.Value.String()
 		if len(a.Ops) > 0 {
@@ -273,4 +276,51 @@ func opAt(h *history.History, r history.OpRef) (history.Op, bool) {
 		return history.Op{}, false
 	}
 	return h.Txns[r.Txn].Ops[r.Op], true
+}
+
+// explainNoOrder explains a register's failed search for an order (check
+// package linear): no order of its operations that respects real time
+// (a real-time-violation) or each session's order (a cycle) explains what
+// they read. Txns are the operation that cannot be placed, then the
+// longest prefix that can, in its order; Value what the prefix leaves;
+// Ops[0] the blocked operation's read (or write).
+func explainNoOrder(h *history.History, a *anomaly.Anomaly) string {
+	k := keyName(h, a.Key)
+	order, next := "real time", "the first of them to end"
+	if a.Kind == anomaly.Cycle {
+		order, next = "each session's order", "the first of those next in their sessions"
+	}
+	if len(a.Txns) == 0 {
+		return fmt.Sprintf("no order of the operations on %s respects %s and explains what they read", k, order)
+	}
+	what := "?"
+	if len(a.Ops) > 0 {
+		if op, ok := opAt(h, a.Ops[0]); ok {
+			switch {
+			case op.Kind == history.Write:
+				what = fmt.Sprintf("wrote %s=%s", k, op.Value)
+			case len(h.Txns[a.Ops[0].Txn].Ops) > 1:
+				what = fmt.Sprintf("expected %s=%s (a compare-and-set)", k, op.Value)
+			default:
+				what = fmt.Sprintf("read %s=%s", k, op.Value)
+			}
+		}
+	}
+	blocked := fmt.Sprintf("%s, %s, %s", txn(h, a.Txns[0]), next, what)
+	prefix := a.Txns[1:]
+	if len(prefix) == 0 {
+		return fmt.Sprintf("no order of the operations on %s respects %s and explains what they read: with %s=%s none of them can come first (%s)",
+			k, order, k, a.Value, blocked)
+	}
+	var names []string
+	for i, t := range prefix {
+		if len(prefix) > 8 && i == 3 {
+			names = append(names, "…")
+		}
+		if len(prefix) <= 8 || i < 3 || i >= len(prefix)-4 {
+			names = append(names, txn(h, t))
+		}
+	}
+	return fmt.Sprintf("no order of the operations on %s respects %s and explains what they read: the longest prefix of one that does, %s (%d %s), leaves %s=%s, and none of the operations left can come next (%s)",
+		k, order, strings.Join(names, ", "), len(prefix), plural(len(prefix), "operation", "operations"), k, a.Value, blocked)
 }

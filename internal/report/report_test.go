@@ -187,3 +187,44 @@ func TestBlindLostUpdateExplained(t *testing.T) {
 		t.Errorf("explanation %q", e)
 	}
 }
+
+// TestNoOrderExplained: the register checker's counterexample — the
+// longest prefix of a linearization and the operation that cannot follow
+// it — is explained in text and JSON, and survives a saved result.
+func TestNoOrderExplained(t *testing.T) {
+	// Two compare-and-sets from 1 (lost update), concurrent with reads and
+	// writes of 1 and 2 that leave the refutation nothing to say.
+	c := checked(t, "@1-2: w x 1 | @3-8: r x 1 w x 2 | @3-8: r x 1 w x 3 | @3-8: w x 1 | @9-10: r x 3 | @9-10: r x 2", level.StrictSerializable)
+	var a *anomaly.Anomaly
+	for i := range c.Result.Anomalies {
+		if x := &c.Result.Anomalies[i]; x.Kind == anomaly.RealTimeViolation && !x.IsCycle() {
+			a = x
+		}
+	}
+	if a == nil {
+		t.Fatalf("no prefix counterexample in %v (checker %s)", c.Result.Anomalies, c.Result.Checker)
+	}
+	e := Explain(c.History, a)
+	for _, want := range []string{"no order of the operations on x respects real time", "the longest prefix of one that does", "none of the operations left can come next", "the first of them to end"} {
+		if !strings.Contains(e, want) {
+			t.Errorf("explanation %q lacks %q", e, want)
+		}
+	}
+	var b bytes.Buffer
+	if err := JSON(&b, c, false); err != nil {
+		t.Fatal(err)
+	}
+	var d Document
+	if err := json.Unmarshal(b.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Resolve("h", c.History, &d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range back.Result.Anomalies {
+		if got, want := Explain(back.History, &x), Explain(c.History, &c.Result.Anomalies[i]); got != want {
+			t.Errorf("resolved from JSON: %q\nwant %q", got, want)
+		}
+	}
+}

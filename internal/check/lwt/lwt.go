@@ -42,7 +42,8 @@ func (Checker) Plan(ix *history.Index, l level.Level, _ checker.Options) (checke
 
 // decides returns nil for what Plan accepts: strict serializability on lightweight-transaction
 // histories with unique values, real-time instants on every transaction
-// that took effect, and sessions whose transactions do not overlap in time.
+// that took effect, and sessions whose transactions do not overlap in time
+// and in which only the last may be of unknown outcome.
 func decides(ix *history.Index, l level.Level) error {
 	if l.ID != level.StrictSerializable {
 		return fmt.Errorf("it decides strict-serializable (linearizability), not %s", l.Name)
@@ -53,26 +54,38 @@ func decides(ix *history.Index, l level.Level) error {
 	}
 	last := make([]int64, len(h.Sessions))
 	seen := make([]bool, len(h.Sessions))
+	unknown := make([]history.TxnID, len(h.Sessions)) // the previous transaction, when of unknown outcome (else -1)
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		if !ix.Effective(history.TxnID(i)) {
 			continue
 		}
-		if !isLWT(t) {
+		if !Fits(t) {
 			return fmt.Errorf("transaction %s is not a single-key compare-and-set, insert or read", h.TxnName(history.TxnID(i)))
 		}
 		if !t.HasTime {
 			return fmt.Errorf("transaction %s (line %d) has no begin and end instants", h.TxnName(history.TxnID(i)), t.Line)
 		}
+		if seen[t.Session] && unknown[t.Session] >= 0 {
+			// Had it taken effect, it did so before t, which real time
+			// alone (its end unknown) does not say.
+			return fmt.Errorf("transaction %s, of unknown outcome, is followed by %s in its session", h.TxnName(unknown[t.Session]), h.TxnName(history.TxnID(i)))
+		}
 		if seen[t.Session] && last[t.Session] >= t.Begin {
 			return fmt.Errorf("transaction %s begins before the previous transaction of its session ended", h.TxnName(history.TxnID(i)))
 		}
-		seen[t.Session], last[t.Session] = true, t.End
+		seen[t.Session], last[t.Session], unknown[t.Session] = true, t.End, -1
+		if t.Status == history.Unknown {
+			unknown[t.Session] = history.TxnID(i)
+		}
 	}
 	return nil
 }
 
-func isLWT(t *history.Txn) bool {
+// Fits reports whether t has the shape Algorithm 2 takes: a read alone (a
+// plain read, or a compare-and-set that failed), or a read and then a
+// write of the same key (a compare-and-set or insert that succeeded).
+func Fits(t *history.Txn) bool {
 	switch len(t.Ops) {
 	case 1:
 		return t.Ops[0].Kind == history.Read
@@ -114,14 +127,21 @@ func check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Ano
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		if a, ok := checkKey(ix, k, byKey[k]); ok {
+		if a, ok := CheckKey(ix, k, byKey[k]); ok {
 			out = append(out, a)
 		}
 	}
 	return out, nil
 }
 
-func checkKey(ix *history.Index, k history.KeyID, txns []history.TxnID) (anomaly.Anomaly, bool) {
+// CheckKey is Algorithm 2 on one key: txns are the transactions on k that
+// took effect, each of the shape Fits takes, with no two writing the same
+// value to k and none writing its initial value, and every one with begin
+// and end instants. It returns k's first problem, if k has one: two links
+// reading the same value (a lost update), links that do not hang off the
+// chain (a cycle), or an operation forced before one that finished before
+// it began (a real-time violation).
+func CheckKey(ix *history.Index, k history.KeyID, txns []history.TxnID) (anomaly.Anomaly, bool) {
 	h := ix.History()
 	// next[v]: the link that read v and wrote; readers[v]: reads alone.
 	next := make(map[history.Value]history.TxnID)

@@ -60,6 +60,7 @@ func TestBadInput(t *testing.T) {
 func FuzzRead(f *testing.F) {
 	f.Add(sample)
 	f.Add("INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]\n")
+	f.Add(ednSample)
 	f.Fuzz(func(t *testing.T, s string) {
 		h, err := Read(strings.NewReader(s), "f")
 		if err != nil {
@@ -79,4 +80,61 @@ func FuzzRead(f *testing.F) {
 func TestGolden(t *testing.T) {
 	h := formattest.ReadFile(t, filepath.Join("testdata", "small.log"), Read)
 	golden.Check(t, "testdata/small.golden", formattest.Render(h))
+}
+
+// ednSample is a knossos history in EDN: a vector, a comment, a
+// nemesis's operation, a map over two lines, a failed compare-and-set, a
+// failed write, one of unknown outcome and one never completed.
+const ednSample = `[{:process 0, :type :invoke, :f :write, :value 1}
+ {:process 1, :type :invoke, :f :read, :value nil}
+ {:process 0, :type :ok, :f :write, :value 1}
+ ; a comment
+ {:process :nemesis, :type :info, :f :start, :value "partition"}
+ {:process 1, :type :ok, :f :read, :value 1}
+ {:process 2,
+  :type :invoke, :f :cas, :value [1 2]}
+ {:process 3, :type :invoke, :f :cas, :value [5 6]}
+ {:process 3, :type :fail, :f :cas, :value [5 6]}
+ {:process 2, :type :info, :f :cas, :value [1 2]}
+ {:process 4, :type :invoke, :f :write, :value 3}
+ {:process 4, :type :fail, :f :write, :value 3}
+ {:process 5, :type :invoke, :f :write, :value 7}]
+`
+
+func TestReadEDN(t *testing.T) {
+	if !Sniff([]byte(ednSample)) || !Sniff([]byte("; knossos\n{:process 0, :type :invoke, :f :read, :value nil}\n")) {
+		t.Fatal("sniff")
+	}
+	for _, other := range []string{
+		`{:process 0, :type :invoke, :f :append, :key "4", :value "x 0 1 y"}`, // porcupine's key-value log
+		`{:process 0, :type :invoke, :f :read, :key "4", :value nil}`,
+		`{:index 2, :type :invoke, :process 0, :f :txn, :value [[:append 255 8]]}`, // Elle's
+	} {
+		if Sniff([]byte(other)) {
+			t.Errorf("sniffed %s as a knossos history", other)
+		}
+	}
+	h, err := Read(strings.NewReader(ednSample), "s.edn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "t1: s0: @1-3: w x 1 | t2: s1: @2-4: r x 1 | t3: s2: unknown: @5-8: r x 1 w x 2 | t4: s4: aborted: @9-10: w x 3 | t5: s5: unknown: @11-12: w x 7"
+	if got := history.Notation(h); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if h.Header.Implies != "strict-serializable" || h.Txns[2].Line != 7 {
+		t.Errorf("header implies %q; transaction 3 on line %d, want 7", h.Header.Implies, h.Txns[2].Line)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"[{:process 0, :type :invoke, :f :read, :value nil}\n 3]", "not a map"},
+		{"[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read, :value \"x\"}]", ":value"},
+		{"[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :invoke, :f :read, :value nil}]", "invokes again"},
+		{"[{:process 0, :type :invoke, :f :read, :value nil}", "ends inside"},
+	} {
+		_, err := Read(strings.NewReader(c.in), "b.edn")
+		var fe *format.Error
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) || fe.Line == 0 {
+			t.Errorf("%q: got %v, want a format error with %q", c.in, err, c.want)
+		}
+	}
 }

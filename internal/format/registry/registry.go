@@ -68,7 +68,7 @@ func Formats() []Format {
 		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write, Whole: true},
 		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
-		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs)", Sniff: knossos.Sniff, Read: knossos.Read},
+		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs) or knossos EDN history of a compare-and-set register", Sniff: knossos.Sniff, Read: knossos.Read},
 		{Name: "porcupine", Describe: "porcupine key-value log (get/put/append EDN events)", Sniff: porcupine.Sniff, Read: porcupine.Read},
 		{Name: "timekiller", Describe: "TimeKiller (Chronos, Aion) JSON: transactions with hybrid-logical-clock start and commit timestamps",
 			Sniff: timekiller.Sniff, Read: timekiller.Read, Whole: true},
@@ -164,6 +164,7 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 		}
 	}
 	var r io.Reader = o.Stdin
+	buf := maxBuffer
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
@@ -171,14 +172,28 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 		}
 		defer f.Close()
 		r = f
-		if st, err := f.Stat(); err == nil && o.Wrap != nil {
+		st, err := f.Stat()
+		if err == nil && st.Mode().IsRegular() {
+			// A small file needs no large buffer: clearing a megabyte
+			// costs more than reading a register log.
+			buf = int(min(max(st.Size()+1, minBuffer), maxBuffer))
+		}
+		if err == nil && o.Wrap != nil {
 			var done func()
 			r, done = o.Wrap(f, st.Size())
 			defer done()
 		}
 	}
-	return Read(r, path, name, o)
+	return read(r, path, name, o, buf)
 }
+
+// The buffer a stream is read through: maxBuffer, or for a regular file
+// its size when that is smaller, but at least minBuffer (what detection
+// peeks at).
+const (
+	minBuffer = 64 << 10
+	maxBuffer = 1 << 20
+)
 
 // Read reads a history of a stream format from r, in the format named
 // formatName or, with "auto" or "", the one detected from its first bytes
@@ -186,14 +201,19 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 // every format. name names r in error messages; the options are OpenWith's
 // but for Stdin and Wrap, which Read does not use.
 func Read(r io.Reader, name, formatName string, o Options) (*Opened, error) {
+	return read(r, name, formatName, o, maxBuffer)
+}
+
+// read is Read through a buffer of buf bytes (at least minBuffer).
+func read(r io.Reader, name, formatName string, o Options, buf int) (*Opened, error) {
 	if o.Context != nil {
 		if err := o.Context.Err(); err != nil {
 			return nil, fmt.Errorf("%s: reading stopped: %w", name, context.Cause(o.Context))
 		}
 		r = format.ContextReader(o.Context, r)
 	}
-	br := bufio.NewReaderSize(r, 1<<20)
-	prefix, err := br.Peek(64 << 10)
+	br := bufio.NewReaderSize(r, buf)
+	prefix, err := br.Peek(minBuffer)
 	if len(prefix) == 0 {
 		if err == nil || errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: empty input: no transactions", name)
