@@ -211,7 +211,7 @@ func TestNoOrderExplained(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := JSON(&b, c, false); err != nil {
+	if err := JSON(&b, c); err != nil {
 		t.Fatal(err)
 	}
 	var d Document
