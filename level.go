@@ -153,6 +153,10 @@ const (
 	ListAppend Checker = "list-append"
 	// DSG decides RC and RU of histories with unique values.
 	DSG Checker = "dsg"
+	// Saturate decides RCSession, ReadAtomic and Causal of read/write
+	// histories with unique values in near-linear time, by saturating
+	// the commit order with the edges the level's axiom infers.
+	Saturate Checker = "saturate"
 	// SAT decides every level on any history, by a SAT search.
 	SAT Checker = "sat"
 	// SATBC is SAT with snapshot isolation encoded on Viper's

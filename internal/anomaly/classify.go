@@ -50,6 +50,8 @@ func PhenomenonOf(cycle []Step) Phenomenon {
 //     older) in program order, its reads went back in time:
 //     non-monotonic-read (Biswas and Enea, Fig. 3a); otherwise
 //     fractured-read (Cerone et al.);
+//   - wr(k)+rw(k) between two transactions: the reader read k from the
+//     writer and an older version of it as well: non-monotonic-read;
 //   - any other one rw and a path of so and wr (wr, wr, …, rw):
 //     causality-violation;
 //   - wr, rw, wr, rw over four transactions: long-fork;
@@ -87,6 +89,10 @@ func Classify(h *history.History, cycle []Step) (Kind, Phenomenon) {
 				return NonMonotonicRead, ph
 			}
 			return FracturedRead, ph
+		case (b.Dep == WR || b.Dep == PWR) && a.Dep.IsAnti():
+			// The reader read k from the writer and an older version of k
+			// too.
+			return NonMonotonicRead, ph
 		}
 		return Cycle, ph
 	}

@@ -18,15 +18,19 @@ import (
 	"github.com/isoscope/isoscope/internal/check/mt"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/check/precheck"
+	"github.com/isoscope/isoscope/internal/check/saturate"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
 
 // Checkers returns every algorithm, fastest first: the order in which Auto
 // tries them. Chronos comes first: when every transaction carries the
-// database's timestamps, it decides SI and SER by replaying them.
+// database's timestamps, it decides SI and SER by replaying them. The
+// saturation checker decides the axiomatic weak levels (rc-session, read
+// atomic, causal) on unique values before the solver would.
 func Checkers() []checker.Checker {
-	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
+	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, saturate.Checker{},
+		polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
 }
 
 // Modules returns the built-in modules of the solver by name

@@ -1,0 +1,323 @@
+package saturate
+
+import (
+	"context"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/dsg"
+	"github.com/isoscope/isoscope/internal/graph"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// keyWriters are the writers of each key grouped by session, in session
+// order: key k's groups are groups[gFirst[k]:gFirst[k+1]], and group g's
+// writers wTxn[g.lo:g.hi] (at positions wPos[g.lo:g.hi] in their
+// session).
+type keyWriters struct {
+	gFirst []int32
+	groups []writerGroup
+	wTxn   []history.TxnID
+	wPos   []int32
+}
+
+type writerGroup struct {
+	session int32
+	lo, hi  int32
+}
+
+func (s *state) keyWriters() *keyWriters {
+	nk := len(s.h.Keys)
+	count := make([]int32, nk+1)
+	for _, k := range s.wKey {
+		count[k+1]++
+	}
+	for k := range nk {
+		count[k+1] += count[k]
+	}
+	kw := &keyWriters{wTxn: make([]history.TxnID, len(s.wKey)), wPos: make([]int32, len(s.wKey))}
+	fill := count[:nk]
+	start := append([]int32(nil), count...)
+	// Sessions in order and each in session order: every key's writers
+	// come out grouped by session, in session order.
+	for _, txns := range s.bySession {
+		for _, t := range txns {
+			for _, k := range s.writes(t) {
+				kw.wTxn[fill[k]], kw.wPos[fill[k]] = t, s.pos[t]
+				fill[k]++
+			}
+		}
+	}
+	kw.gFirst = make([]int32, nk+1)
+	for k := range nk {
+		kw.gFirst[k] = int32(len(kw.groups))
+		for i := start[k]; i < start[k+1]; i++ {
+			sess := s.sess[kw.wTxn[i]]
+			if i == start[k] || kw.groups[len(kw.groups)-1].session != sess {
+				kw.groups = append(kw.groups, writerGroup{session: sess, lo: i, hi: i})
+			}
+			kw.groups[len(kw.groups)-1].hi = i + 1
+		}
+	}
+	kw.gFirst[nk] = int32(len(kw.groups))
+	return kw
+}
+
+// lastBefore returns the index of the last writer of group g at a position
+// below bound, or -1.
+func (kw *keyWriters) lastBefore(g writerGroup, bound int32) int32 {
+	lo, hi := g.lo, g.hi // the first writer at bound or beyond is in [lo, hi]
+	for lo < hi {
+		mid := int32(uint32(lo+hi) >> 1)
+		if kw.wPos[mid] < bound {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == g.lo {
+		return -1
+	}
+	return lo - 1
+}
+
+// clocks is a pool of vector clocks over the sessions.
+type clocks struct {
+	k    int
+	mem  []int32
+	free []int32
+}
+
+func (c *clocks) alloc() int32 {
+	if n := len(c.free); n > 0 {
+		id := c.free[n-1]
+		c.free = c.free[:n-1]
+		return id
+	}
+	c.mem = append(c.mem, make([]int32, c.k)...)
+	return int32(len(c.mem)/c.k - 1)
+}
+
+func (c *clocks) of(id int32) []int32 { return c.mem[int(id)*c.k : int(id+1)*c.k] }
+
+// inferCC infers causal consistency's edges. In a topological order of so
+// ∪ wr each transaction's vector clock (per session, how many of its
+// transactions precede or are it by so and wr) is the maximum of its
+// session predecessor's and its writers'; then for each key x it read from
+// t1 and each session, the last writer of x in that session within the
+// clock precedes t1, unless it already reaches t1 (then the edge follows).
+// A clock is freed once the transactions that take it in (its readers, its
+// session successor) have.
+func (s *state) inferCC(ctx context.Context) error {
+	kw := s.keyWriters()
+	c := &clocks{k: max(len(s.h.Sessions), 1)}
+	vc := make([]int32, s.n)
+	refs := make([]int32, s.n)
+	for i := range s.n {
+		vc[i] = -1
+		if s.pos[i] >= 0 {
+			refs[i] = s.rdFirst[i+1] - s.rdFirst[i]
+			if int(s.pos[i])+1 < len(s.bySession[s.sess[i]]) {
+				refs[i]++
+			}
+		}
+	}
+	release := func(t history.TxnID) {
+		if refs[t]--; refs[t] == 0 {
+			c.free = append(c.free, vc[t])
+			vc[t] = -1
+		}
+	}
+	var sources []history.TxnID
+	for idx, t3 := range s.topo {
+		if idx%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		id := c.alloc()
+		v := c.of(id)
+		own := s.sess[t3]
+		var pred history.TxnID = -1
+		if p := s.pos[t3]; p > 0 {
+			pred = s.bySession[own][p-1]
+			copy(v, c.of(vc[pred]))
+		} else {
+			clear(v)
+		}
+		s.epoch++
+		sources = sources[:0]
+		for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
+			w := s.rWriter[r]
+			if w == history.Init || s.txnMark[w] == s.epoch {
+				continue
+			}
+			s.txnMark[w], s.first[w] = s.epoch, r
+			sources = append(sources, w)
+			for i, x := range c.of(vc[w]) {
+				v[i] = max(v[i], x)
+			}
+		}
+		// v[own] is still t3's position: its session's writers before it.
+		var lastKey history.KeyID = -1
+		var lastWriter history.TxnID
+		for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
+			x, t1 := s.rKey[r], s.rWriter[r]
+			if x == lastKey && t1 == lastWriter {
+				continue // the same read again
+			}
+			lastKey, lastWriter = x, t1
+			var v1 []int32
+			if t1 != history.Init {
+				v1 = c.of(vc[t1])
+			}
+			for _, g := range kw.groups[kw.gFirst[x]:kw.gFirst[x+1]] {
+				j := kw.lastBefore(g, v[g.session])
+				if j < 0 {
+					continue
+				}
+				t2 := kw.wTxn[j]
+				if t2 == t1 || v1 != nil && v1[g.session] > kw.wPos[j] {
+					continue // t1 itself, or t2 reaches t1 already
+				}
+				f := inference{from: t2, to: t1, reader: t3, read: r, beta: -1, why: byPath}
+				switch {
+				case g.session == own:
+					f.why = bySession
+				case s.txnMark[t2] == s.epoch:
+					f.why, f.beta = byRead, s.first[t2]
+				}
+				s.inf = append(s.inf, f)
+			}
+		}
+		v[own] = s.pos[t3] + 1
+		vc[t3] = id
+		if pred >= 0 {
+			release(pred)
+		}
+		for _, w := range sources {
+			release(w)
+		}
+		if refs[t3] == 0 {
+			c.free = append(c.free, id)
+			vc[t3] = -1
+		}
+	}
+	return nil
+}
+
+// score ranks inference i for the depiction of a cycle: one whose premise
+// only the level (and not a weaker one) has names the violation best.
+func (s *state) score(i int32) int {
+	f := &s.inf[i]
+	switch {
+	case f.why == byPath:
+		return 2
+	case f.why == bySession, s.ax != level.AxiomRC && s.rOp[f.beta] > s.rOp[f.read]:
+		return 1
+	}
+	return 0
+}
+
+// cycles builds so ∪ wr with the inferred edges and returns one anomaly per
+// strongly connected component: the read that missed a write, through the
+// inferred edge of the component whose premise names it best.
+func (s *state) cycles(ctx context.Context) ([]anomaly.Anomaly, error) {
+	g := s.graph(true)
+	if _, ok := g.TopoOrder(graph.AllLabels); ok {
+		return nil, ctx.Err()
+	}
+	var out []anomaly.Anomaly
+	in := make([]int32, g.Nodes())
+	ww := dsg.Label(anomaly.WW)
+	p := &pathFinder{s: s}
+	for c, comp := range g.NontrivialSCCs(graph.AllLabels) {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		for _, v := range comp {
+			in[v] = int32(c) + 1
+		}
+		best, score := int32(-1), -1
+		for _, v := range comp {
+			lo, hi := g.Out(v)
+			for e := lo; e < hi; e++ {
+				if g.Label(e) == ww && in[g.To(e)] == int32(c)+1 {
+					if sc := s.score(g.Data(e)); sc > score {
+						best, score = g.Data(e), sc
+					}
+				}
+			}
+		}
+		if best >= 0 {
+			out = append(out, s.depict(best, p))
+		}
+	}
+	return out, nil
+}
+
+// depict is inference i's violation: its premise, a path of so and wr from
+// the writer the reader missed to the reader, then the anti-dependency.
+func (s *state) depict(i int32, p *pathFinder) anomaly.Anomaly {
+	f := s.inf[i]
+	var path []anomaly.Step
+	switch f.why {
+	case byRead:
+		path = []anomaly.Step{{From: f.from, To: f.reader, Dep: anomaly.WR, Key: s.rKey[f.beta]}}
+	case bySession:
+		path = []anomaly.Step{{From: f.from, To: f.reader, Dep: anomaly.SO, Key: history.NoKey}}
+	default:
+		path = p.path(f.from, f.reader)
+	}
+	return dsg.Missed(s.h, path, history.OpRef{Txn: f.reader, Op: s.rOp[f.read]}, f.to, f.from, s.rKey[f.read], false)
+}
+
+// pathFinder finds shortest paths of so and wr, breadth-first over the
+// transactions no later than the target in the topological order.
+type pathFinder struct {
+	s      *state
+	mark   []uint32
+	epoch  uint32
+	parent []history.TxnID
+	queue  []history.TxnID
+}
+
+// path returns the steps of a shortest path of so and wr from a to b (b
+// reachable from a).
+func (p *pathFinder) path(a, b history.TxnID) []anomaly.Step {
+	s := p.s
+	if p.mark == nil {
+		p.mark, p.parent = make([]uint32, s.n), make([]history.TxnID, s.n)
+	}
+	p.epoch++
+	p.mark[a], p.queue = p.epoch, append(p.queue[:0], a)
+	limit := s.at[b]
+	for i := 0; i < len(p.queue) && p.mark[b] != p.epoch; i++ {
+		u := p.queue[i]
+		visit := func(w history.TxnID) {
+			if p.mark[w] != p.epoch && s.at[w] <= limit {
+				p.mark[w], p.parent[w] = p.epoch, u
+				p.queue = append(p.queue, w)
+			}
+		}
+		if next := int(s.pos[u]) + 1; next < len(s.bySession[s.sess[u]]) {
+			visit(s.bySession[s.sess[u]][next])
+		}
+		for _, w := range s.rd[s.rdFirst[u]:s.rdFirst[u+1]] {
+			visit(w)
+		}
+	}
+	var steps []anomaly.Step
+	for w := b; w != a && p.mark[w] == p.epoch; w = p.parent[w] {
+		u := p.parent[w]
+		st := anomaly.Step{From: u, To: w, Dep: anomaly.SO, Key: history.NoKey}
+		if s.sess[u] != s.sess[w] || s.pos[w] != s.pos[u]+1 {
+			st.Dep, st.Key = anomaly.WR, s.keyReadFrom(w, u)
+		}
+		steps = append(steps, st)
+	}
+	for l, r := 0, len(steps)-1; l < r; l, r = l+1, r-1 {
+		steps[l], steps[r] = steps[r], steps[l]
+	}
+	return steps
+}
