@@ -11,19 +11,40 @@ import (
 )
 
 // keyWriters are the writers of each key grouped by session, in session
-// order: key k's groups are groups[gFirst[k]:gFirst[k+1]], and group g's
-// writers wTxn[g.lo:g.hi] (at positions wPos[g.lo:g.hi] in their
-// session).
+// order: key k's groups are gFirst[k] to gFirst[k+1]; group g holds the
+// writers wTxn[gStart[g]:gStart[g+1]] of session g's, at positions
+// wPos[gStart[g]:gStart[g+1]] in it. As inferCC walks the topological
+// order, each group keeps its session and the position of its last walked
+// writer in hot[g] (what the scan over a key's groups, inferCC's hot loop,
+// reads), and in walk[g] how many of its writers have been walked (a
+// prefix: the order extends session order) and the last two of them: a
+// writer in a reader's causal past has been walked, so the last walked
+// one below the reader's clock is the one to find, almost always the last
+// walked one or the one before.
 type keyWriters struct {
 	gFirst []int32
-	groups []writerGroup
+	gStart []int32 // one more entry: the end
+	hot    []groupHot
+	walk   []groupWalk
 	wTxn   []history.TxnID
 	wPos   []int32
+	// group is, for each entry of state.wKey (a transaction's written
+	// key), its group.
+	group []int32
 }
 
-type writerGroup struct {
-	session int32
-	lo, hi  int32
+// groupHot is a group's session and its last walked writer's position
+// (-1: none yet).
+type groupHot struct {
+	session, last int32
+}
+
+// groupWalk is the rest of a group's state in the walk: its writers
+// walked so far, the last one's transaction, and the one before's
+// position (-1: none) and transaction.
+type groupWalk struct {
+	done, prev      int32
+	lastTxn, prevTx history.TxnID
 }
 
 func (s *state) keyWriters() *keyWriters {
@@ -35,38 +56,59 @@ func (s *state) keyWriters() *keyWriters {
 	for k := range nk {
 		count[k+1] += count[k]
 	}
-	kw := &keyWriters{wTxn: make([]history.TxnID, len(s.wKey)), wPos: make([]int32, len(s.wKey))}
+	kw := &keyWriters{wTxn: make([]history.TxnID, len(s.wKey)), wPos: make([]int32, len(s.wKey)), group: make([]int32, len(s.wKey))}
 	fill := count[:nk]
 	start := append([]int32(nil), count...)
 	// Sessions in order and each in session order: every key's writers
 	// come out grouped by session, in session order.
+	at := make([]int32, len(s.wKey)) // entry of state.wKey → index here
 	for _, txns := range s.bySession {
 		for _, t := range txns {
-			for _, k := range s.writes(t) {
+			for e := s.wFirst[t]; e < s.wFirst[t+1]; e++ {
+				k := s.wKey[e]
 				kw.wTxn[fill[k]], kw.wPos[fill[k]] = t, s.pos[t]
+				at[e] = fill[k]
 				fill[k]++
 			}
 		}
 	}
+	groupOf := make([]int32, len(s.wKey)) // index here → group
 	kw.gFirst = make([]int32, nk+1)
 	for k := range nk {
-		kw.gFirst[k] = int32(len(kw.groups))
+		kw.gFirst[k] = int32(len(kw.hot))
 		for i := start[k]; i < start[k+1]; i++ {
 			sess := s.sess[kw.wTxn[i]]
-			if i == start[k] || kw.groups[len(kw.groups)-1].session != sess {
-				kw.groups = append(kw.groups, writerGroup{session: sess, lo: i, hi: i})
+			if n := len(kw.hot); i == start[k] || kw.hot[n-1].session != sess {
+				kw.hot = append(kw.hot, groupHot{session: sess, last: -1})
+				kw.walk = append(kw.walk, groupWalk{prev: -1})
+				kw.gStart = append(kw.gStart, i)
 			}
-			kw.groups[len(kw.groups)-1].hi = i + 1
+			groupOf[i] = int32(len(kw.hot) - 1)
 		}
 	}
-	kw.gFirst[nk] = int32(len(kw.groups))
+	kw.gFirst[nk] = int32(len(kw.hot))
+	kw.gStart = append(kw.gStart, int32(len(kw.wTxn)))
+	for e, i := range at {
+		kw.group[e] = groupOf[i]
+	}
 	return kw
 }
 
-// lastBefore returns the index of the last writer of group g at a position
-// below bound, or -1.
-func (kw *keyWriters) lastBefore(g writerGroup, bound int32) int32 {
-	lo, hi := g.lo, g.hi // the first writer at bound or beyond is in [lo, hi]
+// walked records that t's writes have been walked.
+func (kw *keyWriters) walked(s *state, t history.TxnID) {
+	p := s.pos[t]
+	for e := s.wFirst[t]; e < s.wFirst[t+1]; e++ {
+		h, g := &kw.hot[kw.group[e]], &kw.walk[kw.group[e]]
+		g.done++
+		g.prev, g.prevTx, h.last, g.lastTxn = h.last, g.lastTxn, p, t
+	}
+}
+
+// lastBefore returns the index of the last walked writer of group g at a
+// position below bound (some walked writer's is), or -1.
+func (kw *keyWriters) lastBefore(g, bound int32) int32 {
+	lo, hi := kw.gStart[g], kw.gStart[g]+kw.walk[g].done // the first writer at bound or beyond is in [lo, hi]
+	first := lo
 	for lo < hi {
 		mid := int32(uint32(lo+hi) >> 1)
 		if kw.wPos[mid] < bound {
@@ -75,7 +117,7 @@ func (kw *keyWriters) lastBefore(g writerGroup, bound int32) int32 {
 			hi = mid
 		}
 	}
-	if lo == g.lo {
+	if lo == first {
 		return -1
 	}
 	return lo - 1
@@ -110,7 +152,9 @@ func (c *clocks) of(id int32) []int32 { return c.mem[int(id)*c.k : int(id+1)*c.k
 // session successor) have.
 func (s *state) inferCC(ctx context.Context) error {
 	kw := s.keyWriters()
+	s.inf = make([]inference, 0, len(s.rKey)/2)
 	c := &clocks{k: max(len(s.h.Sessions), 1)}
+	zero := make([]int32, c.k) // the initial state's clock
 	vc := make([]int32, s.n)
 	refs := make([]int32, s.n)
 	for i := range s.n {
@@ -154,6 +198,10 @@ func (s *state) inferCC(ctx context.Context) error {
 			}
 			s.txnMark[w], s.first[w] = s.epoch, r
 			sources = append(sources, w)
+			if v[s.sess[w]] > s.pos[w] {
+				// w is in the causal past merged so far, and so is its own.
+				continue
+			}
 			for i, x := range c.of(vc[w]) {
 				v[i] = max(v[i], x)
 			}
@@ -167,22 +215,44 @@ func (s *state) inferCC(ctx context.Context) error {
 				continue // the same read again
 			}
 			lastKey, lastWriter = x, t1
-			var v1 []int32
+			v1 := zero
 			if t1 != history.Init {
 				v1 = c.of(vc[t1])
 			}
-			for _, g := range kw.groups[kw.gFirst[x]:kw.gFirst[x+1]] {
-				j := kw.lastBefore(g, v[g.session])
-				if j < 0 {
+			lo := kw.gFirst[x]
+			for gi, a := range kw.hot[lo:kw.gFirst[x+1]] {
+				bound, known := v[a.session], v1[a.session]
+				// Skip the session when t3 has seen nothing of it t1 has
+				// not, or every walked writer of x there is in t1's causal
+				// past (none walked yet: last is -1).
+				if bound <= known || a.last < known {
 					continue
 				}
-				t2 := kw.wTxn[j]
-				if t2 == t1 || v1 != nil && v1[g.session] > kw.wPos[j] {
-					continue // t1 itself, or t2 reaches t1 already
+				var t2 history.TxnID
+				switch w := &kw.walk[lo+int32(gi)]; {
+				case a.last < bound:
+					t2 = w.lastTxn
+				case w.prev < bound:
+					// The last walked writer is not in t3's causal past
+					// (walked before t3, concurrent with it); the one
+					// before is.
+					if w.prev < known {
+						continue
+					}
+					t2 = w.prevTx
+				default:
+					j := kw.lastBefore(lo+int32(gi), bound)
+					if j < 0 || kw.wPos[j] < known {
+						continue
+					}
+					t2 = kw.wTxn[j]
+				}
+				if t2 == t1 {
+					continue
 				}
 				f := inference{from: t2, to: t1, reader: t3, read: r, beta: -1, why: byPath}
 				switch {
-				case g.session == own:
+				case a.session == own:
 					f.why = bySession
 				case s.txnMark[t2] == s.epoch:
 					f.why, f.beta = byRead, s.first[t2]
@@ -192,6 +262,7 @@ func (s *state) inferCC(ctx context.Context) error {
 		}
 		v[own] = s.pos[t3] + 1
 		vc[t3] = id
+		kw.walked(s, t3)
 		if pred >= 0 {
 			release(pred)
 		}
@@ -219,14 +290,104 @@ func (s *state) score(i int32) int {
 	return 0
 }
 
-// cycles builds so ∪ wr with the inferred edges and returns one anomaly per
-// strongly connected component: the read that missed a write, through the
+// acyclic reports whether so ∪ wr with the inferred edges is acyclic:
+// Kahn's algorithm over the transactions that took effect and the initial
+// state, whose node has an edge to every transaction an inference puts
+// before it.
+func (s *state) acyclic() bool {
+	n := s.n
+	// The inferred edges by source (the initial state's are the last
+	// node's), counted then filled.
+	out := make([]int32, n+2)
+	indeg := make([]int32, n+1)
+	initFirst := make([]bool, n)
+	inits := 0
+	for _, f := range s.inf {
+		out[f.from+1]++
+		if f.to == history.Init {
+			indeg[n]++
+			if !initFirst[f.from] {
+				initFirst[f.from] = true
+				inits++
+				indeg[f.from]++
+			}
+		} else {
+			indeg[f.to]++
+		}
+	}
+	if inits == 0 {
+		// No inference puts anything before the initial state: its node
+		// takes no part.
+		indeg[n] = 0
+	}
+	for i := range n + 1 {
+		out[i+1] += out[i]
+	}
+	to := make([]int32, len(s.inf))
+	fill := append([]int32(nil), out[:n+1]...)
+	for _, f := range s.inf {
+		t := int32(f.to)
+		if f.to == history.Init {
+			t = int32(n)
+		}
+		to[fill[f.from]] = t
+		fill[f.from]++
+	}
+	effective := 1
+	queue := make([]int32, 0, n+1)
+	for i := range n {
+		if s.pos[i] < 0 {
+			continue
+		}
+		effective++
+		indeg[i] += s.rdIn(history.TxnID(i))
+		if s.pos[i] > 0 {
+			indeg[i]++
+		}
+	}
+	for i := range n + 1 {
+		if (i == n || s.pos[i] >= 0) && indeg[i] == 0 {
+			queue = append(queue, int32(i))
+		}
+	}
+	for head := 0; head < len(queue); head++ {
+		v := queue[head]
+		release := func(u int32) {
+			if indeg[u]--; indeg[u] == 0 {
+				queue = append(queue, u)
+			}
+		}
+		if int(v) == n {
+			for t, first := range initFirst {
+				if first {
+					release(int32(t))
+				}
+			}
+			continue
+		}
+		t := history.TxnID(v)
+		if next := int(s.pos[t]) + 1; next < len(s.bySession[s.sess[t]]) {
+			release(int32(s.bySession[s.sess[t]][next]))
+		}
+		for _, u := range s.rd[s.rdFirst[t]:s.rdFirst[t+1]] {
+			release(int32(u))
+		}
+		for _, u := range to[out[t]:out[t+1]] {
+			release(u)
+		}
+	}
+	return len(queue) == effective
+}
+
+// cycles reports nothing when so ∪ wr with the inferred edges is acyclic;
+// otherwise it builds that graph and returns one anomaly per strongly
+// connected component: the read that missed a write, through the
 // inferred edge of the component whose premise names it best.
 func (s *state) cycles(ctx context.Context) ([]anomaly.Anomaly, error) {
-	g := s.graph(true)
-	if _, ok := g.TopoOrder(graph.AllLabels); ok {
+	if s.acyclic() {
 		return nil, ctx.Err()
 	}
+	g := s.graph(true)
 	var out []anomaly.Anomaly
 	in := make([]int32, g.Nodes())
 	ww := dsg.Label(anomaly.WW)

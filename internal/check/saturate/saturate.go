@@ -3,7 +3,9 @@ package saturate
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/checker"
@@ -111,13 +113,23 @@ type state struct {
 	// took effect, and at each one's index in it.
 	topo []history.TxnID
 	at   []int32
-	// Scratch marks, by key and by transaction, with the epoch of the
-	// reader being processed.
+	// marks is the sequential passes' scratch; the parallel inferences
+	// have their own.
+	*marks
+	inf []inference
+}
+
+// marks are scratch marks, by key and by transaction, with the epoch of
+// the reader being processed.
+type marks struct {
 	epoch   uint32
 	keyMark []uint32
 	txnMark []uint32
 	first   []int32 // per transaction marked: the reader's first read from it
-	inf     []inference
+}
+
+func (s *state) newMarks() *marks {
+	return &marks{keyMark: make([]uint32, len(s.h.Keys)), txnMark: make([]uint32, s.n), first: make([]int32, s.n)}
 }
 
 // Check decides ix's history at l (rc-session, read atomic or causal), as
@@ -152,9 +164,10 @@ const checkEvery = 4096
 func newState(ix *history.Index, ax level.Axiom) *state {
 	h := ix.History()
 	n := len(h.Txns)
-	return &state{h: h, ix: ix, ax: ax, n: n, sess: make([]int32, n), pos: make([]int32, n),
-		bySession: make([][]history.TxnID, len(h.Sessions)),
-		keyMark:   make([]uint32, len(h.Keys)), txnMark: make([]uint32, n), first: make([]int32, n)}
+	s := &state{h: h, ix: ix, ax: ax, n: n, sess: make([]int32, n), pos: make([]int32, n),
+		bySession: make([][]history.TxnID, len(h.Sessions))}
+	s.marks = s.newMarks()
+	return s
 }
 
 // sessionAndReads indexes the history: sessions, external reads and their
@@ -200,15 +213,22 @@ func (s *state) sessionAndReads(ctx context.Context) ([]anomaly.Anomaly, error) 
 		}
 		s.bySession[x.Session] = append(s.bySession[x.Session], t)
 		s.epoch++
-		ix.ExternalReads(t, func(j int, op history.Op) {
+		for j, op := range x.Ops {
+			if op.Kind != history.Read {
+				continue
+			}
+			id := ix.ReadFrom(t, j)
 			w := history.Init
-			if id := ix.ReadFrom(t, j); id >= 0 {
+			switch {
+			case id >= 0:
 				w = ix.WriteRef(id).Txn
 				if w == t || !ix.Effective(w) {
-					return // a future or aborted read: the shared checks say so
+					continue // a future or aborted read: the shared checks say so
 				}
-			} else if !ix.WrittenInitially(op.Key, op.Value) {
-				return // thin air
+			case id == history.NotExternal:
+				continue // after the transaction's own write of the key
+			case !ix.WrittenInitially(op.Key, op.Value):
+				continue // thin air
 			}
 			s.rKey = append(s.rKey, op.Key)
 			s.rWriter = append(s.rWriter, w)
@@ -218,7 +238,7 @@ func (s *state) sessionAndReads(ctx context.Context) ([]anomaly.Anomaly, error) 
 				indeg[i]++
 				readersOf[w+1]++
 			}
-		})
+		}
 		start := len(s.wKey)
 		for _, op := range x.Ops {
 			if op.Kind == history.Write {
@@ -327,6 +347,19 @@ func (s *state) graph(withInferred bool) *graph.Graph {
 	return b.Build()
 }
 
+// rdIn returns how many transactions t read from.
+func (s *state) rdIn(t history.TxnID) int32 {
+	s.epoch++
+	n := int32(0)
+	for r := s.rFirst[t]; r < s.rFirst[t+1]; r++ {
+		if w := s.rWriter[r]; w != history.Init && s.txnMark[w] != s.epoch {
+			s.txnMark[w] = s.epoch
+			n++
+		}
+	}
+	return n
+}
+
 // keyReadFrom returns the first key reader read from w.
 func (s *state) keyReadFrom(reader, w history.TxnID) history.KeyID {
 	for r := s.rFirst[reader]; r < s.rFirst[reader+1]; r++ {
@@ -340,91 +373,146 @@ func (s *state) keyReadFrom(reader, w history.TxnID) history.KeyID {
 // writes returns the keys t writes, sorted.
 func (s *state) writes(t history.TxnID) []history.KeyID { return s.wKey[s.wFirst[t]:s.wFirst[t+1]] }
 
-// markReads starts a reader: a fresh epoch, and its read keys marked.
-// It returns the distinct keys, in the order first read.
-func (s *state) markReads(t history.TxnID, keys []history.KeyID) []history.KeyID {
-	s.epoch++
+// markReads starts a reader: a fresh epoch of m, and its read keys
+// marked. It returns the distinct keys, in the order first read.
+func (s *state) markReads(m *marks, t history.TxnID, keys []history.KeyID) []history.KeyID {
+	m.epoch++
 	keys = keys[:0]
 	for r := s.rFirst[t]; r < s.rFirst[t+1]; r++ {
-		if k := s.rKey[r]; s.keyMark[k] != s.epoch {
-			s.keyMark[k] = s.epoch
+		if k := s.rKey[r]; m.keyMark[k] != m.epoch {
+			m.keyMark[k] = m.epoch
 			keys = append(keys, k)
 		}
 	}
 	return keys
 }
 
-// common calls f for every key source writes that the reader being
-// processed reads (marked by markReads; keys are its read keys), walking
-// the smaller of the two sets.
-func (s *state) common(source history.TxnID, keys []history.KeyID, f func(k history.KeyID)) {
+// common returns, in out, every key source writes that the reader being
+// processed reads (marked in m by markReads; keys are its read keys),
+// walking the smaller of the two sets.
+func (s *state) common(m *marks, source history.TxnID, keys, out []history.KeyID) []history.KeyID {
+	out = out[:0]
 	ws := s.writes(source)
 	if len(ws) <= len(keys) {
 		for _, k := range ws {
-			if s.keyMark[k] == s.epoch {
-				f(k)
+			if m.keyMark[k] == m.epoch {
+				out = append(out, k)
 			}
 		}
-		return
+		return out
 	}
 	for _, k := range keys {
 		if _, ok := slices.BinarySearch(ws, k); ok {
-			f(k)
+			out = append(out, k)
 		}
 	}
+	return out
+}
+
+// parallelReads is how many reads make the inferences of read committed
+// and read atomic split their work across the processors.
+const parallelReads = 1 << 16
+
+// inParts runs infer on parts of the sessions (balanced by their reads), on
+// as many goroutines as there are processors (at most 4) when the history
+// is large, each with scratch of its own, and joins what they infer in
+// session order. A part stops when ctx ends.
+func (s *state) inParts(ctx context.Context, infer func(ctx context.Context, m *marks, sessions [][]history.TxnID) []inference) error {
+	parts := min(runtime.GOMAXPROCS(0), 4)
+	if len(s.rKey) < parallelReads || parts < 2 {
+		parts = 1
+	}
+	// Cut the sessions where the running count of reads passes each
+	// part's share.
+	cuts := []int{0}
+	total, share := 0, (len(s.rKey)+parts-1)/parts
+	for i, txns := range s.bySession {
+		for _, t := range txns {
+			total += int(s.rFirst[t+1] - s.rFirst[t])
+		}
+		if total >= share*len(cuts) && len(cuts) < parts {
+			cuts = append(cuts, i+1)
+		}
+	}
+	cuts = append(cuts, len(s.bySession))
+	out := make([][]inference, len(cuts)-1)
+	var wg sync.WaitGroup
+	for p := range out {
+		m := s.marks
+		if p > 0 {
+			m = s.newMarks()
+		}
+		wg.Go(func() { out[p] = infer(ctx, m, s.bySession[cuts[p]:cuts[p+1]]) })
+	}
+	wg.Wait()
+	n := 0
+	for _, o := range out {
+		n += len(o)
+	}
+	s.inf = make([]inference, 0, n)
+	for _, o := range out {
+		s.inf = append(s.inf, o...)
+	}
+	return ctx.Err()
 }
 
 // inferRC infers read committed's edges: for each reader, its reads in
 // program order; a read of x from t1 takes an edge from every transaction
 // read earlier that writes x, and then t1 stands for them.
 func (s *state) inferRC(ctx context.Context) error {
-	head := make([]int32, len(s.h.Keys)) // per key read: a list in nodes
-	type node struct {
-		t    history.TxnID
-		beta int32
-		next int32
-	}
-	var nodes []node
-	var keys []history.KeyID
-	for i := range s.n {
-		t3 := history.TxnID(i)
-		if s.rFirst[i] == s.rFirst[i+1] {
-			continue
+	return s.inParts(ctx, func(ctx context.Context, m *marks, sessions [][]history.TxnID) []inference {
+		var inf []inference
+		head := make([]int32, len(s.h.Keys)) // per key read: a list in nodes
+		type node struct {
+			t    history.TxnID
+			beta int32
+			next int32
 		}
-		if i%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		keys = s.markReads(t3, keys)
-		for _, k := range keys {
-			head[k] = -1
-		}
-		nodes = nodes[:0]
-		push := func(k history.KeyID, t history.TxnID, beta int32) {
-			nodes = append(nodes, node{t, beta, head[k]})
-			head[k] = int32(len(nodes) - 1)
-		}
-		for r := s.rFirst[i]; r < s.rFirst[i+1]; r++ {
-			x, t1 := s.rKey[r], s.rWriter[r]
-			for p := head[x]; p >= 0; p = nodes[p].next {
-				if t2 := nodes[p].t; t2 != t1 {
-					s.inf = append(s.inf, inference{from: t2, to: t1, reader: t3, read: r, beta: nodes[p].beta, why: byRead})
+		var nodes []node
+		var keys, shared []history.KeyID
+		done := 0
+		for _, txns := range sessions {
+			for _, t3 := range txns {
+				if done++; done%checkEvery == 0 && ctx.Err() != nil {
+					return nil
+				}
+				if s.rFirst[t3] == s.rFirst[t3+1] {
+					continue
+				}
+				keys = s.markReads(m, t3, keys)
+				for _, k := range keys {
+					head[k] = -1
+				}
+				nodes = nodes[:0]
+				push := func(k history.KeyID, t history.TxnID, beta int32) {
+					nodes = append(nodes, node{t, beta, head[k]})
+					head[k] = int32(len(nodes) - 1)
+				}
+				for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
+					x, t1 := s.rKey[r], s.rWriter[r]
+					for p := head[x]; p >= 0; p = nodes[p].next {
+						if t2 := nodes[p].t; t2 != t1 {
+							inf = append(inf, inference{from: t2, to: t1, reader: t3, read: r, beta: nodes[p].beta, why: byRead})
+						}
+					}
+					head[x] = -1
+					if t1 == history.Init {
+						continue
+					}
+					if m.txnMark[t1] == m.epoch {
+						push(x, t1, m.first[t1])
+						continue
+					}
+					m.txnMark[t1], m.first[t1] = m.epoch, r
+					shared = s.common(m, t1, keys, shared)
+					for _, k := range shared {
+						push(k, t1, r)
+					}
 				}
 			}
-			head[x] = -1
-			if t1 == history.Init {
-				continue
-			}
-			if s.txnMark[t1] == s.epoch {
-				push(x, t1, s.first[t1])
-				continue
-			}
-			s.txnMark[t1], s.first[t1] = s.epoch, r
-			s.common(t1, keys, func(k history.KeyID) { push(k, t1, r) })
 		}
-	}
-	return nil
+		return inf
+	})
 }
 
 // inferRA infers read atomic's edges: from every transaction a reader read
@@ -432,64 +520,67 @@ func (s *state) inferRC(ctx context.Context) error {
 // writes, and from the last writer of the key earlier in the reader's
 // session.
 func (s *state) inferRA(ctx context.Context) error {
-	// Per key the reader reads: its reads, chained (one per writer).
-	head := make([]int32, len(s.h.Keys))
+	// Per key a reader reads: its reads, chained (one per writer); the
+	// reads are the parts' own, so one array serves them all.
 	next := make([]int32, len(s.rKey))
-	last := make([]history.TxnID, len(s.h.Keys)) // per key: the session's last writer so far
-	lastMark := make([]uint32, len(s.h.Keys))
-	var keys []history.KeyID
-	var sessEpoch uint32
-	done := 0
-	for _, txns := range s.bySession {
-		sessEpoch++
-		for _, t3 := range txns {
-			if done++; done%checkEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
+	return s.inParts(ctx, func(ctx context.Context, m *marks, sessions [][]history.TxnID) []inference {
+		inf := make([]inference, 0, len(s.rKey)/4)
+		head := make([]int32, len(s.h.Keys))
+		last := make([]history.TxnID, len(s.h.Keys)) // per key: the session's last writer so far
+		lastMark := make([]uint32, len(s.h.Keys))
+		var keys, shared []history.KeyID
+		var sessEpoch uint32
+		done := 0
+		for _, txns := range sessions {
+			sessEpoch++
+			for _, t3 := range txns {
+				if done++; done%checkEvery == 0 && ctx.Err() != nil {
+					return nil
 				}
-			}
-			keys = s.markReads(t3, keys)
-			for _, k := range keys {
-				head[k] = -1
-			}
-			for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
-				x, t1 := s.rKey[r], s.rWriter[r]
-				dup := false
-				for q := head[x]; q >= 0; q = next[q] {
-					dup = dup || s.rWriter[q] == t1
+				keys = s.markReads(m, t3, keys)
+				for _, k := range keys {
+					head[k] = -1
 				}
-				if !dup {
-					next[r], head[x] = head[x], r
-				}
-			}
-			for _, k := range keys {
-				if lastMark[k] != sessEpoch {
-					continue
-				}
-				for q := head[k]; q >= 0; q = next[q] {
-					if t1 := s.rWriter[q]; last[k] != t1 {
-						s.inf = append(s.inf, inference{from: last[k], to: t1, reader: t3, read: q, beta: -1, why: bySession})
+				for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
+					x, t1 := s.rKey[r], s.rWriter[r]
+					dup := false
+					for q := head[x]; q >= 0; q = next[q] {
+						dup = dup || s.rWriter[q] == t1
+					}
+					if !dup {
+						next[r], head[x] = head[x], r
 					}
 				}
-			}
-			for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
-				t2 := s.rWriter[r]
-				if t2 == history.Init || s.txnMark[t2] == s.epoch {
-					continue
-				}
-				s.txnMark[t2] = s.epoch
-				s.common(t2, keys, func(k history.KeyID) {
+				for _, k := range keys {
+					if lastMark[k] != sessEpoch {
+						continue
+					}
 					for q := head[k]; q >= 0; q = next[q] {
-						if w := s.rWriter[q]; w != t2 {
-							s.inf = append(s.inf, inference{from: t2, to: w, reader: t3, read: q, beta: r, why: byRead})
+						if t1 := s.rWriter[q]; last[k] != t1 {
+							inf = append(inf, inference{from: last[k], to: t1, reader: t3, read: q, beta: -1, why: bySession})
 						}
 					}
-				})
-			}
-			for _, k := range s.writes(t3) {
-				last[k], lastMark[k] = t3, sessEpoch
+				}
+				for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
+					t2 := s.rWriter[r]
+					if t2 == history.Init || m.txnMark[t2] == m.epoch {
+						continue
+					}
+					m.txnMark[t2] = m.epoch
+					shared = s.common(m, t2, keys, shared)
+					for _, k := range shared {
+						for q := head[k]; q >= 0; q = next[q] {
+							if w := s.rWriter[q]; w != t2 {
+								inf = append(inf, inference{from: t2, to: w, reader: t3, read: q, beta: r, why: byRead})
+							}
+						}
+					}
+				}
+				for _, k := range s.writes(t3) {
+					last[k], lastMark[k] = t3, sessEpoch
+				}
 			}
 		}
-	}
-	return nil
+		return inf
+	})
 }
