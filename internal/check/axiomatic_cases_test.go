@@ -32,6 +32,12 @@ var axiomaticCases = []struct {
 	{"lost update (AWDIT causal/lost-update.txt)", `s1: w 0 0 | s2: r 0 0 w 0 1 | s3: r 0 0 w 0 2`, "+++++---", "lost-update"},
 	{"a fractured scan", `init: 1=a 2=b | s1: d 1 w 2 c | s2: scan 0 10 [2=b]`, "++------", "fractured-read"},
 	{"repeated values that explain each other", `s1: w x 1 | s2: w x 1 w y 1 | s3: r x 1 r y 1`, "++++++++", ""},
+	// Session s2 writes x three times; T8 has seen only the first (T2)
+	// when it reads x from T1, though it is walked after all three in
+	// the topological order: the causal checker must look past the last
+	// two walked writers of x in s2 to find T2.
+	{"a writer two versions back in its session", `s1: w x 9 w q 1 | s2: r q 1 w x 1 w z 1 | s2: w x 2 | s2: w x 3 | s3: w a 1 | s3: w a 2 | s3: w a 3 | s3: r z 1 r x 9`, "+-------", "non-monotonic-read"},
+	{"the same, reading x first", `s1: w x 9 w q 1 | s2: r q 1 w x 1 w z 1 | s2: w x 2 | s2: w x 3 | s3: w a 1 | s3: w a 2 | s3: w a 3 | s3: r x 9 r z 1`, "++------", "fractured-read"},
 	{"repeated values, serializable", `s1: w x 1 w y 1 | s2: w x 1 w y 2 | s3: r x 1 r y 1 | s3: r y 2 | s3: r x 1`, "++++++++", ""},
 	{"repeated values that do not explain a read", `init: z=0 | s1: w x 1 w z 1 | s2: w x 1 w z 2 | s3: r x 1 r z 0`, "+-------", "non-monotonic-read"},
 }
