@@ -146,10 +146,12 @@ const (
 	Chronos Checker = "chronos"
 	// LWT decides linearizability of compare-and-set register histories.
 	LWT Checker = "lwt"
-	// MT decides SER, SI and SSER of read-modify-write histories with
+	// MT decides SER, SI, SSER, GSI and PlainSerializable of
+	// read-modify-write histories with
 	// unique values (mini-transactions).
 	MT Checker = "mt"
-	// ListAppend decides RC, SI, SER and SSER of list-append histories.
+	// ListAppend decides RC, SI, SER, SSER, GSI and PlainSerializable of
+	// list-append histories.
 	ListAppend Checker = "list-append"
 	// DSG decides RC and RU of histories with unique values.
 	DSG Checker = "dsg"
