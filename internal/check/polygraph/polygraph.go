@@ -1,5 +1,7 @@
-// Package polygraph decides serializability, snapshot isolation and strict
-// serializability of general read/write histories — blind writes,
+// Package polygraph decides every isolation level — serializability,
+// snapshot isolation and strict serializability among them, the weak Adya
+// levels and the axiomatic ones (docs/levels.md) — of general read/write
+// histories — blind writes,
 // duplicate values, any number of operations — by encoding the history's
 // hyper-polygraph (VeriStrong, Cai et al., PVLDB 2025, §3) as SAT clauses
 // plus an acyclicity theory and solving it with isoscope's own CDCL(T)
@@ -135,8 +137,10 @@ func (c Checker) configured(o checker.Options) Checker {
 
 // Decides accepts every level (read uncommitted, read committed, cursor
 // stability, PL-2+, PL-FCV, repeatable read, snapshot isolation,
-// serializability, strict serializability) on histories of reads, writes,
-// deletes, scans and iterators.
+// serializability, strict serializability; rc-session, read atomic,
+// causal and prefix consistency; generalized SI and plain
+// serializability) on histories of reads, writes, deletes, scans and
+// iterators.
 func (Checker) Decides(ix *history.Index, l level.Level) error {
 	if _, ok := specOf(l, nil); !ok {
 		return fmt.Errorf("it does not decide %s", l.Name)
