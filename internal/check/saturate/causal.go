@@ -21,17 +21,30 @@ import (
 // writer in a reader's causal past has been walked, so the last walked
 // one below the reader's clock is the one to find, almost always the last
 // walked one or the one before.
+//
+// When keys times sessions is not much more than the writes, the keys'
+// last walked positions are kept densely as well, by key and session
+// (dense[k*sessions+s], -1 for none; at[k*sessions+s] the group), so that
+// the hot loop reads three arrays in step — the key's positions and the
+// two clocks — and needs no session ids.
 type keyWriters struct {
-	gFirst []int32
-	gStart []int32 // one more entry: the end
-	hot    []groupHot
-	walk   []groupWalk
-	wTxn   []history.TxnID
-	wPos   []int32
+	gFirst   []int32
+	gStart   []int32 // one more entry: the end
+	hot      []groupHot
+	walk     []groupWalk
+	sessions int
+	dense    []int32
+	at       []int32
+	wTxn     []history.TxnID
+	wPos     []int32
 	// group is, for each entry of state.wKey (a transaction's written
 	// key), its group.
 	group []int32
 }
+
+// denseKeys allows the dense layout (tests switch it off to check the
+// other).
+var denseKeys = true
 
 // groupHot is a group's session and its last walked writer's position
 // (-1: none yet).
@@ -91,6 +104,18 @@ func (s *state) keyWriters() *keyWriters {
 	for e, i := range at {
 		kw.group[e] = groupOf[i]
 	}
+	kw.sessions = max(len(s.h.Sessions), 1)
+	if cells := int64(nk) * int64(kw.sessions); denseKeys && cells <= max(4*int64(len(s.wKey)), 1<<20) {
+		kw.dense, kw.at = make([]int32, cells), make([]int32, cells)
+		for i := range kw.dense {
+			kw.dense[i], kw.at[i] = -1, -1
+		}
+		for k := range nk {
+			for g := kw.gFirst[k]; g < kw.gFirst[k+1]; g++ {
+				kw.at[k*kw.sessions+int(kw.hot[g].session)] = g
+			}
+		}
+	}
 	return kw
 }
 
@@ -101,6 +126,9 @@ func (kw *keyWriters) walked(s *state, t history.TxnID) {
 		h, g := &kw.hot[kw.group[e]], &kw.walk[kw.group[e]]
 		g.done++
 		g.prev, g.prevTx, h.last, g.lastTxn = h.last, g.lastTxn, p, t
+		if kw.dense != nil {
+			kw.dense[int(s.wKey[e])*kw.sessions+int(s.sess[t])] = p
+		}
 	}
 }
 
@@ -219,45 +247,26 @@ func (s *state) inferCC(ctx context.Context) error {
 			if t1 != history.Init {
 				v1 = c.of(vc[t1])
 			}
-			lo := kw.gFirst[x]
-			for gi, a := range kw.hot[lo:kw.gFirst[x+1]] {
-				bound, known := v[a.session], v1[a.session]
-				// Skip the session when t3 has seen nothing of it t1 has
-				// not, or every walked writer of x there is in t1's causal
-				// past (none walked yet: last is -1).
-				if bound <= known || a.last < known {
-					continue
-				}
-				var t2 history.TxnID
-				switch w := &kw.walk[lo+int32(gi)]; {
-				case a.last < bound:
-					t2 = w.lastTxn
-				case w.prev < bound:
-					// The last walked writer is not in t3's causal past
-					// (walked before t3, concurrent with it); the one
-					// before is.
-					if w.prev < known {
-						continue
+			q := query{s: s, kw: kw, t1: t1, t3: t3, r: r, own: own}
+			if kw.dense != nil {
+				base := int(x) * kw.sessions
+				last := kw.dense[base : base+kw.sessions]
+				v, v1 := v[:len(last)], v1[:len(last)]
+				for sess, l := range last {
+					// Skip the session when t3 has seen nothing of it t1
+					// has not, or every walked writer of x there is in
+					// t1's causal past (none walked yet: l is -1).
+					if bound, known := v[sess], v1[sess]; bound > known && l >= known {
+						q.session(kw.at[base+sess], int32(sess), l, bound, known)
 					}
-					t2 = w.prevTx
-				default:
-					j := kw.lastBefore(lo+int32(gi), bound)
-					if j < 0 || kw.wPos[j] < known {
-						continue
-					}
-					t2 = kw.wTxn[j]
 				}
-				if t2 == t1 {
-					continue
+				continue
+			}
+			for g := kw.gFirst[x]; g < kw.gFirst[x+1]; g++ {
+				a := kw.hot[g]
+				if bound, known := v[a.session], v1[a.session]; bound > known && a.last >= known {
+					q.session(g, a.session, a.last, bound, known)
 				}
-				f := inference{from: t2, to: t1, reader: t3, read: r, beta: -1, why: byPath}
-				switch {
-				case a.session == own:
-					f.why = bySession
-				case s.txnMark[t2] == s.epoch:
-					f.why, f.beta = byRead, s.first[t2]
-				}
-				s.inf = append(s.inf, f)
 			}
 		}
 		v[own] = s.pos[t3] + 1
@@ -275,6 +284,53 @@ func (s *state) inferCC(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// query is one read's search for the writers it missed: t3's read r of
+// key x from t1; own is t3's session.
+type query struct {
+	s      *state
+	kw     *keyWriters
+	t1, t3 history.TxnID
+	r      int32
+	own    int32
+}
+
+// session adds the inference from session sess (group g, its last walked
+// writer at position last), where t3's clock is bound and t1's known and
+// some walked writer of x at or beyond known exists: the last walked writer
+// below bound, unless it is below known (t1 has seen it) or is t1.
+func (q *query) session(g, sess, last, bound, known int32) {
+	s, kw := q.s, q.kw
+	var t2 history.TxnID
+	switch w := &kw.walk[g]; {
+	case last < bound:
+		t2 = w.lastTxn
+	case w.prev < bound:
+		// The last walked writer is not in t3's causal past (walked
+		// before t3, concurrent with it); the one before is.
+		if w.prev < known {
+			return
+		}
+		t2 = w.prevTx
+	default:
+		j := kw.lastBefore(g, bound)
+		if j < 0 || kw.wPos[j] < known {
+			return
+		}
+		t2 = kw.wTxn[j]
+	}
+	if t2 == q.t1 {
+		return
+	}
+	f := inference{from: t2, to: q.t1, reader: q.t3, read: q.r, beta: -1, why: byPath}
+	switch {
+	case sess == q.own:
+		f.why = bySession
+	case s.txnMark[t2] == s.epoch:
+		f.why, f.beta = byRead, s.first[t2]
+	}
+	s.inf = append(s.inf, f)
 }
 
 // score ranks inference i for the depiction of a cycle: one whose premise
