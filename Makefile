@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench fuzz clean roundtrip-all
+.PHONY: build demo test lint bench bench-weak fuzz clean roundtrip-all
 
 build:
 	$(GO) build -o $(BIN) ./cmd/isoscope
@@ -59,6 +59,11 @@ fuzz:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# bench-weak: rc-session, read-atomic and causal on causal-store histories
+# of 2^10 to 2^20 transactions with 50 and 100 sessions (docs/benchmarks.md).
+bench-weak: build
+	scripts/bench-weak.sh $(BIN) tmp
 
 clean:
 	rm -rf bin tmp
