@@ -2,12 +2,15 @@ package check_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/check/reference"
+	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/workload"
 )
 
 // axiomaticLevels are the levels of axiomaticCases' verdict strings:
@@ -91,4 +94,31 @@ func kindsOnly(res check.Result) string {
 		out += a.Kind.String()
 	}
 	return out
+}
+
+// TestHoldsAxiomaticLevels: a causal store's history of 2,000
+// transactions violates snapshot isolation (concurrent writers of a key
+// commit), and the still-holds pass says causal consistency holds — past
+// the solver's 1,000 transactions, decided by the saturation checker —
+// which implies read atomic and rc-session.
+func TestHoldsAxiomaticLevels(t *testing.T) {
+	h, err := gen.GenerateCausal(gen.CausalConfig{Txns: 2000, Sessions: 10, Keys: 200, Dist: workload.Uniform,
+		Ops: 8, ReadRatio: 0.5, Sync: gen.DefaultSync, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := check.Run(context.Background(), h, level.Get(level.SnapshotIsolation), check.Options{Holds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != check.Violation {
+		t.Fatalf("snapshot isolation: %s", res.Outcome)
+	}
+	var names []string
+	for _, l := range res.Holds {
+		names = append(names, l.Name)
+	}
+	if !slices.Contains(names, "causal") {
+		t.Errorf("still holds %v, want causal", names)
+	}
 }

@@ -26,17 +26,20 @@ import (
 // last walked positions are kept densely as well, by key and session
 // (dense[k*sessions+s], -1 for none; at[k*sessions+s] the group), so that
 // the hot loop reads three arrays in step — the key's positions and the
-// two clocks — and needs no session ids.
+// two clocks — and needs no session ids; densePrev holds the walked
+// writers' before the last, which settles almost every query whose last
+// walked writer is beyond the reader's clock.
 type keyWriters struct {
-	gFirst   []int32
-	gStart   []int32 // one more entry: the end
-	hot      []groupHot
-	walk     []groupWalk
-	sessions int
-	dense    []int32
-	at       []int32
-	wTxn     []history.TxnID
-	wPos     []int32
+	gFirst    []int32
+	gStart    []int32 // one more entry: the end
+	hot       []groupHot
+	walk      []groupWalk
+	sessions  int
+	dense     []int32
+	densePrev []int32
+	at        []int32
+	wTxn      []history.TxnID
+	wPos      []int32
 	// group is, for each entry of state.wKey (a transaction's written
 	// key), its group.
 	group []int32
@@ -106,9 +109,9 @@ func (s *state) keyWriters() *keyWriters {
 	}
 	kw.sessions = max(len(s.h.Sessions), 1)
 	if cells := int64(nk) * int64(kw.sessions); denseKeys && cells <= max(4*int64(len(s.wKey)), 1<<20) {
-		kw.dense, kw.at = make([]int32, cells), make([]int32, cells)
+		kw.dense, kw.densePrev, kw.at = make([]int32, cells), make([]int32, cells), make([]int32, cells)
 		for i := range kw.dense {
-			kw.dense[i], kw.at[i] = -1, -1
+			kw.dense[i], kw.densePrev[i], kw.at[i] = -1, -1, -1
 		}
 		for k := range nk {
 			for g := kw.gFirst[k]; g < kw.gFirst[k+1]; g++ {
@@ -127,7 +130,8 @@ func (kw *keyWriters) walked(s *state, t history.TxnID) {
 		g.done++
 		g.prev, g.prevTx, h.last, g.lastTxn = h.last, g.lastTxn, p, t
 		if kw.dense != nil {
-			kw.dense[int(s.wKey[e])*kw.sessions+int(s.sess[t])] = p
+			i := int(s.wKey[e])*kw.sessions + int(s.sess[t])
+			kw.densePrev[i], kw.dense[i] = kw.dense[i], p
 		}
 	}
 }
@@ -251,12 +255,15 @@ func (s *state) inferCC(ctx context.Context) error {
 			if kw.dense != nil {
 				base := int(x) * kw.sessions
 				last := kw.dense[base : base+kw.sessions]
+				prev := kw.densePrev[base : base+kw.sessions]
 				v, v1 := v[:len(last)], v1[:len(last)]
 				for sess, l := range last {
 					// Skip the session when t3 has seen nothing of it t1
 					// has not, or every walked writer of x there is in
-					// t1's causal past (none walked yet: l is -1).
-					if bound, known := v[sess], v1[sess]; bound > known && l >= known {
+					// t1's causal past (none walked yet: l is -1), or the
+					// last is beyond t3's clock and the one before in t1's
+					// past.
+					if bound, known := v[sess], v1[sess]; bound > known && l >= known && (l < bound || prev[sess] >= known) {
 						q.session(kw.at[base+sess], int32(sess), l, bound, known)
 					}
 				}
