@@ -155,7 +155,11 @@ func (kw *keyWriters) lastBefore(g, bound int32) int32 {
 	return lo - 1
 }
 
-// clocks is a pool of vector clocks over the sessions.
+// clocks is a pool of vector clocks over the sessions, each with its
+// ceiling beside it: per session, how far that session's writers are
+// known to precede the transaction — its causal past, raised by the
+// inferred edges into it (a writer so-before one with an edge into it
+// precedes it too).
 type clocks struct {
 	k    int
 	mem  []int32
@@ -168,25 +172,31 @@ func (c *clocks) alloc() int32 {
 		c.free = c.free[:n-1]
 		return id
 	}
-	c.mem = append(c.mem, make([]int32, c.k)...)
-	return int32(len(c.mem)/c.k - 1)
+	c.mem = append(c.mem, make([]int32, 2*c.k)...)
+	return int32(len(c.mem)/(2*c.k) - 1)
 }
 
-func (c *clocks) of(id int32) []int32 { return c.mem[int(id)*c.k : int(id+1)*c.k] }
+// of is clock id.
+func (c *clocks) of(id int32) []int32 { return c.mem[int(id)*2*c.k : int(id)*2*c.k+c.k] }
+
+// ceiling is clock id's ceiling.
+func (c *clocks) ceiling(id int32) []int32 { return c.mem[int(id)*2*c.k+c.k : int(id+1)*2*c.k] }
 
 // inferCC infers causal consistency's edges. In a topological order of so
 // ∪ wr each transaction's vector clock (per session, how many of its
 // transactions precede or are it by so and wr) is the maximum of its
 // session predecessor's and its writers'; then for each key x it read from
 // t1 and each session, the last writer of x in that session within the
-// clock precedes t1, unless it already reaches t1 (then the edge follows).
+// clock precedes t1, unless it already reaches t1 or an earlier inference
+// put it, or a writer after it in its session, before t1 (then the edge
+// follows: t1's ceiling keeps track).
 // A clock is freed once the transactions that take it in (its readers, its
 // session successor) have.
 func (s *state) inferCC(ctx context.Context) error {
 	kw := s.keyWriters()
 	s.inf = make([]inference, 0, len(s.rKey)/2)
 	c := &clocks{k: max(len(s.h.Sessions), 1)}
-	zero := make([]int32, c.k) // the initial state's clock
+	initCeiling := make([]int32, c.k) // the initial state's ceiling
 	vc := make([]int32, s.n)
 	refs := make([]int32, s.n)
 	for i := range s.n {
@@ -247,11 +257,13 @@ func (s *state) inferCC(ctx context.Context) error {
 				continue // the same read again
 			}
 			lastKey, lastWriter = x, t1
-			v1 := zero
+			// What t1 is known to follow: its causal past and the writers
+			// already inferred before it (and their session predecessors).
+			v1 := initCeiling
 			if t1 != history.Init {
-				v1 = c.of(vc[t1])
+				v1 = c.ceiling(vc[t1])
 			}
-			q := query{s: s, kw: kw, t1: t1, t3: t3, r: r, own: own}
+			q := query{s: s, kw: kw, t1: t1, t3: t3, r: r, own: own, ceiling: v1}
 			if kw.dense != nil {
 				base := int(x) * kw.sessions
 				last := kw.dense[base : base+kw.sessions]
@@ -277,6 +289,7 @@ func (s *state) inferCC(ctx context.Context) error {
 			}
 		}
 		v[own] = s.pos[t3] + 1
+		copy(c.ceiling(id), v)
 		vc[t3] = id
 		kw.walked(s, t3)
 		if pred >= 0 {
@@ -296,20 +309,23 @@ func (s *state) inferCC(ctx context.Context) error {
 // query is one read's search for the writers it missed: t3's read r of
 // key x from t1; own is t3's session.
 type query struct {
-	s      *state
-	kw     *keyWriters
-	t1, t3 history.TxnID
-	r      int32
-	own    int32
+	s       *state
+	kw      *keyWriters
+	t1, t3  history.TxnID
+	r       int32
+	own     int32
+	ceiling []int32 // t1's
 }
 
 // session adds the inference from session sess (group g, its last walked
-// writer at position last), where t3's clock is bound and t1's known and
-// some walked writer of x at or beyond known exists: the last walked writer
-// below bound, unless it is below known (t1 has seen it) or is t1.
+// writer at position last), where t3's clock is bound and t1's ceiling
+// known and some walked writer of x at or beyond known exists: the last
+// walked writer below bound, unless it is below known (t1 already follows
+// it) or is t1. The edge raises t1's ceiling.
 func (q *query) session(g, sess, last, bound, known int32) {
 	s, kw := q.s, q.kw
 	var t2 history.TxnID
+	pos := last
 	switch w := &kw.walk[g]; {
 	case last < bound:
 		t2 = w.lastTxn
@@ -319,17 +335,18 @@ func (q *query) session(g, sess, last, bound, known int32) {
 		if w.prev < known {
 			return
 		}
-		t2 = w.prevTx
+		t2, pos = w.prevTx, w.prev
 	default:
 		j := kw.lastBefore(g, bound)
 		if j < 0 || kw.wPos[j] < known {
 			return
 		}
-		t2 = kw.wTxn[j]
+		t2, pos = kw.wTxn[j], kw.wPos[j]
 	}
 	if t2 == q.t1 {
 		return
 	}
+	q.ceiling[sess] = max(q.ceiling[sess], pos+1)
 	f := inference{from: t2, to: q.t1, reader: q.t3, read: q.r, beta: -1, why: byPath}
 	switch {
 	case sess == q.own:
