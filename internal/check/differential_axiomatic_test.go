@@ -132,8 +132,8 @@ func randomUnique(r *rand.Rand, txns, keys, sessions int) *history.History {
 // TestDifferentialSaturate: on thousands of small histories with unique
 // values, sessions, aborted and unknown transactions, the saturation
 // checker agrees with the oracle and with the solver checker at
-// rc-session, read atomic and causal, decides every one of them, and
-// reports cycles that connect.
+// rc-session, read atomic and causal, decides every one of them, reports
+// cycles that connect, and its verdicts respect the implications.
 func TestDifferentialSaturate(t *testing.T) {
 	n := differentialRuns
 	if testing.Short() {
@@ -144,6 +144,7 @@ func TestDifferentialSaturate(t *testing.T) {
 	for seed := range uint64(n) {
 		r := rand.New(rand.NewPCG(seed, 67))
 		h := randomUnique(r, 2+r.IntN(7), 1+r.IntN(3), 1+r.IntN(4))
+		got := map[level.ID]bool{}
 		for _, id := range levels {
 			want := satAgrees(t, h, seed, id)
 			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "saturate"})
@@ -154,9 +155,14 @@ func TestDifferentialSaturate(t *testing.T) {
 				t.Fatalf("seed %d %s: saturate says satisfied=%v, oracle %v; %s\n%s", seed, id, got, want, kinds(res), history.Notation(h))
 			}
 			cyclesConnect(t, res)
-			if want {
+			if got[id] = want; want {
 				held[id]++
 			}
+		}
+		// Across the lattice: whatever violates read atomic violates
+		// causal consistency, whatever violates rc-session both.
+		if got[level.Causal] && !got[level.ReadAtomic] || got[level.ReadAtomic] && !got[level.RCSession] {
+			t.Fatalf("seed %d: %v breaks the implications\n%s", seed, got, history.Notation(h))
 		}
 	}
 	t.Logf("histories holding, of %d: %v", n, held)
