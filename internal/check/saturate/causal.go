@@ -41,7 +41,8 @@ type keyWriters struct {
 	wTxn      []history.TxnID
 	wPos      []int32
 	// group is, for each entry of state.wKey (a transaction's written
-	// key), its group.
+	// key), its group; without the dense layout only (with it, at finds
+	// the group).
 	group []int32
 }
 
@@ -72,23 +73,41 @@ func (s *state) keyWriters() *keyWriters {
 	for k := range nk {
 		count[k+1] += count[k]
 	}
-	kw := &keyWriters{wTxn: make([]history.TxnID, len(s.wKey)), wPos: make([]int32, len(s.wKey)), group: make([]int32, len(s.wKey))}
+	kw := &keyWriters{wTxn: make([]history.TxnID, len(s.wKey)), wPos: make([]int32, len(s.wKey)), sessions: max(len(s.h.Sessions), 1)}
+	cells := int64(nk) * int64(kw.sessions)
+	dense := denseKeys && cells <= max(4*int64(len(s.wKey)), 1<<20)
 	fill := count[:nk]
 	start := append([]int32(nil), count...)
 	// Sessions in order and each in session order: every key's writers
-	// come out grouped by session, in session order.
-	at := make([]int32, len(s.wKey)) // entry of state.wKey → index here
+	// come out grouped by session, in session order. Without the dense
+	// layout, at keeps where each entry of state.wKey went, to find its
+	// group.
+	var at []int32
+	if !dense {
+		at = make([]int32, len(s.wKey))
+	}
 	for _, txns := range s.bySession {
 		for _, t := range txns {
 			for e := s.wFirst[t]; e < s.wFirst[t+1]; e++ {
 				k := s.wKey[e]
 				kw.wTxn[fill[k]], kw.wPos[fill[k]] = t, s.pos[t]
-				at[e] = fill[k]
+				if at != nil {
+					at[e] = fill[k]
+				}
 				fill[k]++
 			}
 		}
 	}
-	groupOf := make([]int32, len(s.wKey)) // index here → group
+	if dense {
+		kw.dense, kw.densePrev, kw.at = make([]int32, cells), make([]int32, cells), make([]int32, cells)
+		for i := range kw.dense {
+			kw.dense[i], kw.densePrev[i], kw.at[i] = -1, -1, -1
+		}
+	}
+	var groupOf []int32 // index here → group, without the dense layout
+	if !dense {
+		groupOf = make([]int32, len(s.wKey))
+	}
 	kw.gFirst = make([]int32, nk+1)
 	for k := range nk {
 		kw.gFirst[k] = int32(len(kw.hot))
@@ -98,25 +117,21 @@ func (s *state) keyWriters() *keyWriters {
 				kw.hot = append(kw.hot, groupHot{session: sess, last: -1})
 				kw.walk = append(kw.walk, groupWalk{prev: -1})
 				kw.gStart = append(kw.gStart, i)
+				if dense {
+					kw.at[k*kw.sessions+int(sess)] = int32(len(kw.hot) - 1)
+				}
 			}
-			groupOf[i] = int32(len(kw.hot) - 1)
+			if !dense {
+				groupOf[i] = int32(len(kw.hot) - 1)
+			}
 		}
 	}
 	kw.gFirst[nk] = int32(len(kw.hot))
 	kw.gStart = append(kw.gStart, int32(len(kw.wTxn)))
-	for e, i := range at {
-		kw.group[e] = groupOf[i]
-	}
-	kw.sessions = max(len(s.h.Sessions), 1)
-	if cells := int64(nk) * int64(kw.sessions); denseKeys && cells <= max(4*int64(len(s.wKey)), 1<<20) {
-		kw.dense, kw.densePrev, kw.at = make([]int32, cells), make([]int32, cells), make([]int32, cells)
-		for i := range kw.dense {
-			kw.dense[i], kw.densePrev[i], kw.at[i] = -1, -1, -1
-		}
-		for k := range nk {
-			for g := kw.gFirst[k]; g < kw.gFirst[k+1]; g++ {
-				kw.at[k*kw.sessions+int(kw.hot[g].session)] = g
-			}
+	if !dense {
+		kw.group = make([]int32, len(s.wKey))
+		for e, i := range at {
+			kw.group[e] = groupOf[i]
 		}
 	}
 	return kw
@@ -124,15 +139,19 @@ func (s *state) keyWriters() *keyWriters {
 
 // walked records that t's writes have been walked.
 func (kw *keyWriters) walked(s *state, t history.TxnID) {
-	p := s.pos[t]
+	p, sess := s.pos[t], int(s.sess[t])
 	for e := s.wFirst[t]; e < s.wFirst[t+1]; e++ {
+		if kw.dense != nil {
+			i := int(s.wKey[e])*kw.sessions + sess
+			g := &kw.walk[kw.at[i]]
+			g.done++
+			g.prev, g.prevTx, g.lastTxn = kw.dense[i], g.lastTxn, t
+			kw.densePrev[i], kw.dense[i] = kw.dense[i], p
+			continue
+		}
 		h, g := &kw.hot[kw.group[e]], &kw.walk[kw.group[e]]
 		g.done++
 		g.prev, g.prevTx, h.last, g.lastTxn = h.last, g.lastTxn, p, t
-		if kw.dense != nil {
-			i := int(s.wKey[e])*kw.sessions + int(s.sess[t])
-			kw.densePrev[i], kw.dense[i] = kw.dense[i], p
-		}
 	}
 }
 
