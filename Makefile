@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench fuzz clean roundtrip-all race
+.PHONY: build demo test lint bench bench-weak fuzz clean roundtrip-all race
 
 build:
 	$(GO) build -o $(BIN) ./cmd/isoscope
@@ -65,6 +65,11 @@ bench:
 # pins, in its own module, which CI never builds.
 race:
 	GO=$(GO) bench/race.sh
+
+# bench-weak: rc-session, read-atomic and causal on causal-store histories
+# of 2^10 to 2^20 transactions with 50 and 100 sessions (docs/benchmarks.md).
+bench-weak: build
+	scripts/bench-weak.sh $(BIN) tmp
 
 clean:
 	rm -rf bin tmp

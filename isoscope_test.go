@@ -118,7 +118,7 @@ func TestBuiltEqualsRead(t *testing.T) {
 // TestLevels: every level parses from its name and short form, and
 // implication runs downwards.
 func TestLevels(t *testing.T) {
-	for l := isoscope.ReadUncommitted; l <= isoscope.StrictSerializable; l++ {
+	for l := isoscope.ReadUncommitted; l <= isoscope.PlainSerializable; l++ {
 		for _, name := range []string{l.String(), l.Short()} {
 			if got, err := isoscope.ParseLevel(name); err != nil || got != l {
 				t.Errorf("ParseLevel(%q) = %v, %v; want %v", name, got, err, l)

@@ -9,8 +9,11 @@ import (
 // Level is an isolation level (shared/docs/levels.md).
 type Level uint8
 
-// The levels, weakest first. The zero Level is none: Options.Level then
-// means Serializable (or what the history's format implies).
+// The levels: Adya's and MTC's weakest first, then the axiomatic levels
+// (Biswas and Enea; Cerone et al.) and the levels without session order
+// (docs/levels.md). The zero Level is none: Options.Level then means
+// Serializable (or what the history's format implies). Implies says which
+// level implies which.
 const (
 	ReadUncommitted Level = iota + 1
 	ReadCommitted
@@ -29,6 +32,27 @@ const (
 	SnapshotIsolation
 	Serializable
 	StrictSerializable
+	// RCSession is read committed as Biswas and Enea define it (and
+	// Plume, AWDIT and dbcop check it): a commit order that extends
+	// session order and write-read, in which a transaction that read
+	// something of T2 never then reads a version of a key T2 overwrote.
+	// It implies ReadCommitted (Adya's PL-2), which has no session order.
+	RCSession
+	// ReadAtomic is Cerone et al.'s read atomic: a transaction sees all of
+	// another's writes or none (no fractured reads), with session order.
+	ReadAtomic
+	// Causal is transactional causal consistency: a transaction sees
+	// everything its reads and its session causally depend on.
+	Causal
+	// Prefix is prefix consistency: each transaction sees a prefix of
+	// one commit order that includes what it depends on directly.
+	Prefix
+	// GSI is snapshot isolation without session order (generalized
+	// snapshot isolation; Elle's snapshot-isolation).
+	GSI
+	// PlainSerializable is serializability without session order
+	// (Adya's PL-3; Elle's serializable).
+	PlainSerializable
 )
 
 // toLevel and fromLevel map between the public and internal levels.
@@ -36,6 +60,8 @@ var toLevel = map[Level]level.ID{
 	ReadUncommitted: level.ReadUncommitted, ReadCommitted: level.ReadCommitted, CursorStability: level.CursorStability,
 	PL2Plus: level.PL2Plus, PLFCV: level.PLFCV, RepeatableRead: level.RepeatableRead,
 	SnapshotIsolation: level.SnapshotIsolation, Serializable: level.Serializable, StrictSerializable: level.StrictSerializable,
+	RCSession: level.RCSession, ReadAtomic: level.ReadAtomic, Causal: level.Causal, Prefix: level.Prefix,
+	GSI: level.GSI, PlainSerializable: level.PlainSerializable,
 }
 
 func fromLevel(id level.ID) Level {
@@ -120,13 +146,19 @@ const (
 	Chronos Checker = "chronos"
 	// LWT decides linearizability of compare-and-set register histories.
 	LWT Checker = "lwt"
-	// MT decides SER, SI and SSER of read-modify-write histories with
+	// MT decides SER, SI, SSER, GSI and PlainSerializable of
+	// read-modify-write histories with
 	// unique values (mini-transactions).
 	MT Checker = "mt"
-	// ListAppend decides RC, SI, SER and SSER of list-append histories.
+	// ListAppend decides RC, SI, SER, SSER, GSI and PlainSerializable of
+	// list-append histories.
 	ListAppend Checker = "list-append"
 	// DSG decides RC and RU of histories with unique values.
 	DSG Checker = "dsg"
+	// Saturate decides RCSession, ReadAtomic and Causal of read/write
+	// histories with unique values in near-linear time, by saturating
+	// the commit order with the edges the level's axiom infers.
+	Saturate Checker = "saturate"
 	// SAT decides every level on any history, by a SAT search.
 	SAT Checker = "sat"
 	// SATBC is SAT with snapshot isolation encoded on Viper's

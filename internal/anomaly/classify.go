@@ -38,16 +38,22 @@ func PhenomenonOf(cycle []Step) Phenomenon {
 //   - any rt edge: real-time-violation (the cycle needs real time);
 //   - so + rw between two transactions, or a cycle without anti-dependency
 //     that needs session order: session-guarantee-violation;
-//   - so + wr + rw over three transactions: non-monotonic-read (across
-//     a session);
+//   - one rw and a path of so and wr back to its source, whose last step
+//     into the reader is so, with some wr: non-monotonic-read (across a
+//     session: the session had seen the write, then missed it); with so
+//     alone: session-guarantee-violation;
 //   - ww(k)+rw(k) or rw(k)+rw(k) between two transactions: lost-update;
 //   - rw(x)+rw(y) between two transactions, x≠y: write-skew;
-//   - wr(x)+rw(y) between two transactions, x≠y: the reader saw part of
+//   - wr(x)+rw(y) between two transactions, x≠y (either may be a
+//     predicate dependency, pwr or prw): the reader saw part of
 //     the writer's effects. When it read x (the newer state) before y (the
 //     older) in program order, its reads went back in time:
 //     non-monotonic-read (Biswas and Enea, Fig. 3a); otherwise
 //     fractured-read (Cerone et al.);
-//   - wr, wr, …, rw: causality-violation;
+//   - wr(k)+rw(k) between two transactions: the reader read k from the
+//     writer and an older version of it as well: non-monotonic-read;
+//   - any other one rw and a path of so and wr (wr, wr, …, rw):
+//     causality-violation;
 //   - wr, rw, wr, rw over four transactions: long-fork;
 //   - anything else: cycle.
 func Classify(h *history.History, cycle []Step) (Kind, Phenomenon) {
@@ -77,23 +83,39 @@ func Classify(h *history.History, cycle []Step) (Kind, Phenomenon) {
 			return LostUpdate, ph
 		case b.Dep == RW && a.Dep == RW:
 			return WriteSkew, ph
-		case b.Dep == WR && a.Dep == RW && a.Key != b.Key:
+		case (b.Dep == WR || b.Dep == PWR) && a.Dep.IsAnti() && a.Key != b.Key:
 			// b: writer -wr(k1)-> reader; a: reader -rw(k2)-> writer.
 			if readsBefore(h, b.To, b.Key, a.Key) {
 				return NonMonotonicRead, ph
 			}
 			return FracturedRead, ph
+		case (b.Dep == WR || b.Dep == PWR) && a.Dep.IsAnti():
+			// The reader read k from the writer and an older version of k
+			// too.
+			return NonMonotonicRead, ph
 		}
 		return Cycle, ph
 	}
 	if anti == 1 {
-		if n[SO] > 0 && len(cycle) == 3 && n[WR] == 1 {
-			return NonMonotonicRead, ph
+		if n[SO]+n[WR]+n[PWR] != len(cycle)-1 {
+			return Cycle, ph
 		}
-		if n[WR] == len(cycle)-1 {
-			return CausalityViolation, ph
+		// One anti-dependency, the rest a path of session order and
+		// write-read from its target back to its source: the reader missed
+		// a write it depends on.
+		var into Step // the step into the anti-dependency's source
+		for i, st := range cycle {
+			if st.Dep.IsAnti() {
+				into = cycle[(i+len(cycle)-1)%len(cycle)]
+			}
 		}
-		return Cycle, ph
+		switch {
+		case n[WR]+n[PWR] == 0:
+			return SessionGuaranteeViolation, ph // its own session's write
+		case into.Dep == SO:
+			return NonMonotonicRead, ph // its session had seen the write
+		}
+		return CausalityViolation, ph
 	}
 	if len(cycle) == 4 && n[WR] == 2 && n[RW] == 2 {
 		alternating := true

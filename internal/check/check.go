@@ -19,6 +19,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check/mt"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
 	"github.com/isoscope/isoscope/internal/check/precheck"
+	"github.com/isoscope/isoscope/internal/check/saturate"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -26,12 +27,14 @@ import (
 // Checkers returns every algorithm, fastest first: the order in which Auto
 // tries them. Chronos comes first: when every transaction carries the
 // database's timestamps, it decides SI and SER by replaying them. The
-// register search (linear) comes just before the solver: it decides the
-// register histories of Jepsen, knossos and porcupine (one operation per
-// transaction, repeated values, unknown outcomes) that the linear-time
-// checkers before it decline.
+// register search (linear) decides the register histories of Jepsen,
+// knossos and porcupine (one operation per transaction, repeated values,
+// unknown outcomes) that the linear-time checkers before it decline; the
+// saturation checker decides the axiomatic weak levels (rc-session, read
+// atomic, causal) on unique values before the solver would.
 func Checkers() []checker.Checker {
-	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, linear.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
+	return []checker.Checker{chronos.Checker{}, lwt.Checker{}, mt.Checker{}, listappend.Checker{}, dsg.Checker{}, saturate.Checker{},
+		linear.Checker{}, polygraph.Checker{}, polygraph.Checker{BCGraph: true}}
 }
 
 // Modules returns the built-in modules of the solver by name

@@ -97,6 +97,7 @@ var differentialRuns = 4000
 
 var differentialLevels = []level.ID{
 	level.ReadUncommitted, level.ReadCommitted, level.SnapshotIsolation, level.Serializable, level.StrictSerializable,
+	level.GSI, level.PlainSerializable,
 }
 
 func agree(t *testing.T, h *history.History, seed uint64, checker string) (violations int) {

@@ -10,7 +10,8 @@
 // sub-package: chronos (SI and SER by the database's timestamps), lwt
 // (linearizability of compare-and-set registers), mt (mini-transactions),
 // listappend (Elle's list-append histories), dsg (the known dependency
-// graph: RC and RU), linear (linearizability of single-operation register
+// graph: RC and RU), saturate (the axiomatic weak levels rc-session, read
+// atomic and causal on unique values), linear (linearizability of single-operation register
 // histories, by a memoised search) and polygraph (the SAT checker, "sat"
 // and "sat-bc": every level, every operation). Checkers lists them fastest first: with
 // "auto", the first whose capabilities admit the history and the options

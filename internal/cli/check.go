@@ -65,7 +65,7 @@ theirs: 1, then 2, then 3, then 0.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.Level, "level", "ser", "isolation level: strict-serializable (sser), serializable (ser), snapshot-isolation (si), repeatable-read (rr), pl-fcv, pl-2+, cursor-stability (cs), read-committed (rc), read-uncommitted (ru)")
+	f.StringVar(&c.Level, "level", "ser", "isolation level: strict-serializable (sser), serializable (ser), plain-serializable (plain-ser, without session order), snapshot-isolation (si), generalized-snapshot-isolation (gsi, without session order), prefix (pc), causal (cc), read-atomic (ra), rc-session, repeatable-read (rr), pl-fcv, pl-2+, cursor-stability (cs), read-committed (rc), read-uncommitted (ru); docs/levels.md has the aliases")
 	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
 	f.StringVar(&c.Format, "format", "auto", fmt.Sprintf("input format: auto or one of %v", registry.Names()))
 	f.BoolVar(&c.JSON, "json", false, "print the result as JSON (one object per history, one per line)")

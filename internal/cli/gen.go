@@ -32,6 +32,8 @@ type genCommand struct {
 	Ops        int
 	ReadRatio  float64
 	Duplicates float64
+	// The causal store's options (gen.CausalConfig).
+	Sync, Stale float64
 	// The Boomslang workloads' options (gen.RangeConfig).
 	Tombstones  bool
 	Fault       float64
@@ -64,7 +66,12 @@ one.
 --workload mt (the default) runs mini-transactions (MTC's read-modify-write
 transactions with unique values); --plant adds small groups of transactions that
 exhibit the named anomalies. --workload general runs Cobra-style reads and blind
-writes (serial mode only).
+writes, in serial mode or, with --mode causal, on a causally consistent store:
+every session a replica that catches up with another session's view before a
+transaction with chance --sync, its reads the latest versions its view holds
+(histories that satisfy causal consistency, read atomic and rc-session, not
+necessarily prefix consistency or SI; --stale makes that share of transactions
+read one version older than their view holds).
 
 --workload randombench, randomrange, randomrmwrange and blindw run Boomslang's
 benchmarks, with deletes, range scans and iterators: --ops logical operations per
@@ -96,7 +103,7 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 	f.IntVar(&c.Sessions, "sessions", 24, "client sessions")
 	f.IntVar(&c.Keys, "keys", 1000, "keys")
 	f.StringVar(&c.Dist, "dist", "zipfian", "key distribution: uniform, zipfian, hotspot, exponential (the Boomslang workloads default to uniform)")
-	f.StringVar(&c.Mode, "mode", "serial", "simulated database: serial (strictly serializable) or si (snapshot isolation)")
+	f.StringVar(&c.Mode, "mode", "serial", "simulated database: serial (strictly serializable), si (snapshot isolation) or, for --workload general, causal (a causally consistent store)")
 	f.Float64Var(&c.ReadOnly, "read-only", 0.2, "share of read-only transactions")
 	f.Float64Var(&c.AbortRatio, "abort-ratio", 0, "share of transactions the client aborts")
 	f.Uint64Var(&c.Seed, "seed", 1, "random seed (the same seed gives the same history)")
@@ -106,6 +113,8 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 	f.IntVar(&c.Ops, "ops", 8, "general and Boomslang workloads: operations per transaction")
 	f.Float64Var(&c.ReadRatio, "read-ratio", 0.5, "general: share of reads")
 	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose values come from a small zipfian domain")
+	f.Float64Var(&c.Sync, "sync", gen.DefaultSync, "general in causal mode: chance that a session catches up with another's view before a transaction")
+	f.Float64Var(&c.Stale, "stale", 0, "general in causal mode: share of transactions with one read of an older version than their view holds (a fault)")
 	f.BoolVar(&c.Tombstones, "tombstones", false, "Boomslang workloads: deletes leave tombstones that scans return as [k, null]")
 	f.Float64Var(&c.Fault, "fault", 0, "Boomslang workloads: share of transactions with one corrupted read or range result")
 	f.Float64Var(&c.Populate, "populate", 0, "Boomslang workloads: share of the keys present in the initial state")
@@ -139,13 +148,19 @@ func (c *genCommand) Run(ctx context.Context) error {
 		Txns: c.Txns, Sessions: c.Sessions, Keys: c.Keys, Dist: dist,
 		ReadOnlyRatio: c.ReadOnly, AbortRatio: c.AbortRatio, Seed: c.Seed, Timestamps: c.Timestamps,
 	}
+	causal := false
 	switch strings.ToLower(c.Mode) {
 	case "serial", "ser", "sser":
 		cfg.Mode = gen.Serial
 	case "si", "snapshot-isolation":
 		cfg.Mode = gen.SnapshotIsolation
+	case "causal", "cc":
+		causal = true
 	default:
-		return badInput(fmt.Errorf("unknown --mode %q (serial or si)", c.Mode))
+		return badInput(fmt.Errorf("unknown --mode %q (serial, si or causal)", c.Mode))
+	}
+	if causal && (c.Workload != "general" || len(c.Plant) > 0 || c.Timestamps) {
+		return badInput(fmt.Errorf("--mode causal runs --workload general, without --plant or timestamps"))
 	}
 	for _, p := range c.Plant {
 		k, ok := anomaly.ParseKind(strings.TrimSpace(p))
@@ -160,6 +175,13 @@ func (c *genCommand) Run(ctx context.Context) error {
 	case "mt":
 		h, planted, err = gen.Generate(cfg)
 	case "general":
+		if causal {
+			h, err = gen.GenerateCausal(gen.CausalConfig{
+				Txns: c.Txns, Sessions: c.Sessions, Keys: c.Keys, Dist: dist, Ops: c.Ops,
+				ReadRatio: c.ReadRatio, Sync: c.Sync, Stale: c.Stale, Seed: c.Seed,
+			})
+			break
+		}
 		if cfg.Mode != gen.Serial || len(cfg.Plant) > 0 {
 			return badInput(fmt.Errorf("--workload general runs in --mode serial without --plant"))
 		}

@@ -1,6 +1,7 @@
 package level
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
@@ -43,5 +44,73 @@ func TestImplications(t *testing.T) {
 	}
 	if !Get(ReadCommitted).Proscribes.Has(anomaly.G1c) || Get(ReadCommitted).NoNonRepeatableReads {
 		t.Error("read committed: G1c proscribed, non-repeatable reads allowed")
+	}
+}
+
+func TestAxiomaticLevels(t *testing.T) {
+	for in, want := range map[string]ID{
+		"rc-session": RCSession, "read-committed-session": RCSession, "ra": ReadAtomic, "read-atomic": ReadAtomic,
+		"cc": Causal, "causal": Causal, "tcc": Causal, "causal-cerone": Causal, "prefix": Prefix, "pc": Prefix,
+		"gsi": GSI, "generalized-snapshot-isolation": GSI, "plain-serializable": PlainSerializable,
+		"conflict-serializable": PlainSerializable, "strong-session-serializable": Serializable,
+		"strong-session-snapshot-isolation": SnapshotIsolation, "strong-serializable": StrictSerializable,
+		"consistent-view": PL2Plus, "forward-consistent-view": PLFCV,
+	} {
+		l, err := Lookup(in)
+		if err != nil || l.ID != want {
+			t.Errorf("Lookup(%q) = %v, %v; want %v", in, l.Name, err, want)
+		}
+	}
+	// Elle's names that mean no level here are refused with a reason.
+	for _, name := range []string{"update-serializable", "strong-snapshot-isolation", "parallel-snapshot-isolation"} {
+		if _, err := Lookup(name); err == nil || strings.Contains(err.Error(), "unknown") {
+			t.Errorf("Lookup(%q): %v; want a refusal that says what it is", name, err)
+		}
+	}
+	// The lattice: every chain of the axiomatic levels, and the levels
+	// without session order beside the ones with it.
+	for _, c := range [][2]ID{
+		{Causal, ReadAtomic}, {ReadAtomic, RCSession}, {RCSession, ReadCommitted}, {Prefix, Causal},
+		{SnapshotIsolation, Prefix}, {SnapshotIsolation, GSI}, {GSI, PLFCV}, {Serializable, PlainSerializable},
+		{PlainSerializable, GSI}, {PlainSerializable, RepeatableRead}, {StrictSerializable, Causal},
+	} {
+		if !Get(c[0]).Implies(c[1]) {
+			t.Errorf("%s should imply %s", c[0], c[1])
+		}
+	}
+	for _, c := range [][2]ID{
+		{ReadCommitted, RCSession}, {RCSession, ReadAtomic}, {GSI, SnapshotIsolation}, {GSI, Prefix},
+		{PlainSerializable, Serializable}, {PlainSerializable, Causal}, {Causal, CursorStability}, {Prefix, GSI},
+	} {
+		if Get(c[0]).Implies(c[1]) {
+			t.Errorf("%s should not imply %s", c[0], c[1])
+		}
+	}
+	// IDs run weakest first: no level implies a later one.
+	for _, l := range All() {
+		for _, w := range l.WeakerLevels() {
+			if w.ID > l.ID {
+				t.Errorf("%s (id %d) implies %s (id %d), a later level", l.Name, l.ID, w.Name, w.ID)
+			}
+		}
+		if (l.Axiom != NoAxiom) != (l.ID == RCSession || l.ID == ReadAtomic || l.ID == Causal || l.ID == Prefix) {
+			t.Errorf("%s: axiom %s", l.Name, l.Axiom)
+		}
+		if l.Axiom != NoAxiom && !l.SessionOrder {
+			t.Errorf("%s: an axiomatic level has session order", l.Name)
+		}
+	}
+	if Get(GSI).SessionOrder || Get(PlainSerializable).SessionOrder {
+		t.Error("gsi and plain-serializable have no session order")
+	}
+	// Every name a level answers to is its own.
+	seen := map[string]ID{}
+	for _, l := range All() {
+		for _, n := range append([]string{l.Name, l.Short}, Aliases(l.ID)...) {
+			if id, ok := seen[n]; ok && id != l.ID {
+				t.Errorf("%q names both %s and %s", n, id, l.ID)
+			}
+			seen[n] = l.ID
+		}
 	}
 }

@@ -146,12 +146,24 @@ func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 			break
 		}
 		wr, rw := c[0], c[1]
-		if wr.Dep != anomaly.WR {
+		if wr.Dep.IsAnti() {
 			wr, rw = rw, wr
+		}
+		if wr.Dep == anomaly.PWR || rw.Dep == anomaly.PRW {
+			break // a scan's: said step by step, as a phantom, below
 		}
 		if a.Kind == anomaly.NonMonotonicRead && len(c) == 2 {
 			return fmt.Sprintf("%s read %s from %s and then an older %s that %s had already overwritten",
 				txn(h, wr.To), key(wr), txn(h, wr.From), key(rw), txn(h, rw.To))
+		}
+		if a.Kind == anomaly.NonMonotonicRead {
+			// Across a session: the step into the reader is session order.
+			for i, st := range c {
+				if prev := c[(i+len(c)-1)%len(c)]; st.Dep.IsAnti() && prev.Dep == anomaly.SO {
+					return fmt.Sprintf("%s read a %s older than %s's write, though %s, before it in the same session, had already seen %s's effects (%s)",
+						txn(h, st.From), key(st), txn(h, st.To), txn(h, prev.From), txn(h, st.To), Chain(h, c))
+				}
+			}
 		}
 		if a.Kind == anomaly.FracturedRead {
 			return fmt.Sprintf("%s saw %s's write to %s but not its write to %s: it saw only part of a transaction",
@@ -173,6 +185,10 @@ func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 			}
 		}
 	case anomaly.SessionGuaranteeViolation:
+		if rw, ok := onlySessionBefore(c); ok {
+			return fmt.Sprintf("%s missed the effects of %s, which ran before it in the same session (%s)",
+				txn(h, rw.From), txn(h, rw.To), Chain(h, c))
+		}
 		for _, s := range c {
 			if s.Dep == anomaly.SO {
 				return fmt.Sprintf("%s missed the effects of %s, which ran before it in the same session (%s)",
@@ -197,6 +213,24 @@ func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 		}
 	}
 	return fmt.Sprintf("%s form a cycle of dependencies (%s): no order of them explains what they read and wrote", names(h, a.Cycle), describe(a.Phenomenon))
+}
+
+// onlySessionBefore returns the anti-dependency of a cycle whose other
+// steps are all session order: its source read a version its own
+// session's earlier transaction had overwritten.
+func onlySessionBefore(c []anomaly.Step) (anomaly.Step, bool) {
+	var rw anomaly.Step
+	n := 0
+	for _, st := range c {
+		switch {
+		case st.Dep.IsAnti():
+			rw = st
+			n++
+		case st.Dep != anomaly.SO:
+			return rw, false
+		}
+	}
+	return rw, n == 1
 }
 
 // stepWords says what one dependency of a cycle means, in words.

@@ -17,6 +17,7 @@ import (
 	"github.com/isoscope/isoscope/internal/evidence"
 	"github.com/isoscope/isoscope/internal/finding"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
 )
 
 // Checked is one history's result with what the report needs around it.
@@ -136,10 +137,27 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	}
 	if r.Outcome == check.Violation && len(r.Holds) > 0 {
 		names := make([]string, len(r.Holds))
+		said := map[level.ID]bool{}
 		for i, l := range r.Holds {
 			names[i] = l.Name
+			said[l.ID] = true
 		}
-		fmt.Fprintf(&b, "\nstill holds: %s\n", strings.Join(names, ", "))
+		// What they imply holds too; say so for the levels a weak level's
+		// user asks about (the axiomatic ones, Adya's read committed).
+		var implied []string
+		for _, l := range r.Holds {
+			for _, w := range l.WeakerLevels() {
+				if !said[w.ID] && (w.Axiom != level.NoAxiom || w.ID == level.ReadCommitted) {
+					said[w.ID] = true
+					implied = append(implied, w.Name)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\nstill holds: %s", strings.Join(names, ", "))
+		if len(implied) > 0 {
+			fmt.Fprintf(&b, " (so do %s)", strings.Join(implied, ", "))
+		}
+		b.WriteString("\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,5 +1,5 @@
 // Package checker is the contract between the checking driver (package
-// check) and its algorithms (chronos, lwt, mt, list-append, dsg, the
+// check) and its algorithms (chronos, lwt, mt, list-append, dsg, saturate, the
 // solver): what a checker says it can take, as data (Capabilities); the
 // one options value it is configured with (Options); and how it is asked
 // to check one history — it plans the check, deciding in the same pass

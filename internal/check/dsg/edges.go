@@ -43,6 +43,15 @@ func (e *Edges) Dep(from, to history.TxnID, d anomaly.Dep, k history.KeyID) {
 	}
 }
 
+// Order adds a ww edge that orders two versions without making the first
+// writer visible to the second (prefix consistency): with the split
+// encoding it enters only the target's first node, from which no
+// anti-dependency follows directly.
+func (e *Edges) Order(from, to history.TxnID, k history.KeyID) {
+	e.mask |= 1 << anomaly.WW
+	e.b.Add(Node(from), Node(to), uint8(anomaly.WW), int32(k))
+}
+
 // Anti adds an anti-dependency (rw, prw); with the split encoding it leaves
 // the source's second node.
 func (e *Edges) Anti(from, to history.TxnID, d anomaly.Dep, k history.KeyID) {

@@ -183,13 +183,16 @@ type Options struct {
 	Rule acyclic.Rule
 }
 
-// ClassOf is the class of a dependency kind in a classed theory.
+// ClassOf is the class of a dependency kind in a classed theory: ww is an
+// Order edge (a dependency the causal rule tells apart).
 func ClassOf(d anomaly.Dep) acyclic.Class {
 	switch d {
 	case anomaly.RW:
 		return acyclic.ItemAnti
 	case anomaly.PRW:
 		return acyclic.PredAnti
+	case anomaly.WW:
+		return acyclic.Order
 	}
 	return acyclic.Dep
 }

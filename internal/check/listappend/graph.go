@@ -112,7 +112,7 @@ func duplicate(list []history.Value) (history.Value, bool) {
 // (collecting its edges first).
 func (a *analysis) graph(l level.Level) *dsg.Graph {
 	a.collect(l)
-	return a.build(l, l.ID == level.SnapshotIsolation, nil)
+	return a.build(l, snapshot(l), nil)
 }
 
 // collect gathers the edges the lists give, key by key, in edges, the keys whose unobserved appends the lists leave
@@ -251,3 +251,7 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 		}
 	}
 }
+
+// snapshot reports whether l is snapshot isolation, with session order or
+// without (generalized SI): the split graph.
+func snapshot(l level.Level) bool { return l.ID == level.SnapshotIsolation || l.ID == level.GSI }

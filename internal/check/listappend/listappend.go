@@ -1,7 +1,8 @@
 // Package listappend checks list-append histories (Elle's workload: appends
 // of unique elements to lists, and reads of whole lists) against
-// read committed, snapshot isolation, serializability and strict
-// serializability. The lists reveal most of the version order.
+// read committed, snapshot isolation and serializability (with session
+// order, or without it: generalized SI and plain serializability) and
+// strict serializability. The lists reveal most of the version order.
 //
 // A read of [1 2 3] says that the appends of 1, 2 and 3 were installed in
 // that order, so the longest list read of each key orders every append it
@@ -69,9 +70,9 @@ func (Checker) Plan(ix *history.Index, l level.Level, o checker.Options) (checke
 // decides returns nil when Plan accepts ix's history at l.
 func decides(ix *history.Index, l level.Level) error {
 	switch l.ID {
-	case level.ReadCommitted, level.SnapshotIsolation, level.Serializable, level.StrictSerializable:
+	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable:
 	default:
-		return fmt.Errorf("it decides read-committed, snapshot-isolation, serializable and strict-serializable, not %s", l.Name)
+		return fmt.Errorf("it decides read-committed, snapshot isolation (with session order or without), serializability (with or without) and strict-serializable, not %s", l.Name)
 	}
 	h := ix.History()
 	type ke struct {
@@ -121,7 +122,7 @@ func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Opti
 	}
 	g := a.graph(l)
 	found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask, g.Nodes)
-	if len(found) > 0 || err != nil || len(a.found) > 0 || len(a.open) == 0 || l.ID != level.SnapshotIsolation {
+	if len(found) > 0 || err != nil || len(a.found) > 0 || len(a.open) == 0 || !snapshot(l) {
 		return append(a.found, found...), err
 	}
 	if ok, err := a.guess(ctx, l, g); ok || err != nil {

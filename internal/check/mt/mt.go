@@ -39,15 +39,17 @@ func (Checker) Plan(ix *history.Index, l level.Level, _ checker.Options) (checke
 	return checker.Simple(ix, l, decides, check)
 }
 
-// decides returns nil for what Plan accepts: serializability, snapshot isolation and strict
+// decides returns nil for what Plan accepts: serializability and snapshot
+// isolation (with session order or without: plain serializability,
+// generalized SI) and strict
 // serializability on read-modify-write histories with unique values (and,
 // for strict serializability, real-time instants on every transaction that
 // took effect).
 func decides(ix *history.Index, l level.Level) error {
 	switch l.ID {
-	case level.Serializable, level.SnapshotIsolation, level.StrictSerializable:
+	case level.Serializable, level.SnapshotIsolation, level.StrictSerializable, level.GSI, level.PlainSerializable:
 	default:
-		return fmt.Errorf("it decides serializable, snapshot-isolation and strict-serializable, not %s", l.Name)
+		return fmt.Errorf("it decides serializability and snapshot isolation (with session order or without) and strict-serializable, not %s", l.Name)
 	}
 	if err := Shape(ix); err != nil {
 		return err
@@ -131,7 +133,7 @@ func needTime(ix *history.Index) error {
 // one per strongly connected component, and for snapshot isolation every
 // instance of the Divergence pattern as a lost update.
 func check(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
-	si := l.ID == level.SnapshotIsolation
+	si := l.ID == level.SnapshotIsolation || l.ID == level.GSI
 	g := dsg.Build(ix, dsg.Options{
 		SessionOrder: l.SessionOrder, RealTime: l.RealTime, AntiDependencies: true, Split: si,
 	})

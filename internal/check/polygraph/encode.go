@@ -42,6 +42,11 @@ type Encoding struct {
 	// twoWidth answers reachability in the known graph for the 2-width
 	// clauses; nil switches them off.
 	twoWidth reacher
+	// wr holds, per read of p.Reads, when it read from each of its
+	// candidates; inferredWhen, per inference of p.inferred, when its edge
+	// holds.
+	wr           [][]cond
+	inferredWhen []cond
 	// g stops the encoding when its context ends or what it adds passes
 	// the construction's memory share.
 	g *guard
@@ -125,11 +130,13 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 		e.dep(pr.A, pr.B, anomaly.WW, pr.Key, e.pairs[i])
 		e.dep(pr.B, pr.A, anomaly.WW, pr.Key, e.pairs[i].Not())
 	}
-	for _, r := range p.Reads {
-		if e.read(r); e.g.step() {
+	e.wr = make([][]cond, len(p.Reads))
+	for i, r := range p.Reads {
+		if e.wr[i] = e.read(r); e.g.step() {
 			return nil, e.g.err
 		}
 	}
+	e.inferEdges()
 	for _, so := range p.OptionalSO {
 		e.dep(so.From, so.To, so.Dep, so.Key, yes)
 	}
@@ -278,10 +285,38 @@ func (e *Encoding) ww(a, b history.TxnID, k history.KeyID) cond {
 // and returns a condition equivalent to x ∧ y.
 func (e *Encoding) and(x, y cond) cond { return e.G.And(x, y) }
 
+// inferEdges adds the edges the level's axiom infers (read committed,
+// read atomic), each under the choices of writers it follows from, and
+// an edge from the initial state to every transaction an inference may
+// put before it.
+func (e *Encoding) inferEdges() {
+	p := e.p
+	e.inferredWhen = make([]cond, len(p.inferred))
+	for i, f := range p.inferred {
+		when := e.wr[f.Alpha][f.A]
+		if f.Beta >= 0 {
+			when = e.and(when, e.wr[f.Beta][f.B])
+		} else {
+			when = e.and(when, e.presence(f.From))
+		}
+		e.inferredWhen[i] = when
+		if !p.inferenceKnown(f) { // a known one is in p.Known
+			e.dep(f.From, f.To, anomaly.WW, f.Key, when)
+		}
+		if e.g.step() {
+			return
+		}
+	}
+	for _, t := range p.initFirst {
+		e.edge(node(history.Init), node(t), anomaly.SO, history.NoKey, e.presence(t))
+	}
+}
+
 // read encodes one read: the choice of its writer, the writer preceding
 // the reader's own write, and the anti-dependencies to every later writer.
-// It stops early when e.g says to (Encode then returns e.g.err).
-func (e *Encoding) read(r Read) {
+// It returns when the read read from each candidate. It stops early when
+// e.g says to (Encode then returns e.g.err).
+func (e *Encoding) read(r Read) []cond {
 	p := e.p
 	wr := make([]cond, len(r.Cands))
 	if len(r.Cands) == 1 && p.certain(r.R) && p.certain(r.Cands[0]) {
@@ -306,11 +341,11 @@ func (e *Encoding) read(r Read) {
 		e.noLostUpdate(r, wr)
 	}
 	if !p.spec.anti {
-		return // no anti-dependencies, and the version order is free
+		return wr // no anti-dependencies, and the version order is free
 	}
 	for i, c := range r.Cands {
 		if e.g.err != nil {
-			return
+			return wr
 		}
 		if r.Writes && c != history.Init && wr[i].Const == 0 {
 			if o := e.ww(c, r.R, r.Key); o.Const == 0 {
@@ -328,10 +363,11 @@ func (e *Encoding) read(r Read) {
 				continue
 			}
 			if e.derivedAnti(r, w, wr[i], e.ww(c, w, r.Key)) {
-				return
+				return wr
 			}
 		}
 	}
+	return wr
 }
 
 // LostUpdate is a G-cursor that Encode forbids at cursor stability: the
@@ -423,18 +459,27 @@ func (e *Encoding) sparseAnti(r Read, c history.TxnID, wr cond) {
 }
 
 // dep adds a dependency that is not an anti-dependency; with the split
-// encoding also into the target's second node.
+// encoding also into the target's second node (but for a ww edge at
+// prefix consistency).
 func (e *Encoding) dep(from, to history.TxnID, d anomaly.Dep, k history.KeyID, when cond) {
 	if from == history.Init || when.Const < 0 {
 		return
 	}
 	when = e.and(when, e.and(e.presence(from), e.presence(to)))
+	// At prefix consistency a ww edge orders versions without making the
+	// first transaction visible to the second: it does not enter the
+	// second node (the begin node in the BC graph; commit → commit).
+	order := d == anomaly.WW && e.p.spec.prefix
 	if e.bc {
+		if order {
+			e.edge(node(from), node(to), d, k, when)
+			return
+		}
 		e.edge(node(from), node(to)+e.split, d, k, when) // commit → begin
 		return
 	}
 	e.edge(node(from), node(to), d, k, when)
-	if e.split > 0 {
+	if e.split > 0 && !order {
 		e.edge(node(from), node(to)+e.split, d, k, when)
 	}
 }

@@ -1,5 +1,7 @@
-// Package polygraph decides serializability, snapshot isolation and strict
-// serializability of general read/write histories — blind writes,
+// Package polygraph decides every isolation level — serializability,
+// snapshot isolation and strict serializability among them, the weak Adya
+// levels and the axiomatic ones (docs/levels.md) — of general read/write
+// histories — blind writes,
 // duplicate values, any number of operations — by encoding the history's
 // hyper-polygraph (VeriStrong, Cai et al., PVLDB 2025, §3) as SAT clauses
 // plus an acyclicity theory and solving it with isoscope's own CDCL(T)
@@ -135,8 +137,10 @@ func (c Checker) configured(o checker.Options) Checker {
 
 // Decides accepts every level (read uncommitted, read committed, cursor
 // stability, PL-2+, PL-FCV, repeatable read, snapshot isolation,
-// serializability, strict serializability) on histories of reads, writes,
-// deletes, scans and iterators.
+// serializability, strict serializability; rc-session, read atomic,
+// causal and prefix consistency; generalized SI and plain
+// serializability) on histories of reads, writes, deletes, scans and
+// iterators.
 func (Checker) Decides(ix *history.Index, l level.Level) error {
 	if _, ok := specOf(l, nil); !ok {
 		return fmt.Errorf("it does not decide %s", l.Name)
@@ -182,12 +186,12 @@ func (c Checker) Check(ctx context.Context, ix *history.Index, l level.Level) ([
 // Run is Check with statistics.
 func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, Stats, error) {
 	h := ix.History()
-	si := l.ID == level.SnapshotIsolation
 	start := time.Now()
 	p, err := build(ctx, ix, l, c.Dense, c.MemoryLimit, c.Modules...)
 	if err != nil {
 		return nil, Stats{}, err
 	}
+	si := p.spec.split
 	st := Stats{Txns: len(h.Txns), Reads: len(p.Reads), Pairs: len(p.Pairs)}
 	st.Build = time.Since(start)
 	start = time.Now()
@@ -202,9 +206,9 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	if len(found) > 0 || err != nil {
 		return found, st, err
 	}
-	if !p.spec.anti && !p.spec.cursor && len(p.Choices) == 0 {
-		// Without anti-dependencies (or a module's superpositions) no
-		// search is needed (see place).
+	if !p.spec.anti && !p.spec.cursor && len(p.Choices) == 0 && p.spec.infer == level.NoAxiom {
+		// Without anti-dependencies (or a module's superpositions, or an
+		// axiom's inferences) no search is needed (see place).
 		start = time.Now()
 		found = p.place()
 		st.Solve = time.Since(start)
@@ -399,7 +403,7 @@ func (e *Encoding) graphNode(v int32) int32 {
 // the anti-dependencies they derive): a cycle there is in every dependency
 // graph of the history, an exact counterexample.
 func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.Level) ([]anomaly.Anomaly, error) {
-	si := l.ID == level.SnapshotIsolation
+	si := p.spec.split
 	// Under a rule some cycles through anti-dependencies are allowed: only
 	// dependency cycles (G1c) are certain violations here.
 	parts := p.knownEdges(!p.spec.anti || p.spec.rule != 0)
@@ -416,18 +420,69 @@ func (p *Polygraph) knownCycles(ctx context.Context, ix *history.Index, l level.
 			if k.From == history.Init {
 				continue
 			}
-			if k.Dep.IsAnti() {
+			switch {
+			case k.Dep.IsAnti():
 				e.Anti(k.From, k.To, k.Dep, k.Key)
-			} else {
+			case k.Dep == anomaly.WW && p.spec.prefix:
+				e.Order(k.From, k.To, k.Key)
+			default:
 				e.Dep(k.From, k.To, k.Dep, k.Key)
 			}
 		}
+	}
+	for _, t := range p.initFirst {
+		e.Dep(history.Init, t, anomaly.SO, history.NoKey)
 	}
 	if l.RealTime {
 		e.RealTime(p.h, ix.Effective)
 	}
 	g := e.Finish()
-	return dsg.FindCycles(ctx, p.h, g.G, g.Mask, g.Nodes)
+	found, err := dsg.FindCycles(ctx, p.h, g.G, g.Mask, g.Nodes)
+	for i := range found {
+		found[i] = p.depict(found[i], func(int) bool { return true })
+	}
+	return found, err
+}
+
+// depict rewrites a cycle through an inferred edge (read committed, read
+// atomic) as the read that missed a write (dsg.Missed): the inference's
+// premise, then the anti-dependency from the reader to the writer it
+// missed. holds says whether inference i holds in the choice the cycle
+// was found under. A cycle without an inferred edge is left as it is.
+func (p *Polygraph) depict(a anomaly.Anomaly, holds func(i int) bool) anomaly.Anomaly {
+	if p.spec.infer == level.NoAxiom {
+		return a
+	}
+	// An inference whose premise only read atomic has (session order, or
+	// a read after the one it explains) names a violation read committed
+	// allows; prefer it.
+	pick := -1
+	for _, st := range a.Cycle {
+		if st.Dep != anomaly.WW {
+			continue
+		}
+		for i, f := range p.inferred {
+			if f.From != st.From || f.To != st.To || f.Key != st.Key || !holds(i) {
+				continue
+			}
+			if pick < 0 || f.Beta < 0 || p.Reads[f.Beta].Op >= p.Reads[f.Alpha].Op {
+				pick = i
+			}
+		}
+	}
+	if pick < 0 {
+		return a
+	}
+	f := p.inferred[pick]
+	ra := p.Reads[f.Alpha]
+	premise := anomaly.Step{From: f.From, To: ra.R, Dep: anomaly.SO, Key: history.NoKey}
+	if f.Beta >= 0 {
+		rb := p.Reads[f.Beta]
+		premise = anomaly.Step{From: f.From, To: ra.R, Dep: rb.wrDep(), Key: rb.Key}
+	}
+	m := dsg.Missed(p.h, []anomaly.Step{premise}, history.OpRef{Txn: ra.R, Op: ra.Op}, f.To, f.From, f.Key, ra.Pred)
+	m.BestFound = a.BestFound
+	return m
 }
 
 // refutation is the counterexample of a refuted encoding: the lost update
@@ -533,6 +588,15 @@ func (e *Encoding) counterexample(conflict []sat.Lit) (anomaly.Anomaly, bool) {
 		return anomaly.Anomaly{}, false
 	}
 	a := found[0]
+	a.BestFound = true
+	truth := make(map[sat.Lit]bool, len(conflict))
+	for _, l := range conflict {
+		truth[l.Not()] = true
+	}
+	a = e.p.depict(a, func(i int) bool {
+		w := e.inferredWhen[i]
+		return w.Const > 0 || w.Const == 0 && truth[w.Lit]
+	})
 	if e.bc {
 		// The begin → commit edges inside a transaction are not steps.
 		steps := a.Cycle[:0]
@@ -543,6 +607,5 @@ func (e *Encoding) counterexample(conflict []sat.Lit) (anomaly.Anomaly, bool) {
 		}
 		a.Cycle = steps
 	}
-	a.BestFound = true
 	return a, true
 }

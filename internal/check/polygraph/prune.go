@@ -206,10 +206,13 @@ func (p *Polygraph) Prune(si bool, rounds int) (int, bool) {
 
 // singleAnti reports whether the level forbids a cycle made of one
 // anti-dependency of read r and dependency edges: everywhere but at
-// cursor stability (which forbids only lost updates) and, for a predicate
-// read, at repeatable read (a phantom).
+// cursor stability (which forbids only lost updates), for a predicate
+// read at repeatable read (a phantom), at causal consistency (allowed
+// through a ww edge) and at prefix consistency (allowed when a ww edge
+// leads into the reader).
 func (p *Polygraph) singleAnti(r Read) bool {
-	return !p.spec.cursor && !(p.spec.rule == acyclic.NoItemAnti && r.Pred)
+	return p.spec.anti && !p.spec.cursor && !p.spec.prefix && p.spec.rule != acyclic.NoCausalAnti &&
+		!(p.spec.rule == acyclic.NoItemAnti && r.Pred)
 }
 
 // pruneCandidates drops candidate writers that the known graph rules out

@@ -2,7 +2,9 @@
 // whether a tiny history (at most MaxTxns committed or unknown-status
 // transactions, a few keys) satisfies read uncommitted, read committed,
 // cursor stability, PL-2+, PL-FCV, repeatable read, snapshot isolation,
-// serializability or strict serializability by
+// serializability or strict serializability, the axiomatic levels
+// rc-session, read atomic, causal and prefix consistency, or generalized
+// SI and plain serializability (without session order), by
 // enumerating, straight from the definitions, every way the history could
 // have come about.
 //
@@ -24,6 +26,17 @@
 //     ending before the transaction, that contains its session predecessors
 //     and every earlier transaction writing a key it also writes, and from
 //     whose final state its external reads are explained.
+//   - Generalized snapshot isolation and plain serializability: the two
+//     definitions above without session order.
+//   - The axiomatic levels (axioms.go; Biswas and Enea, OOPSLA 2019, §2):
+//     an assignment of every external observation to a writer and a
+//     strict total commit order extending session order and write-read
+//     in which, whenever a transaction t3 read key x from t1 and another
+//     transaction t2 writes x, the level's premise on t2 and t3 puts t2
+//     before t1: t3 read from t2 earlier in program order (rc-session),
+//     t2 precedes t3 in its session or t3 read from t2 (read atomic), a
+//     chain of those (causal), or t2 precedes in the commit order (or is)
+//     a transaction of either kind (prefix).
 //   - Read committed and read uncommitted (Adya's PL-2 and PL-1): an
 //     assignment of each read to a write of the value it returned and a
 //     version order per key such that no read observes an aborted or

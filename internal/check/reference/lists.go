@@ -75,9 +75,9 @@ func (c *checker) listOp(t *txn, op history.Op, own map[history.KeyID][]history.
 // history's operations are all appends and list reads.
 func (c *checker) listLevel(id level.ID) error {
 	switch id {
-	case level.ReadCommitted, level.SnapshotIsolation, level.Serializable, level.StrictSerializable:
+	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable:
 	default:
-		return fmt.Errorf("reference: lists are modelled at read committed, snapshot isolation, serializability and strict serializability, not %v", id)
+		return fmt.Errorf("reference: lists are modelled at read committed, snapshot isolation, serializability (with session order or without) and strict serializability, not %v", id)
 	}
 	if c.plain {
 		return fmt.Errorf("reference: a history that mixes lists with reads, writes, deletes or ranges is not modelled")

@@ -56,9 +56,9 @@ func (c *checker) checkRange(r *history.Range) error {
 // wrote before is checked against t's own last write (intOK); the others
 // are external observations, exact ones (absence is not a tombstone).
 // own maps a key to its index in t.final.
-func (c *checker) observeRange(t *txn, op history.Op, own map[history.KeyID]int) {
-	r := op.Range
-	if op.Kind == history.Iter && len(r.Pairs) == 0 {
+func (c *checker) observeRange(t *txn, o history.Op, pos int, own map[history.KeyID]int) {
+	op, r := pos, o.Range
+	if o.Kind == history.Iter && len(r.Pairs) == 0 {
 		return // an iterator never advanced claims nothing
 	}
 	got := map[history.KeyID]history.Value{}
@@ -73,7 +73,7 @@ func (c *checker) observeRange(t *txn, op history.Op, own map[history.KeyID]int)
 		if history.Compare(key, r.Lo) < 0 || (!r.HiOpen && history.Compare(key, r.Hi) >= 0) {
 			continue
 		}
-		if op.Kind == history.Iter && history.Compare(key, c.h.Keys[r.Pairs[len(r.Pairs)-1].Key]) > 0 {
+		if o.Kind == history.Iter && history.Compare(key, c.h.Keys[r.Pairs[len(r.Pairs)-1].Key]) > 0 {
 			break
 		}
 		want, returned := got[k]
@@ -84,7 +84,7 @@ func (c *checker) observeRange(t *txn, op history.Op, own map[history.KeyID]int)
 			}
 			continue
 		}
-		t.ext = append(t.ext, kv{key: k, value: want, exact: true}) // absence: the zero Value
+		t.ext = append(t.ext, kv{key: k, value: want, exact: true, op: op}) // absence: the zero Value
 	}
 }
 

@@ -35,7 +35,8 @@ const MaxTxns = 9
 func Check(h *history.History, id level.ID) (bool, error) {
 	switch id {
 	case level.ReadUncommitted, level.ReadCommitted, level.CursorStability, level.PL2Plus, level.PLFCV,
-		level.RepeatableRead, level.SnapshotIsolation, level.Serializable, level.StrictSerializable:
+		level.RepeatableRead, level.SnapshotIsolation, level.Serializable, level.StrictSerializable,
+		level.RCSession, level.ReadAtomic, level.Causal, level.Prefix, level.GSI, level.PlainSerializable:
 	default:
 		return false, fmt.Errorf("reference: level %v is not supported", id)
 	}
@@ -94,6 +95,12 @@ func (c *checker) check(id level.ID) (bool, error) {
 				eff = append(eff, i)
 			}
 		}
+		if level.Get(id).Axiom != level.NoAxiom {
+			if ok, err := c.axiomatic(level.Get(id).Axiom, eff); ok || err != nil {
+				return ok, err
+			}
+			continue
+		}
 		if c.adyaLevel(id) {
 			ok := true
 			for _, i := range eff {
@@ -121,6 +128,9 @@ type kv struct {
 	key   history.KeyID
 	value history.Value
 	exact bool
+	// op is the position of the operation that made an external
+	// observation in its transaction (program order).
+	op int
 }
 
 // matches reports whether state (a value, absence or a tombstone) is what
@@ -209,7 +219,7 @@ func newChecker(h *history.History) (*checker, error) {
 						return nil, fmt.Errorf("reference: transaction %s, operation %d: %v", h.TxnName(history.TxnID(i)), j+1, err)
 					}
 					c.ranges = true
-					c.observeRange(t, op, own)
+					c.observeRange(t, op, j, own)
 					continue
 				}
 			default:
@@ -222,7 +232,7 @@ func newChecker(h *history.History) (*checker, error) {
 				c.listOp(t, op, ownList)
 				continue
 			}
-			x := kv{key: op.Key, value: op.Value}
+			x := kv{key: op.Key, value: op.Value, op: j}
 			if op.Kind == history.Delete {
 				x.value = c.deleted()
 			}
@@ -270,7 +280,11 @@ func (c *checker) satisfies(id level.ID, eff []int) bool {
 		}
 		return c.readCommitted(eff)
 	case level.SnapshotIsolation:
-		return c.snapshotIsolation(eff)
+		return c.snapshotIsolation(eff, true)
+	case level.GSI:
+		return c.snapshotIsolation(eff, false)
+	case level.PlainSerializable:
+		return c.serializable(eff, false, false)
 	case level.RepeatableRead:
 		// Without predicate reads G2 is G2-item: PL-2.99 is PL-3, with no
 		// session order.
@@ -530,7 +544,8 @@ func stateKey(placed []bool, state []history.Value) string {
 //
 //   - every external read of T returns the value of its key after the first
 //     s transactions (the initial value if none of them writes it);
-//   - T's session predecessors are among the first s (strong session SI);
+//   - T's session predecessors are among the first s (strong session SI;
+//     not asked with session false: generalized SI);
 //   - every transaction before T that writes a key T writes is among the
 //     first s (no conflict).
 //
@@ -547,11 +562,11 @@ func stateKey(placed []bool, state []history.Value) string {
 // when T is later placed at position m >= n, transactions placed after now
 // can only raise its lowest snapshot point to n+1 or more; below n+1 the
 // allowed points are exactly [lowest, n], and point n is the current state.
-func (c *checker) snapshotIsolation(eff []int) bool {
+func (c *checker) snapshotIsolation(eff []int, session bool) bool {
 	if !c.explainable(eff) {
 		return false
 	}
-	pre := c.mustPrecede(eff, true, false)
+	pre := c.mustPrecede(eff, session, false)
 	// conflict[q][p]: the transactions at positions q and p of eff write a
 	// common key.
 	conflict := make([][]bool, len(eff))

@@ -7,7 +7,9 @@ import (
 )
 
 // Class is what an edge of a Classed theory is, for the cycles its rule
-// counts: a dependency, or an item or predicate anti-dependency.
+// counts: a dependency, or an item or predicate anti-dependency; Order is
+// a dependency that orders versions (ww), which NoCausalAnti tells from
+// the others.
 type Class uint8
 
 // The classes.
@@ -15,10 +17,14 @@ const (
 	Dep Class = iota
 	ItemAnti
 	PredAnti
+	// Order is a write dependency (ww): a dependency edge, kept in the
+	// topological order like Dep, that the rules count apart only where
+	// they say so (NoCausalAnti).
+	Order
 )
 
 // IsAnti reports whether c is an anti-dependency class.
-func (c Class) IsAnti() bool { return c != Dep }
+func (c Class) IsAnti() bool { return c == ItemAnti || c == PredAnti }
 
 // Rule says which cycles a Classed theory forbids. Every rule forbids the
 // cycles of dependency edges alone (Adya's G1c); they differ in which
@@ -35,18 +41,35 @@ const (
 	// those without anti-dependencies): G1c and G2-item. Cycles whose
 	// anti-dependencies are all predicate ones are allowed (PL-2.99).
 	NoItemAnti
+	// NoCausalAnti forbids every cycle without anti-dependencies and
+	// every cycle with exactly one anti-dependency and no Order edge: a
+	// read that missed a version its transaction causally depends on
+	// through session order and write-read alone (transactional causal
+	// consistency: no (so ∪ wr)+ ; rw cycle, with so ∪ wr ∪ ww acyclic).
+	NoCausalAnti
 )
 
 // Forbids reports whether rule forbids a cycle with items item and preds
-// predicate anti-dependencies (any number of dependency edges).
-func (r Rule) Forbids(items, preds int) bool {
+// predicate anti-dependencies and orders Order edges (any number of other
+// dependency edges).
+func (r Rule) Forbids(items, preds, orders int) bool {
 	switch r {
 	case NoSingleAnti:
 		return items+preds <= 1
 	case NoItemAnti:
 		return items > 0 || preds == 0
+	case NoCausalAnti:
+		return items+preds == 0 || items+preds == 1 && orders == 0
 	}
 	return true
+}
+
+// states is how many search states the rule's walks need.
+func (r Rule) states() int32 {
+	if r == NoCausalAnti {
+		return 3
+	}
+	return 2
 }
 
 // Classed is a theory of cycles that are forbidden by how many edges of
@@ -66,6 +89,7 @@ type Classed struct {
 	deps   *Theory
 	index  []int32 // global number → dependency edge id (≥ 0) or -(anti id)-1
 	global []int32 // dependency edge id → global number
+	order  []bool  // dependency edge id → an Order edge
 	anti   []cEdge
 	aglob  []int32 // anti edge id → global number
 	aout   [][]int32
@@ -101,8 +125,9 @@ type cEdge struct {
 
 // NewClassed returns the theory over n nodes with rule r and no edges.
 func NewClassed(n int, r Rule) *Classed {
+	m := int(r.states()) * n
 	return &Classed{rule: r, deps: New(n), aout: make([][]int32, n), n: int32(n),
-		mark: make([]uint32, 2*n), parent: make([]int32, 2*n), prev: make([]int32, 2*n)}
+		mark: make([]uint32, m), parent: make([]int32, m), prev: make([]int32, m)}
 }
 
 // SetNoPhase switches the order-guided polarity off (for measurements).
@@ -110,9 +135,10 @@ func (c *Classed) SetNoPhase(off bool) { c.deps.NoPhase = off }
 
 // AddEdge registers from→to of class cl, present exactly when lit is true.
 func (c *Classed) AddEdge(from, to int32, lit sat.Lit, cl Class) {
-	if cl == Dep {
+	if !cl.IsAnti() {
 		c.global = append(c.global, int32(len(c.index)))
 		c.index = append(c.index, int32(len(c.deps.edges)))
+		c.order = append(c.order, cl == Order)
 		c.deps.AddEdge(from, to, lit)
 		return
 	}
@@ -128,9 +154,10 @@ func (c *Classed) AddEdge(from, to int32, lit sat.Lit, cl Class) {
 
 // AddFixedEdge adds from→to of class cl, always present.
 func (c *Classed) AddFixedEdge(from, to int32, cl Class) {
-	if cl == Dep {
+	if !cl.IsAnti() {
 		c.global = append(c.global, int32(len(c.index)))
 		c.index = append(c.index, int32(len(c.deps.edges)))
+		c.order = append(c.order, cl == Order)
 		c.deps.AddFixedEdge(from, to)
 		return
 	}
@@ -193,6 +220,9 @@ func (c *Classed) Edge(g int32) (from, to int32, lit sat.Lit, cl Class) {
 	i := c.index[g]
 	if i >= 0 {
 		f, t, l := c.deps.Edge(i)
+		if c.order[i] {
+			return f, t, l, Order
+		}
 		return f, t, l, Dep
 	}
 	e := c.anti[-i-1]
@@ -210,7 +240,10 @@ func (c *Classed) Assign(l sat.Lit, pos int) []sat.Lit {
 	}
 	if int(l) < len(c.deps.byLit) && c.linked > 0 {
 		for _, id := range c.deps.byLit[l] {
-			if !c.mayClose(id) {
+			if c.rule == NoCausalAnti && c.order[id] || !c.mayClose(id) {
+				// An Order edge closes no forbidden cycle with an
+				// anti-dependency under NoCausalAnti; a cycle of
+				// dependencies alone the order finds.
 				continue
 			}
 			if w := c.through(id); w != nil {
@@ -292,6 +325,9 @@ func (c *Classed) Phase(v sat.Var) (bool, bool) { return c.deps.Phase(v) }
 func (c *Classed) ends(ref int32) (from, to int32, cl Class) {
 	if ref >= 0 {
 		e := c.deps.edges[ref]
+		if c.order[ref] {
+			return e.from, e.to, Order
+		}
 		return e.from, e.to, Dep
 	}
 	e := c.anti[-ref-1]
@@ -302,9 +338,25 @@ func (c *Classed) ends(ref int32) (from, to int32, cl Class) {
 // s (from 0 for the inserted edge itself), or -1 when the walk can no
 // longer close a forbidden cycle. For NoSingleAnti the state counts the
 // anti-dependencies crossed (0 or 1); for NoItemAnti it says whether an
-// item anti-dependency was crossed.
+// item anti-dependency was crossed; for NoCausalAnti it is 0 (neither an
+// anti-dependency nor an Order edge crossed), 1 (an Order edge, no
+// anti-dependency) or 2 (one anti-dependency, no Order edge).
 func (c *Classed) step(s int32, cl Class) int32 {
 	switch c.rule {
+	case NoCausalAnti:
+		switch {
+		case cl.IsAnti():
+			if s != 0 {
+				return -1
+			}
+			return 2
+		case cl == Order:
+			if s == 2 {
+				return -1
+			}
+			return 1
+		}
+		return s
 	case NoSingleAnti:
 		if cl.IsAnti() {
 			if s == 1 {
@@ -324,8 +376,8 @@ func (c *Classed) step(s int32, cl Class) int32 {
 // accepts reports whether reaching the inserted edge's tail in state s
 // closes a forbidden cycle.
 func (c *Classed) accepts(s int32) bool {
-	if c.rule == NoSingleAnti {
-		return true
+	if c.rule == NoSingleAnti || c.rule == NoCausalAnti {
+		return true // every state a walk can be in is a forbidden cycle's
 	}
 	return s == 1
 }
@@ -354,7 +406,7 @@ func (c *Classed) through(ref int32) []int32 {
 	}
 	// A state from which only dependency edges may follow reaches u only
 	// within the topological order's bound.
-	depsOnly := func(s int32) bool { return c.rule == NoSingleAnti && s == 1 }
+	depsOnly := func(s int32) bool { return c.rule == NoSingleAnti && s == 1 || c.rule == NoCausalAnti && s != 0 }
 	ub := c.deps.ord[u]
 	q := c.queue[:0]
 	first := s0*n + v
@@ -428,9 +480,10 @@ func (c *Classed) globalOf(ref int32) int32 {
 // Simple returns a forbidden simple cycle inside the forbidden closed walk
 // (global edge numbers, in order): while a node repeats, the walk splits
 // there into two closed walks, and one of them is still forbidden — the
-// rules count anti-dependencies, and the two parts share them out (at most
-// one between them stays at most one; an item one lands in one part; none
-// stays none).
+// rules count anti-dependencies (and Order edges), and the two parts share
+// them out (at most one between them stays at most one; an item one lands
+// in one part; none stays none; one anti-dependency without Order edges
+// lands in a part without them).
 func (c *Classed) Simple(walk []int32) []int32 {
 	walk = slices.Clone(walk)
 	for {
@@ -461,14 +514,16 @@ func (c *Classed) Simple(walk []int32) []int32 {
 
 // forbidden reports whether the rule forbids a cycle over walk's edges.
 func (c *Classed) forbidden(walk []int32) bool {
-	items, preds := 0, 0
+	items, preds, orders := 0, 0, 0
 	for _, g := range walk {
 		switch _, _, _, cl := c.Edge(g); cl {
 		case ItemAnti:
 			items++
 		case PredAnti:
 			preds++
+		case Order:
+			orders++
 		}
 	}
-	return c.rule.Forbids(items, preds)
+	return c.rule.Forbids(items, preds, orders)
 }

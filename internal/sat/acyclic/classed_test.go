@@ -24,22 +24,24 @@ func allowedUnder(nodes int, edges []classedEdge, val func(sat.Lit) bool, rule a
 	// Simple cycles through their smallest node s: paths from s over
 	// nodes > s back to s.
 	var onPath [8]bool
-	var dfs func(s, v int32, items, preds int) bool
-	dfs = func(s, v int32, items, preds int) bool {
+	var dfs func(s, v int32, items, preds, orders int) bool
+	dfs = func(s, v int32, items, preds, orders int) bool {
 		for _, e := range present {
 			if e[0] != v {
 				continue
 			}
-			i, p := items, preds
+			i, p, o := items, preds, orders
 			switch acyclic.Class(e[3]) {
 			case acyclic.ItemAnti:
 				i++
 			case acyclic.PredAnti:
 				p++
+			case acyclic.Order:
+				o++
 			}
 			w := e[1]
 			if w == s {
-				if rule.Forbids(i, p) {
+				if rule.Forbids(i, p, o) {
 					return true
 				}
 				continue
@@ -48,7 +50,7 @@ func allowedUnder(nodes int, edges []classedEdge, val func(sat.Lit) bool, rule a
 				continue
 			}
 			onPath[w] = true
-			bad := dfs(s, w, i, p)
+			bad := dfs(s, w, i, p, o)
 			onPath[w] = false
 			if bad {
 				return true
@@ -57,7 +59,7 @@ func allowedUnder(nodes int, edges []classedEdge, val func(sat.Lit) bool, rule a
 		return false
 	}
 	for s := range int32(nodes) {
-		if dfs(s, s, 0, 0) {
+		if dfs(s, s, 0, 0, 0) {
 			return false
 		}
 	}
@@ -70,7 +72,7 @@ func allowedUnder(nodes int, edges []classedEdge, val func(sat.Lit) bool, rule a
 // forbidden cycle, and a conflict's walk must simplify to a forbidden
 // simple cycle.
 func TestClassedAgainstBruteForce(t *testing.T) {
-	for _, rule := range []acyclic.Rule{acyclic.NoSingleAnti, acyclic.NoItemAnti} {
+	for _, rule := range []acyclic.Rule{acyclic.NoSingleAnti, acyclic.NoItemAnti, acyclic.NoCausalAnti} {
 		sats, unsats := 0, 0
 		for seed := range uint64(3000) {
 			r := rand.New(rand.NewPCG(seed, uint64(rule)))
@@ -82,7 +84,7 @@ func TestClassedAgainstBruteForce(t *testing.T) {
 				if r.IntN(4) > 0 {
 					lit = int32(r.IntN(2 * nvars))
 				}
-				edges = append(edges, classedEdge{int32(r.IntN(nodes)), int32(r.IntN(nodes)), lit, int32(r.IntN(3))})
+				edges = append(edges, classedEdge{int32(r.IntN(nodes)), int32(r.IntN(nodes)), lit, int32(r.IntN(4))})
 			}
 			th := acyclic.NewClassed(nodes, rule)
 			for _, e := range edges {
@@ -121,7 +123,7 @@ func TestClassedAgainstBruteForce(t *testing.T) {
 // checkForbiddenCycle fails unless cyc is a simple cycle the rule forbids.
 func checkForbiddenCycle(t *testing.T, th *acyclic.Classed, cyc []int32, rule acyclic.Rule, seed uint64) {
 	t.Helper()
-	items, preds := 0, 0
+	items, preds, orders := 0, 0, 0
 	seen := map[int32]bool{}
 	for i, g := range cyc {
 		from, to, _, cl := th.Edge(g)
@@ -135,16 +137,18 @@ func checkForbiddenCycle(t *testing.T, th *acyclic.Classed, cyc []int32, rule ac
 			items++
 		case acyclic.PredAnti:
 			preds++
+		case acyclic.Order:
+			orders++
 		}
 	}
-	if !rule.Forbids(items, preds) {
+	if !rule.Forbids(items, preds, orders) {
 		t.Fatalf("rule %d seed %d: cycle %v is allowed", rule, seed, cyc)
 	}
 }
 
 // TestClassedRules: the cycles each rule allows and forbids, edge by edge.
 func TestClassedRules(t *testing.T) {
-	d, i, p := acyclic.Dep, acyclic.ItemAnti, acyclic.PredAnti
+	d, i, p, o := acyclic.Dep, acyclic.ItemAnti, acyclic.PredAnti, acyclic.Order
 	cases := []struct {
 		name    string
 		rule    acyclic.Rule
@@ -159,6 +163,12 @@ func TestClassedRules(t *testing.T) {
 		{"G2-item", acyclic.NoItemAnti, []acyclic.Class{i, i}, true},
 		{"G2-item with a predicate", acyclic.NoItemAnti, []acyclic.Class{p, d, i}, true},
 		{"predicate anti-dependencies only", acyclic.NoItemAnti, []acyclic.Class{p, d, p}, false},
+		{"an order edge is a dependency at PL-2+", acyclic.NoSingleAnti, []acyclic.Class{o, i, d}, true},
+		{"dependency and order cycle at causal", acyclic.NoCausalAnti, []acyclic.Class{d, o, d}, true},
+		{"a read that missed a causal predecessor", acyclic.NoCausalAnti, []acyclic.Class{d, d, i}, true},
+		{"through a predicate", acyclic.NoCausalAnti, []acyclic.Class{p, d}, true},
+		{"a missed version ordered only by ww (allowed)", acyclic.NoCausalAnti, []acyclic.Class{o, d, i}, false},
+		{"long fork: two anti-dependencies (allowed)", acyclic.NoCausalAnti, []acyclic.Class{d, i, d, i}, false},
 	}
 	for _, tc := range cases {
 		for rot := range tc.classes {

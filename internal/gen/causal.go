@@ -1,0 +1,152 @@
+package gen
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/workload"
+)
+
+// CausalConfig describes the general workload (reads and blind writes,
+// fresh values) on a causally consistent store.
+type CausalConfig struct {
+	Txns, Sessions, Keys int
+	Dist                 workload.Distribution
+	// Ops is the number of operations per transaction, ReadRatio the share
+	// of them that are reads.
+	Ops       int
+	ReadRatio float64
+	// Sync is the chance that a session, before a transaction, catches up
+	// with another session (takes in everything that session has seen);
+	// the lower, the staler the views and the more concurrent the
+	// history.
+	Sync float64
+	// Stale is the share of transactions with one read that returns a
+	// version older than its view holds (a fault: such a history likely
+	// violates causal consistency).
+	Stale float64
+	Seed  uint64
+}
+
+// DefaultSync is CausalConfig.Sync's default.
+const DefaultSync = 0.3
+
+// GenerateCausal simulates a causally consistent store running the
+// general workload: every session is a replica that sees a causally closed
+// set of the committed transactions — its own, and what it took in when it
+// last caught up with another session, which brings that session's view
+// along — and a read returns the latest version of its key (in commit
+// order) its view holds, or its transaction's own write. Transactions
+// commit one at a time, in a random interleaving of the sessions; every
+// value is fresh. Unless Stale corrupts reads, its histories satisfy
+// causal consistency (hence read atomic and rc-session) by construction:
+// the commit order extends session order and write-read, and a read never
+// misses a version its transaction causally depends on. They need not
+// satisfy prefix consistency or snapshot isolation.
+//
+// Memory is a vector clock per session (sessions²), not per transaction,
+// and each key's versions.
+func GenerateCausal(c CausalConfig) (*history.History, error) {
+	switch {
+	case c.Txns < 0 || c.Sessions < 1 || c.Keys < 1 || c.Ops < 1:
+		return nil, fmt.Errorf("causal store: need txns ≥ 0 and sessions, keys, ops ≥ 1")
+	case c.ReadRatio < 0 || c.ReadRatio > 1 || c.Sync < 0 || c.Sync > 1 || c.Stale < 0 || c.Stale > 1:
+		return nil, fmt.Errorf("causal store: read ratio, sync and stale must be within [0, 1]")
+	case c.Sessions > maxKeysOrSessions || c.Keys > maxKeysOrSessions:
+		return nil, fmt.Errorf("causal store: too many sessions or keys")
+	}
+	r := rand.New(rand.NewPCG(c.Seed, 0xc4a5a1))
+	keys, err := workload.NewKeyChooser(c.Dist, c.Keys)
+	if err != nil {
+		return nil, err
+	}
+	h := history.New()
+	h.Header = history.Header{Present: true, Version: 1, UniqueValues: true,
+		Source: fmt.Sprintf("isoscope gen general: mode=causal txns=%d sessions=%d keys=%d ops=%d read-ratio=%g sync=%g stale=%g seed=%d",
+			c.Txns, c.Sessions, c.Keys, c.Ops, c.ReadRatio, c.Sync, c.Stale, c.Seed)}
+	k := c.Sessions
+	for s := range k {
+		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
+	}
+	ids := make([]history.KeyID, c.Keys)
+	for i := range ids {
+		ids[i] = h.Key(history.IntValue(int64(i)))
+	}
+	// view[s*k+u]: how many of session u's transactions session s sees.
+	view := make([]int32, k*k)
+	// latest[u*k:]: the view session u committed its last transaction
+	// with (its own count included).
+	latest := make([]int32, k*k)
+	// versions[key]: the key's versions in commit order.
+	type version struct {
+		session, index int32 // the writer: its session and its index there
+		value          int64
+	}
+	versions := make([][]version, c.Keys)
+	counter := make([]int64, c.Keys)
+	own := map[int]int64{}
+	slab := make([]history.Op, 0, c.Txns*c.Ops)
+	h.Txns = make([]history.Txn, 0, c.Txns)
+	clock := StartInstant
+	for i := range c.Txns {
+		s := r.IntN(k)
+		vs := view[s*k : (s+1)*k]
+		if r.Float64() < c.Sync {
+			u := r.IntN(k)
+			for x, n := range latest[u*k : (u+1)*k] {
+				vs[x] = max(vs[x], n)
+			}
+		}
+		clear(own)
+		stale := r.Float64() < c.Stale
+		ops := slab[len(slab) : len(slab)+c.Ops : len(slab)+c.Ops]
+		slab = slab[:len(slab)+c.Ops]
+		for j := range ops {
+			key := keys.Next(r)
+			op := &ops[j]
+			op.Key = ids[key]
+			if r.Float64() >= c.ReadRatio {
+				op.Kind = history.Write
+				counter[key]++
+				own[key] = counter[key]
+				op.Value = history.IntValue(counter[key])
+				continue
+			}
+			op.Kind = history.Read
+			if v, ok := own[key]; ok {
+				op.Value = history.IntValue(v)
+				continue
+			}
+			op.Value = history.NullValue
+			vers := versions[key]
+			seen := -1
+			for q := len(vers) - 1; q >= 0; q-- {
+				if vers[q].index < vs[vers[q].session] {
+					seen = q
+					break
+				}
+			}
+			if stale && seen >= 0 {
+				seen, stale = r.IntN(seen+1)-1, false // an older version, or none
+			}
+			if seen >= 0 {
+				op.Value = history.IntValue(vers[seen].value)
+			}
+		}
+		// Commit: the transaction's last write of each key is a version.
+		index := vs[s]
+		for key, v := range own {
+			versions[key] = append(versions[key], version{session: int32(s), index: index, value: v})
+		}
+		vs[s] = index + 1
+		copy(latest[s*k:(s+1)*k], vs)
+		begin := clock + int64(2_000+r.IntN(48_000))
+		clock = begin + int64(20_000+r.IntN(180_000))
+		h.Txns = append(h.Txns, history.Txn{
+			ID: history.IntValue(int64(i + 1)), Session: int32(s),
+			Begin: begin, End: clock, HasTime: true, Ops: ops,
+		})
+	}
+	return h, nil
+}
