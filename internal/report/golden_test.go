@@ -64,7 +64,7 @@ var goldenCases = []goldenCase{
 	{name: "cycle-g1c", notation: "init: x=0 y=0 | s1: r x 0 w x 1 r y 1 | s2: r y 0 w y 1 r x 1", level: level.Serializable, kind: anomaly.Cycle},
 
 	// The bases of evidence the catalogue does not show.
-	{name: "phantom", notation: "w 1 a w 2 b | d 1 d 2 | scan 0 10 [2=b]", level: level.Serializable, kind: anomaly.Cycle},
+	{name: "phantom", notation: "w 1 a w 2 b | d 1 d 2 | scan 0 10 [2=b]", level: level.Serializable, kind: anomaly.FracturedRead},
 	{name: "predicate-write-skew", notation: "s0: scan 0 10 [] w 1 x | s1: scan 0 10 [] w 2 y", level: level.Serializable, kind: anomaly.Cycle},
 	{name: "list-order", notation: "a x 1 a y 1 | a x 2 a y 2 | r x [1,2] r y [2,1]", level: level.Serializable,
 		kind: anomaly.Cycle, bases: []evidence.Basis{evidence.ListOrder}},
