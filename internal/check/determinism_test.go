@@ -147,11 +147,12 @@ func TestWeakHoldsIndependentOfLoad(t *testing.T) {
 		t.Fatalf("idle: %s", want)
 	}
 	t.Logf("%s (%v)", want, time.Since(start))
-	for _, procs := range []int{0, 1} {
-		var got string
-		spinning(procs, func() { got = run() })
-		if got != want {
-			t.Errorf("busy, GOMAXPROCS %d:\n got %s\nwant %s", procs, got, want)
-		}
+	// Once with every core busy (with one core, the spinners would make
+	// this test five times slower and show nothing more: the searches count
+	// work, not time).
+	var got string
+	spinning(0, func() { got = run() })
+	if got != want {
+		t.Errorf("busy:\n got %s\nwant %s", got, want)
 	}
 }
