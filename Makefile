@@ -6,7 +6,7 @@ STATICCHECK_VERSION := v0.8.2
 .PHONY: build demo test lint bench bench-weak fuzz clean roundtrip-all race
 
 build:
-	$(GO) build -o $(BIN) ./cmd/isoscope
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
 
 # demo: run a workload on the embedded database and check it; then generate a
 # mini-transaction history with planted anomalies and check it.

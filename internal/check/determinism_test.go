@@ -116,19 +116,7 @@ func TestVerdictIndependentOfLoad(t *testing.T) {
 // one processor; with a wall-clock net under a conflict count, the list
 // depended on the machine (and without any net, the pass took minutes).
 func TestWeakHoldsIndependentOfLoad(t *testing.T) {
-	f, err := os.Open("testdata/badger-blindw-600.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := native.Read(zr, "badger-blindw-600.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := readBlindW600(t)
 	si := level.Get(level.SnapshotIsolation)
 	run := func() string {
 		res, err := check.Run(context.Background(), h, si, check.Options{Holds: true})
@@ -155,4 +143,25 @@ func TestWeakHoldsIndependentOfLoad(t *testing.T) {
 	if got != want {
 		t.Errorf("busy:\n got %s\nwant %s", got, want)
 	}
+}
+
+// readBlindW600 reads testdata/badger-blindw-600.jsonl.gz: 600 blind-write
+// transactions a Badger run recorded, which violate snapshot isolation and
+// need the solver.
+func readBlindW600(t *testing.T) *history.History {
+	t.Helper()
+	f, err := os.Open("testdata/badger-blindw-600.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := native.Read(zr, "badger-blindw-600.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

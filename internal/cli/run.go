@@ -92,7 +92,18 @@ func newRunCommand(std IO) *cobra.Command { return runCommandFor(&runCommand{io:
 // runCommandFor wires c's flags and Run to a cobra command.
 func runCommandFor(c *runCommand) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run [flags]",
+		Use: "run [flags]",
+		Example: `  # mini-transactions on an embedded SQLite database, checked at serializability
+  isoscope run --txns 2000
+
+  # PostgreSQL at REPEATABLE READ: checked at snapshot isolation, with an HTML report
+  isoscope run --db postgres://postgres@127.0.0.1:5432/test --isolation repeatable-read --txns 1000 --report run-report
+
+  # MariaDB's REPEATABLE READ, judged by what InnoDB actually does
+  isoscope run --db mysql://root@127.0.0.1:3306/test --isolation repeatable-read --level rr --module innodb-rr --txns 500
+
+  # Elle's list-append on the embedded Badger store
+  isoscope run --db badger::memory: --workload list-append --txns 1000`,
 		Short: "run a workload against a database, record its history, and check it",
 		Long: `run creates (or resets) a table, runs a workload on --sessions concurrent
 sessions with envelope tracing, streams the history to --out as transactions
@@ -137,6 +148,9 @@ does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.LevelSet = cmd.Flags().Changed("level")
+			if !cmd.Flags().Changed("value-domain") {
+				c.Values = 0 // the workload's own: fresh values for blindw
+			}
 			return c.Run(cmd.Context())
 		},
 	}
@@ -145,15 +159,15 @@ does.`,
 	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite and Badger: serializable only)")
 	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated); on Badger, the prefix of the keys. isoscope marks the tables it creates and refuses (exit 2) to reset one that exists without its mark")
 	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
-	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each")
+	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each (fewer than gen's simulated 24: each holds a server connection)")
 	f.IntVar(&c.Txns, "txns", 10000, "transactions to run in all (retries of aborted ones come on top)")
-	f.IntVar(&c.Keys, "keys", 100, "keys")
+	f.IntVar(&c.Keys, "keys", 100, "keys (fewer than gen's 1000: a real database runs fewer transactions, and contention is what provokes anomalies)")
 	f.StringVar(&c.Dist, "dist", "zipfian", "key distribution: uniform, zipfian, hotspot, exponential")
 	f.Float64Var(&c.ReadRatio, "read-ratio", -1, "share of reads (-1: the workload's default: read-only transactions 0.2 for mt and general, 0.5 for blindw, reads 0.2 for lwt, read operations 0.5 for list-append and range; randombench, randomrange and randomrmwrange have fixed mixes)")
 	f.IntVar(&c.Ops, "ops", 0, "operations per transaction for general and randombench, randomrange, randomrmwrange, blindw (default 8), at most for list-append and range (default 4)")
 	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose written values come from a small zipfian domain (not unique)")
-	f.IntVar(&c.Span, "span", 0, "randombench, randomrange, randomrmwrange: the widest range a scan or iterator covers, in keys (0: 100)")
-	f.IntVar(&c.Values, "values", 0, "randombench, randomrange, blindw: written values come from 1..N, so they repeat (0: 8 for randombench and randomrange, fresh values for blindw)")
+	f.IntVar(&c.Span, "max-width", workload.DefaultSpan, "randombench, randomrange, randomrmwrange: the widest range a scan or iterator covers, in keys (the paper's; gen's default is 20)")
+	f.IntVar(&c.Values, "value-domain", workload.DefaultValues, "randombench, randomrange: written values come from 1..N, so they repeat (gen's default is 5); blindw writes fresh values unless it is given")
 	f.BoolVar(&c.LockRMW, "lock-rmw", false, "read-modify-writes lock what they read: every read of a key the transaction writes later is SELECT … FOR UPDATE, recorded with the lock attribute (PostgreSQL, MariaDB; on SQLite every read already holds the write lock)")
 	f.Uint64Var(&c.Seed, "seed", 0, "random seed of the plan (0: from the clock; the history's source records it)")
 	f.IntVar(&c.Retries, "retries", runner.DefaultMaxRetries, "how often to retry a transaction the database aborted (each retry is a new transaction)")
@@ -173,6 +187,7 @@ does.`,
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	c.modelFlags.register(f)
+	renamed(f, map[string]string{"span": "max-width", "values": "value-domain"})
 	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot, a picture of each anomaly as SVG and DOT)")
 	return cmd
 }
@@ -437,7 +452,7 @@ func (c *runCommand) progress(p *runner.Progress, total int) func() {
 				desc += fmt.Sprintf(", unknown %d", u)
 			}
 			if n := p.Reconnecting.Load(); n > 0 {
-				desc += fmt.Sprintf(", %d sessions reconnecting", n)
+				desc += fmt.Sprintf(", %s reconnecting", textfmt.Count(int(n), "session"))
 			}
 			bar.Describe(desc)
 			_ = bar.Set64(p.Done.Load())
@@ -476,7 +491,7 @@ func (c *runCommand) watchOutages(p *runner.Progress) func() {
 			switch {
 			case n > 0 && since.IsZero():
 				since = time.Now()
-				fmt.Fprintf(c.io.Stderr, "%s lost the database: %d sessions reconnecting (for up to %s)\n", since.Format("15:04:05.0"), n, c.ReconnectFor)
+				fmt.Fprintf(c.io.Stderr, "%s lost the database: %s reconnecting (for up to %s)\n", since.Format("15:04:05.0"), textfmt.Count(int(n), "session"), c.ReconnectFor)
 			case n == 0 && !since.IsZero():
 				fmt.Fprintf(c.io.Stderr, "%s the database answers again, %s after the loss was noticed\n", time.Now().Format("15:04:05.0"), time.Since(since).Round(100*time.Millisecond))
 				since = time.Time{}
@@ -491,16 +506,16 @@ func (c *runCommand) watchOutages(p *runner.Progress) func() {
 func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolation, plan *workload.Plan) bool {
 	s := &res.Summary
 	w := c.io.Stderr
-	c.described = fmt.Sprintf("%s on %s at %s: %d sessions, %d transactions planned, %d done in %s",
-		plan.Config.Workload, version, iso, len(plan.Sessions), s.Planned, s.Done, s.Elapsed.Round(time.Millisecond))
-	c.label = fmt.Sprintf("%s on %s at %s, %d sessions", plan.Config.Workload, version, iso, len(plan.Sessions))
+	c.described = fmt.Sprintf("%s on %s at %s: %s, %s planned, %d done in %s",
+		plan.Config.Workload, version, iso, textfmt.Count(len(plan.Sessions), "session"), textfmt.Count(s.Planned, "transaction"), s.Done, s.Elapsed.Round(time.Millisecond))
+	c.label = fmt.Sprintf("%s on %s at %s, %s", plan.Config.Workload, version, iso, textfmt.Count(len(plan.Sessions), "session"))
 	fmt.Fprintf(w, "ran %s\n", c.described)
 	fmt.Fprintf(w, "  %d committed (%.0f/s), %d aborted (%.1f%%), %d unknown", s.Committed, s.Throughput(), s.Aborted, 100*s.AbortRate(), s.Unknown)
 	if s.GaveUp > 0 {
 		fmt.Fprintf(w, ", %d given up after %d retries", s.GaveUp, c.Retries)
 	}
 	if s.Reconnects > 0 {
-		fmt.Fprintf(w, ", %d reconnections", s.Reconnects)
+		fmt.Fprintf(w, ", %s", textfmt.Count(s.Reconnects, "reconnection"))
 	}
 	fmt.Fprintln(w)
 	reasons := make([]string, 0, len(s.Reasons))
@@ -513,18 +528,18 @@ func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolat
 	}
 	for i, o := range s.Outages {
 		if i == 5 {
-			fmt.Fprintf(w, "  … and %d more outages\n", len(s.Outages)-i)
+			fmt.Fprintf(w, "  … and %d more %s\n", len(s.Outages)-i, map[bool]string{true: "outage", false: "outages"}[len(s.Outages)-i == 1])
 			break
 		}
 		end := "all reconnected"
 		if !o.Recovered {
 			end = "not all reconnected"
 		}
-		fmt.Fprintf(w, "  outage: %s without an answer, %s to %s into the run, %d sessions; %s\n",
-			o.Duration().Round(10*time.Millisecond), o.Start.Round(10*time.Millisecond), o.End.Round(10*time.Millisecond), o.Sessions, end)
+		fmt.Fprintf(w, "  outage: %s without an answer, %s to %s into the run, %s; %s\n",
+			o.Duration().Round(10*time.Millisecond), o.Start.Round(10*time.Millisecond), o.End.Round(10*time.Millisecond), textfmt.Count(o.Sessions, "session"), end)
 	}
 	if res.History != nil {
-		fmt.Fprintf(w, "history: %s (%d transactions)\n", c.Out, len(res.History.Txns))
+		fmt.Fprintf(w, "history: %s (%s)\n", c.Out, textfmt.Count(len(res.History.Txns), "transaction"))
 	}
 	cut := s.Interrupted || len(s.Errors) > 0
 	switch {

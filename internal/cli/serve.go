@@ -57,7 +57,15 @@ type serveCommand struct {
 func newServeCommand(std IO) *cobra.Command {
 	c := &serveCommand{io: std}
 	cmd := &cobra.Command{
-		Use:   "serve [flags]",
+		Use: "serve [flags]",
+		Example: `  # the online checker on its default port, at snapshot isolation
+  isoscope serve --listen 127.0.0.1:7878 --level si
+
+  # also consuming batches from NATS JetStream
+  isoscope serve --nats nats://127.0.0.1:4222 --level ser
+
+  # then, from another terminal, a run that feeds it as it goes:
+  #   isoscope run --collector http://127.0.0.1:7878`,
 		Short: "check transactions online as they happen (Aion)",
 		Long: `serve runs the online checker (Aion: snapshot isolation, or serializability in
 commit-timestamp order, by the database's start_ts/commit_ts) as an HTTP service.
@@ -76,7 +84,7 @@ JSON lines (standard output carries nothing else) and served at /v1/violations
 (?after=SEQ); in a keyspace that lost a refused batch, findings about reads of
 other transactions' writes are suppressed, since the missing writer may explain
 them (counted in isoscope_findings_suppressed_total). an Ext verdict (a stale read, a read
-beyond the snapshot) is final --timeout after its transaction arrived. / is a
+beyond the snapshot) is final --ext-timeout after its transaction arrived. / is a
 live page of the service's state and its violations as they arrive (open it in
 a browser; with a token, as /#token=T), /v1/state its state as JSON, /metrics
 Prometheus metrics, /healthz and /readyz the probes. It listens on
@@ -99,7 +107,8 @@ before it exits, with a summary in the log.`,
 	cmd.Flags().StringVar(&c.Listen, "listen", "127.0.0.1:7878", "address to listen on")
 	cmd.Flags().StringVar(&c.Token, "token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token clients must send (default $ISOSCOPE_TOKEN); required beyond loopback")
 	cmd.Flags().StringVar(&c.Level, "level", "si", "snapshot-isolation (si) or serializable (ser)")
-	cmd.Flags().DurationVar(&c.Timeout, "timeout", serve.DefaultTimeout, "how long an Ext verdict stays pending")
+	cmd.Flags().DurationVar(&c.Timeout, "ext-timeout", serve.DefaultTimeout, "how long an Ext verdict stays pending (a delay, not a limit: check's and run's --timeout is a limit)")
+	renamed(cmd.Flags(), map[string]string{"timeout": "ext-timeout"})
 	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "the memory the service may use, in MiB: the checker spills to disk past 5/8 of it, and Go's collector holds the heap under it unless GOMEMLIMIT says otherwise (0: no bound, never spill)")
 	cmd.Flags().StringVar(&c.SpillDir, "spill-dir", "", "where to spill (default: a fresh temporary directory, removed at exit)")
 	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may be read, parsed or wait for the checker at once before 429")
@@ -125,7 +134,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		return badInput(fmt.Errorf("serve checks snapshot-isolation and serializable, not %s", l.Name))
 	}
 	if c.MemoryMB < 0 || c.Queue < 1 || c.Timeout <= 0 {
-		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --timeout positive"))
+		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --ext-timeout positive"))
 	}
 	if c.MaxBodyMB < 1 || c.ReadTimeout <= 0 || c.BodyTimeout <= 0 || c.MaxConns < 1 {
 		return badInput(fmt.Errorf("--max-body-mb and --max-conns must be at least 1, --read-timeout and --body-timeout positive"))

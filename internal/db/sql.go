@@ -125,9 +125,25 @@ type sqlDB struct {
 
 func (d *sqlDB) ping(ctx context.Context) error {
 	if err := d.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("cannot reach %s: %v", d.display, err)
+		return fmt.Errorf("cannot reach %s: %s", d.display, oncePerLine(err.Error()))
 	}
 	return nil
+}
+
+// oncePerLine drops the repeated lines of a driver's message: pgx tries
+// each address once with TLS and once without (sslmode=prefer) and lists
+// both failures, which are the same when nothing listens.
+func oncePerLine(msg string) string {
+	lines := strings.Split(msg, "\n")
+	seen := make(map[string]bool, len(lines))
+	out := lines[:0]
+	for _, l := range lines {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func (d *sqlDB) Kind() Kind    { return d.kind }

@@ -18,6 +18,7 @@ import (
 	"github.com/isoscope/isoscope/internal/finding"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // Checked is one history's result with what the report needs around it.
@@ -83,8 +84,9 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 		// Nothing was read or no checker ran (a timeout while reading).
 		fmt.Fprintf(&b, " (%s)\n", durationString(c.Elapsed))
 	} else {
-		fmt.Fprintf(&b, " (checker %s; %d transactions, %d committed, %d sessions, %d operations; %s)\n",
-			r.Checker, st.Transactions, st.Committed, st.Sessions, st.Operations, durationString(c.Elapsed))
+		fmt.Fprintf(&b, " (checker %s; %s, %d committed, %s, %s; %s)\n",
+			r.Checker, textfmt.Count(st.Transactions, "transaction"), st.Committed, textfmt.Count(st.Sessions, "session"),
+			textfmt.Count(st.Operations, "operation"), durationString(c.Elapsed))
 	}
 	if c.ImpliedBy != "" {
 		fmt.Fprintf(&b, "level %s (implied by the %s format; pass --level to choose)\n", r.Level.Name, c.ImpliedBy)

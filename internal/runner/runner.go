@@ -123,6 +123,9 @@ const FlushEvery = 200 * time.Millisecond
 // Progress counts finished transactions while a run goes on; every field
 // may be read at any time.
 type Progress struct {
+	// Committed counts planned transactions that committed, each once
+	// and after Done counts it (read it before Done, and it never exceeds
+	// Done); Aborted and Unknown count attempts as they end.
 	Committed, Aborted, Unknown atomic.Int64
 	// Done counts planned transactions that are finished: committed,
 	// unknown, or given up after their retries.
