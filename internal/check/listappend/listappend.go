@@ -29,6 +29,14 @@
 // solver checker (internal/check/polygraph) orders the unobserved
 // appends, with the order the lists reveal given as known edges. No other
 // history is searched.
+//
+// At the axiomatic levels (rc-session, read atomic, causal and prefix
+// consistency: Biswas and Enea's commit-order axioms) a list's versions
+// are its appends applied in commit order, so the order the lists reveal
+// is commit order among the appenders. After the lists' own anomalies,
+// which each of those levels forbids, the history goes to the solver
+// rewritten as registers as above, with that order as known edges: the
+// solver finds a commit order or proves none exists.
 package listappend
 
 import (
@@ -70,9 +78,10 @@ func (Checker) Plan(ix *history.Index, l level.Level, o checker.Options) (checke
 // decides returns nil when Plan accepts ix's history at l.
 func decides(ix *history.Index, l level.Level) error {
 	switch l.ID {
-	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable:
+	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable,
+		level.RCSession, level.ReadAtomic, level.Causal, level.Prefix:
 	default:
-		return fmt.Errorf("it decides read-committed, snapshot isolation (with session order or without), serializability (with or without) and strict-serializable, not %s", l.Name)
+		return fmt.Errorf("it decides read-committed, snapshot isolation (with session order or without), serializability (with or without), strict-serializable and the axiomatic levels (rc-session, read-atomic, causal, prefix), not %s", l.Name)
 	}
 	h := ix.History()
 	type ke struct {
@@ -119,6 +128,17 @@ func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Opti
 	a.reads()
 	if err := ctx.Err(); err != nil {
 		return a.found, err
+	}
+	if l.Axiom != level.NoAxiom {
+		// The axiomatic levels constrain a commit order, not a graph of
+		// dependencies: after the lists' own anomalies (which every one of
+		// them forbids), the solver decides the history rewritten as
+		// registers, with the order the lists give as commit order.
+		a.collect(l)
+		if len(a.found) > 0 {
+			return a.found, nil
+		}
+		return a.solve(ctx, l, o)
 	}
 	g := a.graph(l)
 	found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask, g.Nodes)
