@@ -86,7 +86,8 @@ func staleLists(r *rand.Rand, txns, keys, sessions int) *history.History {
 
 // listLevels are the levels the list-append checker decides.
 var listLevels = []level.ID{level.ReadCommitted, level.SnapshotIsolation, level.Serializable, level.StrictSerializable,
-	level.GSI, level.PlainSerializable, level.RCSession, level.ReadAtomic, level.Causal, level.Prefix}
+	level.GSI, level.PlainSerializable, level.RCSession, level.ReadAtomic, level.Causal, level.Prefix,
+	level.CursorStability, level.PL2Plus, level.PLFCV, level.RepeatableRead}
 
 // TestDifferentialListAppend: on thousands of small list-append histories
 // from a store with stale snapshots, the list-append checker (named, and

@@ -1,8 +1,10 @@
 // Package listappend checks list-append histories (Elle's workload: appends
-// of unique elements to lists, and reads of whole lists) against
-// read committed, snapshot isolation and serializability (with session
-// order, or without it: generalized SI and plain serializability) and
-// strict serializability. The lists reveal most of the version order.
+// of unique elements to lists, and reads of whole lists) against every
+// level but read uncommitted: read committed, snapshot isolation and
+// serializability (with session order, or without it: generalized SI and
+// plain serializability) and strict serializability by the graph below,
+// the others with the solver (last paragraph). The lists reveal most of
+// the version order.
 //
 // A read of [1 2 3] says that the appends of 1, 2 and 3 were installed in
 // that order, so the longest list read of each key orders every append it
@@ -36,7 +38,10 @@
 // is commit order among the appenders. After the lists' own anomalies,
 // which each of those levels forbids, the history goes to the solver
 // rewritten as registers as above, with that order as known edges: the
-// solver finds a commit order or proves none exists.
+// solver finds a commit order or proves none exists. Cursor stability,
+// PL-2+, PL-FCV and repeatable read, which forbid only some cycles
+// through anti-dependencies, go the same way, the lists' order being the
+// version order.
 package listappend
 
 import (
@@ -60,8 +65,8 @@ func (Checker) Name() string { return "list-append" }
 func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities{} }
 
 // Plan accepts histories made only of appends and list reads, with each
-// element appended at most once per key, at read committed, snapshot
-// isolation, serializability and (with instants) strict serializability.
+// element appended at most once per key, at every level but read
+// uncommitted (strict serializability with instants).
 // The check finds the intra-transaction and read anomalies of the lists,
 // then the cycles of the dependency graph the version order gives. At
 // snapshot isolation, when that graph has no cycle, the lists are
@@ -78,10 +83,11 @@ func (Checker) Plan(ix *history.Index, l level.Level, o checker.Options) (checke
 // decides returns nil when Plan accepts ix's history at l.
 func decides(ix *history.Index, l level.Level) error {
 	switch l.ID {
-	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable,
-		level.RCSession, level.ReadAtomic, level.Causal, level.Prefix:
+	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable:
 	default:
-		return fmt.Errorf("it decides read-committed, snapshot isolation (with session order or without), serializability (with or without), strict-serializable and the axiomatic levels (rc-session, read-atomic, causal, prefix), not %s", l.Name)
+		if !viaSolver(l) {
+			return fmt.Errorf("it decides every level but read-uncommitted, not %s", l.Name)
+		}
 	}
 	h := ix.History()
 	type ke struct {
@@ -121,6 +127,20 @@ func decides(ix *history.Index, l level.Level) error {
 	return nil
 }
 
+// viaSolver reports whether l is one of the levels this checker leaves
+// to the solver after the lists' own anomalies: the axiomatic ones
+// (rc-session, read atomic, causal, prefix) and those that forbid only
+// some cycles through anti-dependencies (cursor stability, PL-2+, PL-FCV,
+// repeatable read).
+func viaSolver(l level.Level) bool {
+	switch l.ID {
+	case level.RCSession, level.ReadAtomic, level.Causal, level.Prefix,
+		level.CursorStability, level.PL2Plus, level.PLFCV, level.RepeatableRead:
+		return true
+	}
+	return false
+}
+
 // check runs the check Plan returns.
 func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Options) ([]anomaly.Anomaly, error) {
 	a := newAnalysis(ix.History(), l)
@@ -129,11 +149,12 @@ func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Opti
 	if err := ctx.Err(); err != nil {
 		return a.found, err
 	}
-	if l.Axiom != level.NoAxiom {
-		// The axiomatic levels constrain a commit order, not a graph of
-		// dependencies: after the lists' own anomalies (which every one of
-		// them forbids), the solver decides the history rewritten as
-		// registers, with the order the lists give as commit order.
+	if viaSolver(l) {
+		// The axiomatic levels constrain a commit order, and the others
+		// forbid only some cycles of the graph: after the lists' own
+		// anomalies (which every one of them forbids), the solver decides
+		// the history rewritten as registers, with the order the lists
+		// give as version (or commit) order.
 		a.collect(l)
 		if len(a.found) > 0 {
 			return a.found, nil

@@ -76,9 +76,10 @@ func (c *checker) listOp(t *txn, op history.Op, pos int, own map[history.KeyID][
 func (c *checker) listLevel(id level.ID) error {
 	switch id {
 	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable,
-		level.RCSession, level.ReadAtomic, level.Causal, level.Prefix:
+		level.RCSession, level.ReadAtomic, level.Causal, level.Prefix,
+		level.CursorStability, level.PL2Plus, level.PLFCV, level.RepeatableRead:
 	default:
-		return fmt.Errorf("reference: lists are modelled at read committed, snapshot isolation, serializability (with session order or without), strict serializability and the axiomatic levels (rc-session, read atomic, causal, prefix), not %v", id)
+		return fmt.Errorf("reference: lists are modelled at every level but read uncommitted, not %v", id)
 	}
 	if c.plain {
 		return fmt.Errorf("reference: a history that mixes lists with reads, writes, deletes or ranges is not modelled")
