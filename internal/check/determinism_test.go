@@ -49,8 +49,8 @@ func spinning(procs int, f func()) {
 // TestVerdictIndependentOfLoad: a history over the solver's encoding
 // bound, which only the unsat search refutes, checked with the weaker
 // levels that still hold, gets the same outcome, the same counterexample
-// and the same list of levels that hold on an idle machine, on one whose
-// every core is busy, and with GOMAXPROCS=1. Before the budgets were
+// and the same list of levels that hold on an idle machine and with
+// GOMAXPROCS=1 among spinning goroutines. Before the budgets were
 // counted in work, the unsat search stopped after 20 s and each "still
 // holds" search after 1 s of wall-clock time, so a loaded or slower
 // machine could leave the history undecided, or claim fewer levels.
@@ -96,12 +96,13 @@ func TestVerdictIndependentOfLoad(t *testing.T) {
 		t.Fatalf("idle: %s", want)
 	}
 	t.Log(want)
-	for _, procs := range []int{0, 1} {
-		var got string
-		spinning(procs, func() { got = run() })
-		if got != want {
-			t.Errorf("busy, GOMAXPROCS %d:\n got %s\nwant %s", procs, got, want)
-		}
+	// One processor among spinners: the slowest the check can be made
+	// here (the searches count work, not time, so any load gives the
+	// same).
+	var got string
+	spinning(1, func() { got = run() })
+	if got != want {
+		t.Errorf("busy, GOMAXPROCS 1:\n got %s\nwant %s", got, want)
 	}
 }
 
