@@ -184,9 +184,13 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 	var shared sharedFindings // the shared checks' findings on ix
 	var res Result
 	decided := false
-	if s, ok := strongerFirst(l, o); ok {
+	if stronger := strongerFirst(l, o); len(stronger) > 0 {
 		if c, _, err := plan(ix, l, "auto", so); err == nil && c.Capabilities().Modules {
-			res, decided = runStronger(ctx, ix, l, s, so)
+			for _, s := range stronger {
+				if res, decided = runStronger(ctx, ix, l, s, so); decided {
+					break
+				}
+			}
 		}
 	}
 	switch {
@@ -346,26 +350,28 @@ func planBounded(ix *history.Index, l level.Level, so checker.Options, maxDerive
 	return c, check, err
 }
 
-// strongerFirst returns the level a history is first checked at when it
-// is checked at l automatically, without modules, switches or InnoDB's
-// model, and the solver would decide it: cursor stability, PL-2+ and PL-FCV have no session order, so the
-// solver pairs every two writers of a key and searches the classed
-// cycles, while snapshot isolation, which implies them, has the
-// session-chain construction and plain acyclicity; repeatable read is
-// implied by serializability the same way. A history that satisfies the
-// stronger level — any history from a database that gives it — is
-// decided there at a fraction of the cost.
-func strongerFirst(l level.Level, o Options) (level.Level, bool) {
+// strongerFirst returns the levels, in order, a history is first
+// checked at when it is checked at l automatically, without modules,
+// switches or InnoDB's model, and the solver would decide it. Cursor
+// stability, PL-2+ and PL-FCV have no session order, so the solver pairs
+// every two writers of a key and searches the classed cycles, while
+// serializability and snapshot isolation, which imply them, have the
+// session-chain construction and plain acyclicity (serializability
+// without the split graph, the cheaper of the two); repeatable read is
+// implied by serializability alone. A history that satisfies a stronger
+// level — any history from a database that gives it — is decided there
+// at a fraction of the cost.
+func strongerFirst(l level.Level, o Options) []level.Level {
 	if o.InnoDBRR || o.Checker != "" && o.Checker != "auto" || len(o.Modules) > 0 || o.Tuning.Any() {
-		return level.Level{}, false
+		return nil
 	}
 	switch l.ID {
 	case level.CursorStability, level.PL2Plus, level.PLFCV:
-		return level.Get(level.SnapshotIsolation), true
+		return []level.Level{level.Get(level.Serializable), level.Get(level.SnapshotIsolation)}
 	case level.RepeatableRead:
-		return level.Get(level.Serializable), true
+		return []level.Level{level.Get(level.Serializable)}
 	}
-	return level.Level{}, false
+	return nil
 }
 
 // strongerMaxDerived, strongerConflicts and strongerWork bound the check
