@@ -98,25 +98,36 @@ func staleRegisters(r *rand.Rand, txns, keys, sessions, shape int) *history.Hist
 				}
 			}
 		}
-		t.Begin = int64(2*snap + r.IntN(3))
-		t.End = max(int64(2*len(states)+r.IntN(2)), t.Begin)
-		installed := true
-		switch r.IntN(12) {
-		case 0:
-			t.Status, installed = history.Aborted, false
-		case 1:
-			t.Status, installed = history.Unknown, r.IntN(2) == 0
-		}
-		if installed {
-			after := slices.Clone(states[len(states)-1])
-			for _, k := range slices.Sorted(maps.Keys(own)) {
-				after[k] = own[k]
-			}
-			states = append(states, after)
-		}
+		states = settle(r, &t, snap, states, own, 12)
 		h.Txns = append(h.Txns, t)
 	}
 	return h
+}
+
+// settle ends t, which read snapshot snap of states and wrote own (key
+// to its last value): instants loosely after the snapshot and at the
+// commit, status aborted or unknown one time in odds each (an unknown
+// one installed or not). It returns states with the state t installed,
+// if it did, appended.
+func settle(r *rand.Rand, t *history.Txn, snap int, states [][]history.Value, own map[int]history.Value, odds int) [][]history.Value {
+	t.HasTime = true
+	t.Begin = int64(2*snap + r.IntN(3))
+	t.End = max(int64(2*len(states)+r.IntN(2)), t.Begin)
+	installed := true
+	switch r.IntN(odds) {
+	case 0:
+		t.Status, installed = history.Aborted, false
+	case 1:
+		t.Status, installed = history.Unknown, r.IntN(2) == 0
+	}
+	if !installed {
+		return states
+	}
+	after := slices.Clone(states[len(states)-1])
+	for _, k := range slices.Sorted(maps.Keys(own)) {
+		after[k] = own[k]
+	}
+	return append(states, after)
 }
 
 // staleLevels are the levels of TestDifferentialStaleRegisters: those of

@@ -640,17 +640,44 @@ func (p *Polygraph) readsOf(t history.TxnID) []Read {
 	ops := h.Txns[t].Ops
 	var out []Read
 	var seen []history.Observation
+	// A large transaction (Cobra's fauna-page has 860 operations in one)
+	// looks its earlier observations and its written keys up in maps
+	// instead of scanning for them: the scans are quadratic in its size.
+	var (
+		seenAt  map[observed]int
+		written map[history.KeyID]bool
+	)
+	if len(ops) > largeTxn {
+		seenAt = make(map[observed]int)
+		written = writtenKeys(ops)
+	}
 	ix.Observations(t, func(o history.Observation) {
 		if o.Own >= 0 {
 			return
 		}
-		for i, s := range seen {
-			if s.Key == o.Key && s.Seen == o.Seen && s.Value == o.Value && !p.spec.perRead {
-				out[i].Pred = out[i].Pred && o.Pred
-				return
+		if !p.spec.perRead {
+			if seenAt != nil {
+				if i, ok := seenAt[observed{o.Key, o.Seen, o.Value}]; ok {
+					out[i].Pred = out[i].Pred && o.Pred
+					return
+				}
+				seenAt[observed{o.Key, o.Seen, o.Value}] = len(out)
+			} else {
+				for i, s := range seen {
+					if s.Key == o.Key && s.Seen == o.Seen && s.Value == o.Value {
+						out[i].Pred = out[i].Pred && o.Pred
+						return
+					}
+				}
 			}
 		}
-		r := Read{R: t, Key: o.Key, Writes: writesKey(ops, o.Key), Pred: o.Pred, Op: o.Op}
+		writes := false
+		if written != nil {
+			writes = written[o.Key]
+		} else {
+			writes = writesKey(ops, o.Key)
+		}
+		r := Read{R: t, Key: o.Key, Writes: writes, Pred: o.Pred, Op: o.Op}
 		if ix.InitiallySeen(o) {
 			r.Cands = append(r.Cands, history.Init)
 		}
@@ -669,7 +696,9 @@ func (p *Polygraph) readsOf(t history.TxnID) []Read {
 		// An observation nobody can have served is reported by the shared
 		// checks; it takes no part here. The slot in seen still keeps
 		// out aligned.
-		seen = append(seen, o)
+		if seenAt == nil {
+			seen = append(seen, o)
+		}
 		out = append(out, r)
 	})
 	kept := out[:0]
@@ -708,6 +737,29 @@ func (p *Polygraph) sessionOrder() {
 	}
 }
 
+// largeTxn is the number of operations past which a transaction's reads
+// look up, rather than scan for, what the transaction did before.
+const largeTxn = 32
+
+// observed is what an observation saw of a key, as a map key.
+type observed struct {
+	k    history.KeyID
+	seen history.Seen
+	v    history.Value
+}
+
+// writtenKeys returns the keys ops write or delete.
+func writtenKeys(ops []history.Op) map[history.KeyID]bool {
+	w := make(map[history.KeyID]bool)
+	for _, op := range ops {
+		if op.Kind == history.Write || op.Kind == history.Delete {
+			w[op.Key] = true
+		}
+	}
+	return w
+}
+
+// writesKey reports whether ops write or delete k.
 func writesKey(ops []history.Op, k history.KeyID) bool {
 	for _, op := range ops {
 		if (op.Kind == history.Write || op.Kind == history.Delete) && op.Key == k {

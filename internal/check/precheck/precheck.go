@@ -116,16 +116,33 @@ func (c *checker) txn(t history.TxnID) {
 		nrr bool // a non-repeatable read was reported
 	}
 	first := small[:0]
+	// A large transaction finds a key's first observation in a map: the
+	// scan is quadratic in its size (Cobra's fauna-page has transactions
+	// of 860 operations).
+	var at map[history.KeyID]int
+	if len(c.h.Txns[t].Ops) > largeTxn {
+		at = make(map[history.KeyID]int)
+	}
 	c.ix.Observations(t, func(o history.Observation) {
 		ref := history.OpRef{Txn: t, Op: o.Op}
 		if o.Own >= 0 {
 			c.ownRead(t, ref, o)
 			return
 		}
-		for i := range first {
-			if first[i].k != o.Key {
-				continue
+		i := -1
+		if at != nil {
+			if j, ok := at[o.Key]; ok {
+				i = j
 			}
+		} else {
+			for j := range first {
+				if first[j].k == o.Key {
+					i = j
+					break
+				}
+			}
+		}
+		if i >= 0 {
 			f := &first[i]
 			if same(f.o, o) {
 				return
@@ -147,9 +164,16 @@ func (c *checker) txn(t history.TxnID) {
 			o   history.Observation
 			nrr bool
 		}{k: o.Key, o: o})
+		if at != nil {
+			at[o.Key] = len(first) - 1
+		}
 		c.externalRead(t, ref, o)
 	})
 }
+
+// largeTxn is the number of operations past which a transaction's
+// observations look their key's first observation up instead of scanning.
+const largeTxn = 32
 
 // same reports whether two observations of a key agree: the same value, or
 // both a null (a read of null agrees with absence and with a tombstone).

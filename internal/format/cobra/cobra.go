@@ -132,13 +132,23 @@ func readFiles(source string, labels []int64, names []string, logs [][]byte) (*h
 type pendingRead struct {
 	txn, op int
 	wt, wid uint64
+	val     uint64 // the value hash the read returned
 }
 
-// writeInfo is the transaction that wrote a write id, and whether more
-// than one write used it.
+// writeInfo is the transaction that wrote a write id, where its first
+// write is (transaction index and operation), with the value hash it
+// wrote, and whether more than one write used the id.
 type writeInfo struct {
-	txn uint64
-	dup bool
+	txn    uint64
+	at, op int
+	val    uint64
+	dup    bool
+}
+
+// sharedWrite is a write whose id an earlier write used already.
+type sharedWrite struct {
+	at, op   int
+	wid, val uint64
 }
 
 type reader struct {
@@ -146,6 +156,7 @@ type reader struct {
 	keys     map[uint64]history.KeyID
 	ids      map[uint64]string // transaction id -> file that started it
 	writes   map[uint64]writeInfo
+	shared   []sharedWrite
 	pending  []pendingRead
 	initKeys []history.KeyID
 	initSeen map[history.KeyID]bool
@@ -253,7 +264,7 @@ func (r *reader) session(name string, label history.Value, data []byte) error {
 			if cur < 0 {
 				return bad(off, "record 'W'", "write outside a transaction")
 			}
-			wid, k := u(off, 0), u(off, 1)
+			wid, k, val := u(off, 0), u(off, 1), u(off, 2)
 			switch wid {
 			case InitID, NullID, GCTrueID, GCFalseID:
 				return bad(off, "record 'W'", fmt.Sprintf("write with the special write id %#x", wid))
@@ -261,15 +272,16 @@ func (r *reader) session(name string, label history.Value, data []byte) error {
 			if w, ok := r.writes[wid]; ok {
 				w.dup = true
 				r.writes[wid] = w
+				r.shared = append(r.shared, sharedWrite{at: cur, op: len(r.ops), wid: wid, val: val})
 			} else {
-				r.writes[wid] = writeInfo{txn: curID}
+				r.writes[wid] = writeInfo{txn: curID, at: cur, op: len(r.ops), val: val}
 			}
 			r.ops = append(r.ops, history.Op{Kind: history.Write, Key: r.key(k), Value: history.IntValue(int64(wid))})
 		case 'R':
 			if cur < 0 {
 				return bad(off, "record 'R'", "read outside a transaction")
 			}
-			wt, wid, k := u(off, 0), u(off, 1), u(off, 2)
+			wt, wid, k, val := u(off, 0), u(off, 1), u(off, 2), u(off, 3)
 			var v history.Value
 			switch wid {
 			case GCTrueID, GCFalseID:
@@ -285,7 +297,7 @@ func (r *reader) session(name string, label history.Value, data []byte) error {
 				}
 			default:
 				v = history.IntValue(int64(wid))
-				r.pending = append(r.pending, pendingRead{txn: cur, op: len(r.ops), wt: wt, wid: wid})
+				r.pending = append(r.pending, pendingRead{txn: cur, op: len(r.ops), wt: wt, wid: wid, val: val})
 			}
 			r.ops = append(r.ops, history.Op{Kind: history.Read, Key: r.key(k), Value: v})
 		}
@@ -301,9 +313,24 @@ func (r *reader) session(name string, label history.Value, data []byte) error {
 // the history.
 func (r *reader) finish() *history.History {
 	h := r.h
+	// A write id several writes share does not identify a write: those
+	// writes, and the reads that name the id, are told apart by the
+	// value hash as well.
+	for _, s := range r.shared {
+		h.Txns[s.at].Ops[s.op].Value = sharedValue(s.wid, s.val)
+		if w := r.writes[s.wid]; w.at >= 0 {
+			h.Txns[w.at].Ops[w.op].Value = sharedValue(s.wid, w.val)
+			w.at = -1 // renamed
+			r.writes[s.wid] = w
+		}
+	}
 	for _, p := range r.pending {
 		w, ok := r.writes[p.wid]
-		if !ok || w.dup || w.txn == p.wt {
+		if ok && w.dup {
+			h.Txns[p.txn].Ops[p.op].Value = sharedValue(p.wid, p.val)
+			continue
+		}
+		if !ok || w.txn == p.wt {
 			continue
 		}
 		// The read names a write that exists, but by another
@@ -317,6 +344,12 @@ func (r *reader) finish() *history.History {
 		}
 	}
 	return h
+}
+
+// sharedValue is the value of a write whose id other writes share, and of
+// a read that names that id: "W<writeId>:V<value hash>", both decimal.
+func sharedValue(wid, val uint64) history.Value {
+	return history.StringValue("W" + strconv.FormatUint(wid, 10) + ":V" + strconv.FormatUint(val, 10))
 }
 
 // Sniff reports whether prefix, the first bytes of a file, looks like a

@@ -243,3 +243,60 @@ func FuzzRead(f *testing.F) {
 		_ = history.NewIndex(h)
 	})
 }
+
+// TestSharedWriteID reads logs whose writes share one write id, as
+// VeriStrong's do: the value hash tells the writes apart, a read matches
+// the write of its key with the same id and hash, and a read of a hash
+// nobody wrote reads a value no write has.
+func TestSharedWriteID(t *testing.T) {
+	const u = 0xabddefee
+	h, err := readFiles("x", []int64{0, 1}, []string{"T0.log", "T1.log"}, [][]byte{
+		cat(rS(1), rW(u, 1, 100), rW(u, 2, 200), rC(1),
+			rS(2), rR(u, u, 1, 100), rW(u, 1, 101), rC(2)),
+		cat(rS(3), rR(u, u, 1, 101), rR(u, u, 2, 200), rC(3),
+			rS(4), rR(u, u, 2, 999), rW(7, 3, 5), rC(4),
+			rS(5), rR(4, 7, 3, 6), rC(5)), // a unique write id: the hash is not looked at
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "W2883448814:V100"
+	if got := h.Txns[0].Ops[0].Value; got != history.StringValue(want) {
+		t.Errorf("first shared write reads %v, want %s", got, want)
+	}
+	type rw struct {
+		txn, op int
+		val     history.Value
+	}
+	for _, c := range []rw{
+		{0, 1, history.StringValue("W2883448814:V200")},
+		{1, 0, history.StringValue("W2883448814:V100")},
+		{1, 1, history.StringValue("W2883448814:V101")},
+		{2, 0, history.StringValue("W2883448814:V101")},
+		{2, 1, history.StringValue("W2883448814:V200")},
+		{3, 0, history.StringValue("W2883448814:V999")},
+		{3, 1, history.IntValue(7)},
+		{4, 0, history.IntValue(7)},
+	} {
+		if got := h.Txns[c.txn].Ops[c.op].Value; got != c.val {
+			t.Errorf("T%d op %d: %v, want %v", c.txn+1, c.op, got, c.val)
+		}
+	}
+	ix := history.NewIndex(h)
+	if !ix.Unique() {
+		t.Error("values not unique per key")
+	}
+	for _, c := range []struct {
+		txn, op, writer int // writer -1: no write has the value
+	}{{1, 0, 0}, {2, 0, 1}, {2, 1, 0}, {3, 0, -1}, {4, 0, 3}} {
+		op := h.Txns[c.txn].Ops[c.op]
+		var ws []int
+		ix.Writers(op.Key, op.Value, func(w history.OpRef, _ bool) { ws = append(ws, int(w.Txn)) })
+		switch {
+		case c.writer < 0 && len(ws) != 0:
+			t.Errorf("T%d op %d: writers %v, want none", c.txn+1, c.op, ws)
+		case c.writer >= 0 && (len(ws) != 1 || ws[0] != c.writer):
+			t.Errorf("T%d op %d: writers %v, want T%d", c.txn+1, c.op, ws, c.writer+1)
+		}
+	}
+}

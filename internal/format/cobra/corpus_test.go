@@ -72,3 +72,40 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestVeriStrongCorpus reads VeriStrong's Cobra histories (every write
+// with the shared id 0xabddefee): each read of a shared id finds a write
+// of its key with the same value hash, the way VeriStrong's reader pairs
+// them.
+func TestVeriStrongCorpus(t *testing.T) {
+	dir := filepath.Join(corpora, "veristrong-perf", "fig13-14-15-table1")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no corpora: %v", err)
+	}
+	for _, name := range []string{"tpcc-10k", "rubis-10k", "twitter-10k"} {
+		h, err := ReadDir(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		ix := history.NewIndex(h)
+		shared, unmatched := 0, 0
+		for i := range h.Txns {
+			for _, op := range h.Txns[i].Ops {
+				if op.Kind != history.Read || op.Value.Kind != history.String {
+					continue
+				}
+				shared++
+				found := false
+				ix.Writers(op.Key, op.Value, func(history.OpRef, bool) { found = true })
+				if !found {
+					unmatched++
+				}
+			}
+		}
+		t.Logf("%s: %d transactions, %d reads of shared write ids, unique values per key: %v", name, len(h.Txns), shared, ix.Unique())
+		if shared == 0 || unmatched != 0 {
+			t.Errorf("%s: %d reads of shared write ids, %d of them match no write", name, shared, unmatched)
+		}
+	}
+}

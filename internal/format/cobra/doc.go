@@ -37,6 +37,14 @@
 //   - A 'W' record writes the integer writeId (the client's value hash is
 //     dropped). Write ids are unique, so values are unique per key; the
 //     operations of the six corpus histories have unique values per key.
+//   - Unless the write id is shared: when more than one write uses the
+//     same writeId (VeriStrong's logs give every write the id 0xabddefee,
+//     and its reads name writer and write 0xabddefee), the id does not
+//     identify the write, and the value hash is what the read returned.
+//     Such a write writes, and an 'R' record naming a shared id reads,
+//     the string "W<writeId>:V<value hash>" (decimal): a read matches the
+//     writes of its key with the same id and hash, as VeriStrong's own
+//     reader matches them, and names no writer transaction to check.
 //   - An 'R' record reads the integer writeId it names. When that write is
 //     not in the logs at all, no transaction wrote the value: a thin-air
 //     read, which is what reading from a transaction missing from the logs
