@@ -75,6 +75,12 @@ type Config struct {
 	Queue int
 	// Tick is how often the checker's clock is advanced (100 ms when 0).
 	Tick time.Duration
+	// Stepped turns the ticks off: the checker's clock (Checker.Clock)
+	// is read only when a batch arrives or a source calls Advance, so
+	// that the verdicts depend on the batches and the clock alone, not on
+	// when a tick came (a shard worker replaying its input must reach the
+	// same verdicts).
+	Stepped bool
 	// Keep is how many recent violations /v1/violations serves (10,000
 	// when 0).
 	Keep int
@@ -702,6 +708,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 	}()
 	ticker := time.NewTicker(s.cfg.Tick)
 	defer ticker.Stop()
+	if s.cfg.Stepped {
+		ticker.Stop()
+	}
 	stop, ticking := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(ticking)
@@ -785,6 +794,18 @@ func (s *Server) Sync() {
 	s.work <- item{barrier: b}
 	<-b
 }
+
+// Advance has the checker's clock read and the Ext verdicts whose timeout
+// has passed made final, in order with the batches queued before it, and
+// returns once that is done and the findings are written. Like Sync, it
+// is for a source, and must not be called after Serve returned.
+func (s *Server) Advance() {
+	s.work <- item{}
+	s.Sync()
+}
+
+// Progress returns the service's state, as /v1/state serves it.
+func (s *Server) Progress() State { return s.state() }
 
 // run is the checker's goroutine: it takes the batches in the queue and
 // the clock's ticks until the queue is closed.

@@ -10,16 +10,12 @@
 // of its session, with its first operation only (the history format wants
 // one, and the session axiom reads none). Every piece carries the
 // transaction's id, session, status and timestamps, so it names its
-// transaction; and a Piece says how many pieces its transaction has and,
-// for a key piece whose operations are not the transaction's from the
-// first, each operation's index in the whole transaction, so that a
-// finding about the piece names the operation as a finding about the
-// whole would.
+// transaction; and a piece's message says how many pieces its
+// transaction has.
 package shard
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -131,16 +127,6 @@ func Split(h *history.History, t *history.Txn, n int) []Piece {
 	return out
 }
 
-// isPrefix says whether ops are 0, 1, 2, ….
-func isPrefix(ops []int) bool {
-	for i, j := range ops {
-		if i != j {
-			return false
-		}
-	}
-	return true
-}
-
 // AppendLine appends the piece p of t (of h) to b as a line of the history
 // format: t with the piece's operations. ops is scratch space, returned
 // for the next call.
@@ -162,61 +148,15 @@ func AppendLine(b []byte, h *history.History, t *history.Txn, p *Piece, ops []hi
 	return b, ops, err
 }
 
-// Header is the value of a piece's entry in its message's header (one per
-// line of the message, in order): the number of pieces of its transaction,
-// and when the piece's operations are not the transaction's first ones,
-// their indexes and the transaction's id — "3", or "3 0.2.5 17", or
-// `2 1.4 "t-9"` (the id as JSON).
-func (p *Piece) Header(t *history.Txn) string {
-	s := strconv.Itoa(p.Of)
-	if isPrefix(p.Ops) {
-		return s
-	}
-	b := []byte(s)
-	for i, j := range p.Ops {
-		if i == 0 {
-			b = append(b, ' ')
-		} else {
-			b = append(b, '.')
-		}
-		b = strconv.AppendInt(b, int64(j), 10)
-	}
-	b = append(b, ' ')
-	b = t.ID.AppendJSON(b)
-	return string(b)
-}
+// Header is the value of a piece's entry in its message's header, one per
+// line of the message, in order: the number of pieces of its transaction.
+func (p *Piece) Header() string { return strconv.Itoa(p.Of) }
 
-// Entry is a parsed Header: Of pieces; Ops and ID when the piece's
-// operations are not the first of its transaction.
-type Entry struct {
-	Of  int
-	Ops []int32
-	// ID is the transaction's id as JSON (as in Header).
-	ID string
-}
-
-// ParseHeader reads a Header value.
-func ParseHeader(s string) (Entry, error) {
-	of, rest, more := strings.Cut(s, " ")
-	n, err := strconv.Atoi(of)
+// ParseHeader reads a Header value: the number of pieces.
+func ParseHeader(s string) (int, error) {
+	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
-		return Entry{}, fmt.Errorf("piece header %q: %q is not a number of pieces", s, of)
+		return 0, fmt.Errorf("piece header %q: not a number of pieces", s)
 	}
-	e := Entry{Of: n}
-	if !more {
-		return e, nil
-	}
-	ops, id, ok := strings.Cut(rest, " ")
-	if !ok || id == "" {
-		return Entry{}, errors.New("piece header " + strconv.Quote(s) + ": operations without the transaction's id")
-	}
-	for f := range strings.SplitSeq(ops, ".") {
-		j, err := strconv.Atoi(f)
-		if err != nil || j < 0 {
-			return Entry{}, fmt.Errorf("piece header %q: %q is not an operation's index", s, f)
-		}
-		e.Ops = append(e.Ops, int32(j))
-	}
-	e.ID = id
-	return e, nil
+	return n, nil
 }

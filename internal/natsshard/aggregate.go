@@ -1,0 +1,374 @@
+package natsshard
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/isoscope/isoscope/internal/serve"
+)
+
+// AggregatorConfig sets up an Aggregator.
+type AggregatorConfig struct {
+	Config
+	// Out receives each finding once, as the JSON line a single service
+	// writes (its seq the aggregator's own).
+	Out io.Writer
+	// Token, when set, is the bearer token the HTTP endpoints but the
+	// probes want.
+	Token string
+	// Keep is how many findings /v1/violations serves (10,000 when 0).
+	Keep int
+}
+
+// Aggregator merges the shards' findings: each once, by its identity.
+type Aggregator struct {
+	cfg AggregatorConfig
+	c   *conn
+
+	mu sync.Mutex
+	// seen holds the identities of the findings written.
+	seen map[string]bool
+	kept [][]byte
+	seq  uint64
+	// consumed is the findings stream's sequence read through.
+	consumed   uint64
+	duplicates uint64
+	status     Status
+
+	reg        *prometheus.Registry
+	violations *prometheus.CounterVec
+}
+
+// Status is what the aggregator knows of the workers and the publishers,
+// from the bucket.
+type Status struct {
+	// Shards are the workers' checkpoints, by shard.
+	Shards []Progress `json:"shards"`
+	// Published adds up the publishers that closed: transactions, pieces,
+	// messages and bytes.
+	Published PublishStats `json:"published"`
+	// Checked counts the transactions checked: the session shards'
+	// pieces, one per transaction; Pieces the pieces checked by every
+	// shard, RefusedPieces those refused; Pending the Ext verdicts not
+	// final.
+	Checked       uint64 `json:"checked"`
+	Pieces        uint64 `json:"pieces"`
+	RefusedPieces uint64 `json:"refused_pieces"`
+	Pending       int    `json:"pending_verdicts"`
+	// Behind names the subjects whose worker has not checked (and
+	// checkpointed) their last message, or has verdicts pending, or that
+	// no worker has checkpointed.
+	Behind []string `json:"behind"`
+	// Violations counts the findings written, Duplicates those read again
+	// and dropped.
+	Violations uint64 `json:"violations"`
+	Duplicates uint64 `json:"duplicates"`
+}
+
+// NewAggregator connects and makes the streams and the bucket when
+// missing.
+func NewAggregator(ctx context.Context, cfg AggregatorConfig) (*Aggregator, error) {
+	cfg.defaults()
+	if cfg.Keep == 0 {
+		cfg.Keep = 10000
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	c, err := dial(ctx, &cfg.Config, "isoscope findings")
+	if err != nil {
+		return nil, err
+	}
+	a := &Aggregator{cfg: cfg, c: c, seen: map[string]bool{}}
+	a.metrics()
+	return a, nil
+}
+
+// Close closes the connection.
+func (a *Aggregator) Close() { a.c.nc.Close() }
+
+// Run reads the findings from the first until ctx is done, writing each
+// new one.
+func (a *Aggregator) Run(ctx context.Context) error {
+	var cons jetstream.Consumer
+	err := retry(ctx, func() error {
+		var err error
+		cons, err = a.c.js.OrderedConsumer(ctx, a.cfg.FindingsStream(), jetstream.OrderedConsumerConfig{FilterSubjects: []string{a.cfg.FindingsSubject()}})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("consuming %s: %w", a.cfg.FindingsSubject(), err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		it.Stop()
+	}()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return err
+		}
+		if err := a.take(m.Headers().Get(FindingHeader), m.Data(), meta.Sequence.Stream); err != nil {
+			return err
+		}
+	}
+}
+
+// take writes a finding unless one of its identity was written.
+func (a *Aggregator) take(id string, data []byte, seq uint64) error {
+	var l serve.Line
+	if err := json.Unmarshal(data, &l); err != nil {
+		return fmt.Errorf("finding %d of %s does not parse: %w", seq, a.cfg.FindingsSubject(), err)
+	}
+	if id == "" {
+		id = FindingID(&l)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.consumed = seq
+	if a.seen[id] {
+		a.duplicates++
+		return nil
+	}
+	a.seen[id] = true
+	a.seq++
+	l.Seq = a.seq
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := a.cfg.Out.Write(b); err != nil {
+		return fmt.Errorf("writing a finding: %w", err)
+	}
+	a.violations.WithLabelValues(l.Kind).Inc()
+	a.kept = append(a.kept, b)
+	if len(a.kept) > a.cfg.Keep {
+		a.kept = slices.Delete(a.kept, 0, len(a.kept)-a.cfg.Keep)
+	}
+	return nil
+}
+
+// Poll reads the workers' checkpoints and the publishers' counts from the
+// bucket and the subjects' last messages from the pieces' stream.
+func (a *Aggregator) Poll(ctx context.Context) (Status, error) {
+	var st Status
+	keys, err := a.c.kv.ListKeys(ctx)
+	if err != nil {
+		return st, err
+	}
+	for k := range keys.Keys() {
+		e, err := a.c.kv.Get(ctx, k)
+		if err != nil {
+			return st, err
+		}
+		switch {
+		case strings.HasPrefix(k, "worker."):
+			var p Progress
+			if err := json.Unmarshal(e.Value(), &p); err != nil {
+				return st, fmt.Errorf("checkpoint %s: %w", k, err)
+			}
+			st.Shards = append(st.Shards, p)
+			st.Pieces += p.Pieces
+			st.RefusedPieces += p.RefusedPieces
+			st.Pending += p.Pending
+			if strings.HasPrefix(p.Shard, "s:") {
+				st.Checked += p.Checked
+			}
+		case strings.HasPrefix(k, "published."):
+			var p PublishStats
+			if err := json.Unmarshal(e.Value(), &p); err != nil {
+				return st, fmt.Errorf("count %s: %w", k, err)
+			}
+			st.Published.Txns += p.Txns
+			st.Published.Pieces += p.Pieces
+			st.Published.Messages += p.Messages
+			st.Published.Bytes += p.Bytes
+		}
+	}
+	slices.SortFunc(st.Shards, func(x, y Progress) int { return strings.Compare(x.Shard, y.Shard) })
+	stream, err := a.c.js.Stream(ctx, a.cfg.PiecesStream())
+	if err != nil {
+		return st, err
+	}
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(a.cfg.Prefix+".>"))
+	if err != nil {
+		return st, err
+	}
+	for _, subj := range slices.Sorted(mapKeys(info.State.Subjects)) {
+		last, err := stream.GetLastMsgForSubject(ctx, subj)
+		if err != nil {
+			return st, err
+		}
+		i := slices.IndexFunc(st.Shards, func(p Progress) bool { return subjectOf(a.cfg.Prefix, p.Shard) == subj })
+		if i < 0 || st.Shards[i].Seq < last.Sequence || st.Shards[i].Pending > 0 {
+			st.Behind = append(st.Behind, subj)
+		}
+	}
+	a.mu.Lock()
+	st.Violations, st.Duplicates = a.seq, a.duplicates
+	a.status = st
+	a.mu.Unlock()
+	return st, nil
+}
+
+// subjectOf is the subject of shard k:3 under prefix.
+func subjectOf(prefix, shard string) string {
+	return prefix + "." + strings.Replace(shard, ":", ".", 1)
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) { return mapsKeys(m) }
+
+// Drain waits until every subject's worker has checked and checkpointed
+// its last message with no verdict pending, every piece the publishers
+// counted is checked (or refused), and the findings stream has been read
+// to its end; it returns the status then.
+func (a *Aggregator) Drain(ctx context.Context) (Status, error) {
+	for {
+		st, err := a.Poll(ctx)
+		if err == nil && len(st.Behind) == 0 && len(st.Shards) > 0 && st.Pieces+st.RefusedPieces >= uint64(st.Published.Pieces) {
+			stream, err := a.c.js.Stream(ctx, a.cfg.FindingsStream())
+			if err != nil {
+				return st, err
+			}
+			info, err := stream.Info(ctx)
+			if err != nil {
+				return st, err
+			}
+			for {
+				a.mu.Lock()
+				done := a.consumed >= info.State.LastSeq
+				a.mu.Unlock()
+				if done {
+					return a.Poll(ctx)
+				}
+				select {
+				case <-ctx.Done():
+					return st, ctx.Err()
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Handler serves /v1/violations (?after=SEQ), /v1/state (Status),
+// /metrics, and the probes.
+func (a *Aggregator) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/violations", a.auth(a.listViolations))
+	mux.HandleFunc("GET /v1/state", a.auth(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		st := a.status
+		st.Violations, st.Duplicates = a.seq, a.duplicates
+		a.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(st)
+	}))
+	mux.Handle("GET /metrics", a.auth(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}).ServeHTTP))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	return mux
+}
+
+// auth wants the bearer token, when there is one.
+func (a *Aggregator) auth(h http.HandlerFunc) http.HandlerFunc {
+	if a.cfg.Token == "" {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		scheme, cred, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), []byte(a.cfg.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="isoscope"`)
+			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// listViolations serves the kept findings with seq above ?after.
+func (a *Aggregator) listViolations(w http.ResponseWriter, r *http.Request) {
+	var after uint64
+	if s := r.URL.Query().Get("after"); s != "" {
+		var err error
+		if after, err = strconv.ParseUint(s, 10, 64); err != nil {
+			http.Error(w, "after: not a sequence number: "+s, http.StatusBadRequest)
+			return
+		}
+	}
+	a.mu.Lock()
+	var out []byte
+	first := a.seq - uint64(len(a.kept)) + 1
+	for i, b := range a.kept {
+		if first+uint64(i) > after {
+			out = append(out, b...)
+		}
+	}
+	a.mu.Unlock()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Write(out)
+}
+
+// metrics registers the aggregator's metrics: the service's names where
+// they mean the same.
+func (a *Aggregator) metrics() {
+	a.reg = prometheus.NewRegistry()
+	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.violations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_violations_total", Help: "Final violations, by anomaly kind (each once)."}, []string{"kind"})
+	stat := func(f func(st *Status) float64) func() float64 {
+		return func() float64 {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			return f(&a.status)
+		}
+	}
+	a.reg.MustRegister(a.violations,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "isoscope_findings_duplicates_total", Help: "Findings read again (a worker's replay) and dropped."},
+			func() float64 {
+				a.mu.Lock()
+				defer a.mu.Unlock()
+				return float64(a.duplicates)
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_transactions_checked_total", Help: "Transactions checked: the session shards' pieces, as of the last poll."},
+			stat(func(st *Status) float64 { return float64(st.Checked) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_pieces_checked_total", Help: "Pieces checked by every shard, as of the last poll."},
+			stat(func(st *Status) float64 { return float64(st.Pieces) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_pieces_published_total", Help: "Pieces the publishers that closed counted."},
+			stat(func(st *Status) float64 { return float64(st.Published.Pieces) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_pending_verdicts", Help: "Ext verdicts not final, over the shards, as of the last poll."},
+			stat(func(st *Status) float64 { return float64(st.Pending) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_shards_behind", Help: "Subjects whose worker has not checked its last message, as of the last poll."},
+			stat(func(st *Status) float64 { return float64(len(st.Behind)) })),
+	)
+}
