@@ -105,37 +105,81 @@ func (a *Aggregator) Close() { a.c.nc.Close() }
 // Run reads the findings from the first until ctx is done, writing each
 // new one.
 func (a *Aggregator) Run(ctx context.Context) error {
-	var cons jetstream.Consumer
-	err := retry(ctx, func() error {
-		var err error
-		cons, err = a.c.js.OrderedConsumer(ctx, a.cfg.FindingsStream(), jetstream.OrderedConsumerConfig{FilterSubjects: []string{a.cfg.FindingsSubject()}})
-		return err
+	var mu sync.Mutex
+	var current jetstream.MessagesContext
+	go watchdog(ctx, a.c.js, a.cfg.FindingsStream(), a.cfg.FindingsSubject(), func() uint64 {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.consumed
+	}, func() {
+		a.cfg.Log.Warn("the findings' consumer stalled; starting it again")
+		mu.Lock()
+		if current != nil {
+			current.Stop()
+		}
+		mu.Unlock()
 	})
-	if err != nil {
-		return fmt.Errorf("consuming %s: %w", a.cfg.FindingsSubject(), err)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return err
-	}
 	go func() {
 		<-ctx.Done()
-		it.Stop()
+		mu.Lock()
+		if current != nil {
+			current.Stop()
+		}
+		mu.Unlock()
 	}()
 	for {
-		m, err := it.Next()
+		a.mu.Lock()
+		from := a.consumed + 1
+		a.mu.Unlock()
+		var it jetstream.MessagesContext
+		err := retry(ctx, func() error {
+			cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{a.cfg.FindingsSubject()}}
+			if from > 1 {
+				cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+			}
+			cons, err := a.c.js.OrderedConsumer(ctx, a.cfg.FindingsStream(), cfg)
+			if err != nil {
+				return err
+			}
+			it, err = cons.Messages()
+			return err
+		})
 		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			return fmt.Errorf("consuming %s: %w", a.cfg.FindingsSubject(), err)
 		}
-		meta, err := m.Metadata()
-		if err != nil {
-			return err
+		mu.Lock()
+		current = it
+		mu.Unlock()
+		if ctx.Err() != nil {
+			it.Stop()
+			return nil
 		}
-		if err := a.take(m.Headers().Get(FindingHeader), m.Data(), meta.Sequence.Stream); err != nil {
-			return err
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				a.cfg.Log.Warn("the findings' consumer failed; consuming again after the last finding read", "error", err.Error())
+				it.Stop()
+				break
+			}
+			meta, err := m.Metadata()
+			if err != nil {
+				return err
+			}
+			a.mu.Lock()
+			again := meta.Sequence.Stream <= a.consumed
+			a.mu.Unlock()
+			if again {
+				continue
+			}
+			if err := a.take(m.Headers().Get(FindingHeader), m.Data(), meta.Sequence.Stream); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -179,14 +223,28 @@ func (a *Aggregator) take(id string, data []byte, seq uint64) error {
 // bucket and the subjects' last messages from the pieces' stream.
 func (a *Aggregator) Poll(ctx context.Context) (Status, error) {
 	var st Status
-	keys, err := a.c.kv.ListKeys(ctx)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// The bucket's keys are the subjects of its stream: the stream's
+	// information has them (a listing of the keys would want a consumer
+	// of the bucket's stream, slower to come back after a server dies).
+	kvs, err := a.c.js.Stream(ctx, "KV_"+a.cfg.Bucket())
 	if err != nil {
-		return st, err
+		return st, fmt.Errorf("the bucket's stream: %w", err)
 	}
-	for k := range keys.Keys() {
+	kvPrefix := "$KV." + a.cfg.Bucket() + "."
+	kvInfo, err := kvs.Info(ctx, jetstream.WithSubjectFilter(kvPrefix+">"))
+	if err != nil {
+		return st, fmt.Errorf("the bucket's keys: %w", err)
+	}
+	for _, subj := range slices.Sorted(mapKeys(kvInfo.State.Subjects)) {
+		k := strings.TrimPrefix(subj, kvPrefix)
 		e, err := a.c.kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			continue
+		}
 		if err != nil {
-			return st, err
+			return st, fmt.Errorf("reading %s: %w", k, err)
 		}
 		switch {
 		case strings.HasPrefix(k, "worker."):
@@ -215,16 +273,16 @@ func (a *Aggregator) Poll(ctx context.Context) (Status, error) {
 	slices.SortFunc(st.Shards, func(x, y Progress) int { return strings.Compare(x.Shard, y.Shard) })
 	stream, err := a.c.js.Stream(ctx, a.cfg.PiecesStream())
 	if err != nil {
-		return st, err
+		return st, fmt.Errorf("the pieces' stream: %w", err)
 	}
 	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(a.cfg.Prefix+".>"))
 	if err != nil {
-		return st, err
+		return st, fmt.Errorf("the pieces' subjects: %w", err)
 	}
 	for _, subj := range slices.Sorted(mapKeys(info.State.Subjects)) {
 		last, err := stream.GetLastMsgForSubject(ctx, subj)
 		if err != nil {
-			return st, err
+			return st, fmt.Errorf("the last message of %s: %w", subj, err)
 		}
 		i := slices.IndexFunc(st.Shards, func(p Progress) bool { return subjectOf(a.cfg.Prefix, p.Shard) == subj })
 		if i < 0 || st.Shards[i].Seq < last.Sequence || st.Shards[i].Pending > 0 {
@@ -250,8 +308,12 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) { return mapsKey
 // counted is checked (or refused), and the findings stream has been read
 // to its end; it returns the status then.
 func (a *Aggregator) Drain(ctx context.Context) (Status, error) {
+	var last error
 	for {
 		st, err := a.Poll(ctx)
+		if err != nil {
+			last = err
+		}
 		if err == nil && len(st.Behind) == 0 && len(st.Shards) > 0 && st.Pieces+st.RefusedPieces >= uint64(st.Published.Pieces) {
 			stream, err := a.c.js.Stream(ctx, a.cfg.FindingsStream())
 			if err != nil {
@@ -277,6 +339,9 @@ func (a *Aggregator) Drain(ctx context.Context) (Status, error) {
 		}
 		select {
 		case <-ctx.Done():
+			if last != nil {
+				return st, fmt.Errorf("%w (reading the progress: %w)", ctx.Err(), last)
+			}
 			return st, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}

@@ -93,7 +93,12 @@ func start(t *testing.T, name string, args ...string) *proc {
 		p.cmd.Wait()
 		close(p.done)
 	}()
-	t.Cleanup(func() { p.kill() })
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() && len(args) > 0 && args[0] == "serve" {
+			t.Logf("%s %s:\n%s", filepath.Base(name), strings.Join(args, " "), p.stderr.String())
+		}
+	})
 	return p
 }
 
@@ -303,7 +308,7 @@ func worker(t *testing.T, url, prefix, id string, n int, timeout time.Duration, 
 // summary.
 func drain(t *testing.T, url, prefix string) (string, string) {
 	t.Helper()
-	cmd := exec.Command(binary(t), "findings", "--nats", url, "--prefix", prefix, "--listen", "", "--drain", "--drain-timeout", "2m")
+	cmd := exec.Command(binary(t), "findings", "--nats", url, "--prefix", prefix, "--listen", "", "--drain", "--drain-timeout", "45s")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -231,3 +231,42 @@ func retry(ctx context.Context, f func() error) error {
 		wait = min(2*wait, time.Second)
 	}
 }
+
+// stallAfter is how long a consumer may deliver nothing while its subject
+// has messages past the last one delivered before the watchdog starts it
+// again: after a server dies, the client's consumer can miss its
+// re-creation and wait for good.
+const stallAfter = 3 * time.Second
+
+// watchdog calls restart when subject, in stream, has messages past
+// last() and last() has not moved for stallAfter, until ctx is done.
+func watchdog(ctx context.Context, js jetstream.JetStream, stream, subject string, last func() uint64, restart func()) {
+	t := time.NewTicker(stallAfter / 3)
+	defer t.Stop()
+	seen, since := last(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if l := last(); l != seen {
+			seen, since = l, time.Now()
+			continue
+		}
+		if time.Since(since) < stallAfter {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, stallAfter)
+		s, err := js.Stream(qctx, stream)
+		var m *jetstream.RawStreamMsg
+		if err == nil {
+			m, err = s.GetLastMsgForSubject(qctx, subject)
+		}
+		cancel()
+		if err == nil && m.Sequence > seen {
+			restart()
+			since = time.Now()
+		}
+	}
+}

@@ -181,30 +181,67 @@ func (w *Worker) Close() {
 // run is the worker's source: its subject's messages in order, from the
 // first.
 func (w *Worker) run(ctx context.Context, submit func(serve.Identity, string, []byte) (int, error)) error {
-	if w.srv == nil {
-		return errors.New("the worker has no service (Attach)")
+	err := w.consume(ctx, submit)
+	if err != nil && ctx.Err() == nil {
+		w.fail(fmt.Errorf("shard %s: %w", w.cfg.Shard, err))
 	}
-	var cons jetstream.Consumer
+	return err
+}
+
+// messages returns an iterator over the subject's messages from sequence
+// from on, in order, retrying while JetStream has no leader for the
+// stream.
+func (w *Worker) messages(ctx context.Context, from uint64) (jetstream.MessagesContext, error) {
+	var it jetstream.MessagesContext
 	err := retry(ctx, func() error {
-		var err error
-		cons, err = w.c.js.OrderedConsumer(ctx, w.cfg.PiecesStream(), jetstream.OrderedConsumerConfig{FilterSubjects: []string{w.subject}})
+		cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{w.subject}}
+		if from > 1 {
+			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+		}
+		cons, err := w.c.js.OrderedConsumer(ctx, w.cfg.PiecesStream(), cfg)
+		if err != nil {
+			return err
+		}
+		it, err = cons.Messages()
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("consuming %s: %w", w.subject, err)
+		return nil, fmt.Errorf("consuming %s: %w", w.subject, err)
 	}
-	it, err := cons.Messages()
+	return it, nil
+}
+
+// consume checks the subject's messages in order until ctx is done; when
+// the iterator fails (its server died and the client gave up on it), it
+// starts another after the last message checked.
+func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string, []byte) (int, error)) error {
+	if w.srv == nil {
+		return errors.New("the worker has no service (Attach)")
+	}
+	it, err := w.messages(ctx, 1)
 	if err != nil {
 		return err
 	}
+	var mu sync.Mutex
+	current := it
 	go func() {
 		<-ctx.Done()
-		it.Stop()
+		mu.Lock()
+		current.Stop()
+		mu.Unlock()
 	}()
 	go w.ticks(ctx)
 	start := time.Now()
 	caughtUp := w.replayTo == 0
 	var saved time.Time
+	var last uint64 // the sequence of the last message checked
+	var lastSeen atomic.Uint64
+	go watchdog(ctx, w.c.js, w.cfg.PiecesStream(), w.subject, lastSeen.Load, func() {
+		w.cfg.Log.Warn("the subject's consumer stalled; starting it again", "shard", w.cfg.Shard.String())
+		mu.Lock()
+		current.Stop()
+		mu.Unlock()
+	})
 	log := w.cfg.Log.With("shard", w.cfg.Shard.String())
 	if !caughtUp {
 		log.Info("replaying the shard's subject up to its checkpoint", "subject", w.subject, "checkpoint", w.replayTo)
@@ -212,16 +249,34 @@ func (w *Worker) run(ctx context.Context, submit func(serve.Identity, string, []
 	for {
 		m, err := it.Next()
 		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			log.Warn("the subject's consumer failed; consuming again after the last message checked", "after", last, "error", err.Error())
+			it.Stop()
+			next, err := w.messages(ctx, last+1)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			current, it = next, next
+			mu.Unlock()
+			if ctx.Err() != nil {
+				it.Stop()
+				return nil
+			}
+			continue
 		}
 		meta, err := m.Metadata()
 		if err != nil {
 			return fmt.Errorf("message of %s without metadata: %w", w.subject, err)
 		}
 		seq := meta.Sequence.Stream
+		if seq <= last { // delivered again: checked already
+			continue
+		}
+		last = seq
+		lastSeen.Store(seq)
 		w.current.Store(seq)
 		if ts := meta.Timestamp.UnixNano(); ts > w.clock.Load() {
 			w.clock.Store(ts)
