@@ -223,8 +223,8 @@ func (c *findingsCommand) Run(ctx context.Context) error {
 	if rerr := <-done; rerr != nil && err == nil {
 		err = rerr
 	}
-	fmt.Fprintf(c.io.Stderr, "%d findings (%d read again and dropped); %d transactions checked, %d of %d pieces published checked (%d refused) by %d shards\n",
-		st.Violations, st.Duplicates, st.Checked, st.Pieces, st.Published.Pieces, st.RefusedPieces, len(st.Shards))
+	fmt.Fprintf(c.io.Stderr, "%d findings of the %d the shards found (%d merged: a pair of writers named by several shards; %d read again and dropped); %d transactions checked, %d of %d pieces published checked (%d refused) by %d shards\n",
+		st.Violations, st.Found, st.Merged, st.Duplicates, st.Checked, st.Pieces, st.Published.Pieces, st.RefusedPieces, len(st.Shards))
 	if err != nil {
 		return &exitError{code: ExitUnknown, err: fmt.Errorf("not drained: %w (behind: %v)", err, st.Behind)}
 	}

@@ -48,7 +48,21 @@ type Aggregator struct {
 	// consumed is the findings stream's sequence read through.
 	consumed   uint64
 	duplicates uint64
+	merged     uint64
 	status     Status
+	// held are the NoConflict findings waiting for every key shard to
+	// have checked their round, by pair of transactions: the best so far.
+	held map[string]*heldFinding
+	// rounds are the key shards' checked rounds by publisher, one per key
+	// subject with messages (nil: no worker has checkpointed it), as of
+	// the last poll.
+	rounds []map[string]uint64
+	// roundsSeq is the findings stream's last sequence read after those
+	// rounds: every finding of a round a key shard checked is at or before
+	// it (a worker stores its findings before its checkpoint).
+	roundsSeq uint64
+	// released holds the pairs written.
+	released map[string]bool
 
 	reg        *prometheus.Registry
 	violations *prometheus.CounterVec
@@ -70,14 +84,45 @@ type Status struct {
 	Pieces        uint64 `json:"pieces"`
 	RefusedPieces uint64 `json:"refused_pieces"`
 	Pending       int    `json:"pending_verdicts"`
+	// Found adds up the findings the shards' checkpoints count: the
+	// aggregator writes as many when none is lost on the way and none
+	// is found by two shards.
+	Found uint64 `json:"found"`
 	// Behind names the subjects whose worker has not checked (and
 	// checkpointed) their last message, or has verdicts pending, or that
 	// no worker has checkpointed.
 	Behind []string `json:"behind"`
 	// Violations counts the findings written, Duplicates those read again
-	// and dropped.
+	// and dropped; Held the pairs of conflicting writers waiting for
+	// every key shard to have checked their round.
+	// Merged counts the NoConflict findings folded into another of the
+	// same pair of writers (the shards name a pair once per shard that
+	// holds a key both wrote).
 	Violations uint64 `json:"violations"`
 	Duplicates uint64 `json:"duplicates"`
+	Held       int    `json:"held"`
+	Merged     uint64 `json:"merged"`
+}
+
+// heldFinding is a NoConflict finding held back: one checker names a pair
+// of conflicting writers once, by one shared key, and the key shards each
+// name it by the shared keys they hold; the merged line is the one the
+// whole transactions give (serve.Line.Rank), written once every key shard
+// has checked the round whose message made the finding.
+type heldFinding struct {
+	line  serve.Line
+	pub   string
+	round uint64
+}
+
+// better says whether NoConflict finding x is the one a single checker
+// names rather than y: a lost update before a concurrent write, then the
+// key whose first write comes last in the earlier committer.
+func better(x, y *serve.Line) bool {
+	if (x.Kind == "lost-update") != (y.Kind == "lost-update") {
+		return x.Kind == "lost-update"
+	}
+	return *x.Rank > *y.Rank
 }
 
 // NewAggregator connects and makes the streams and the bucket when
@@ -94,7 +139,7 @@ func NewAggregator(ctx context.Context, cfg AggregatorConfig) (*Aggregator, erro
 	if err != nil {
 		return nil, err
 	}
-	a := &Aggregator{cfg: cfg, c: c, seen: map[string]bool{}}
+	a := &Aggregator{cfg: cfg, c: c, seen: map[string]bool{}, held: map[string]*heldFinding{}, released: map[string]bool{}}
 	a.metrics()
 	return a, nil
 }
@@ -177,7 +222,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			if again {
 				continue
 			}
-			if err := a.take(m.Headers().Get(FindingHeader), m.Data(), meta.Sequence.Stream); err != nil {
+			if err := a.take(m.Headers().Get(FindingHeader), m.Data(), meta.Sequence.Stream, m.Headers().Get(RoundHeader)); err != nil {
 				return err
 			}
 		}
@@ -185,7 +230,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 }
 
 // take writes a finding unless one of its identity was written.
-func (a *Aggregator) take(id string, data []byte, seq uint64) error {
+func (a *Aggregator) take(id string, data []byte, seq uint64, round string) error {
 	var l serve.Line
 	if err := json.Unmarshal(data, &l); err != nil {
 		return fmt.Errorf("finding %d of %s does not parse: %w", seq, a.cfg.FindingsSubject(), err)
@@ -201,6 +246,64 @@ func (a *Aggregator) take(id string, data []byte, seq uint64) error {
 		return nil
 	}
 	a.seen[id] = true
+	if l.Rank != nil {
+		pair := pairID(&l)
+		h := a.held[pair]
+		switch {
+		case a.released[pair]:
+			a.merged++
+			a.cfg.Log.Warn("a shard named a pair of conflicting writers after their finding was written", "kind", l.Kind, "transactions", fmt.Sprint(l.Transactions))
+		case h == nil:
+			pub, r, _ := parseRound(round)
+			a.held[pair] = &heldFinding{line: l, pub: pub, round: r}
+		case better(&l, &h.line):
+			h.line = l
+			a.merged++
+		default:
+			a.merged++
+		}
+		return a.release()
+	}
+	return a.write(&l)
+}
+
+// pairID is a NoConflict finding's pair of transactions: its level, kind
+// family, transactions and their streams.
+func pairID(l *serve.Line) string {
+	k := *l
+	k.Kind, k.Key, k.Value, k.Phenomenon = "no-conflict", nil, nil, ""
+	return FindingID(&k)
+}
+
+// release writes the held findings whose round every key shard has
+// checked. The caller holds a.mu.
+func (a *Aggregator) release() error {
+	if a.consumed < a.roundsSeq {
+		return nil
+	}
+	for _, pair := range slices.Sorted(mapKeys(a.held)) {
+		h := a.held[pair]
+		done := len(a.rounds) > 0
+		for _, r := range a.rounds {
+			if r == nil || r[h.pub] < h.round {
+				done = false
+				break
+			}
+		}
+		if h.pub == "" || done {
+			delete(a.held, pair)
+			a.released[pair] = true
+			h.line.Rank = nil
+			if err := a.write(&h.line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// write writes a finding with the next number. The caller holds a.mu.
+func (a *Aggregator) write(l *serve.Line) error {
 	a.seq++
 	l.Seq = a.seq
 	b, err := json.Marshal(l)
@@ -212,6 +315,7 @@ func (a *Aggregator) take(id string, data []byte, seq uint64) error {
 		return fmt.Errorf("writing a finding: %w", err)
 	}
 	a.violations.WithLabelValues(l.Kind).Inc()
+	a.status.Violations = a.seq
 	a.kept = append(a.kept, b)
 	if len(a.kept) > a.cfg.Keep {
 		a.kept = slices.Delete(a.kept, 0, len(a.kept)-a.cfg.Keep)
@@ -256,6 +360,7 @@ func (a *Aggregator) Poll(ctx context.Context) (Status, error) {
 			st.Pieces += p.Pieces
 			st.RefusedPieces += p.RefusedPieces
 			st.Pending += p.Pending
+			st.Found += p.Findings
 			if strings.HasPrefix(p.Shard, "s:") {
 				st.Checked += p.Checked
 			}
@@ -279,6 +384,7 @@ func (a *Aggregator) Poll(ctx context.Context) (Status, error) {
 	if err != nil {
 		return st, fmt.Errorf("the pieces' subjects: %w", err)
 	}
+	var rounds []map[string]uint64
 	for _, subj := range slices.Sorted(mapKeys(info.State.Subjects)) {
 		last, err := stream.GetLastMsgForSubject(ctx, subj)
 		if err != nil {
@@ -288,11 +394,33 @@ func (a *Aggregator) Poll(ctx context.Context) (Status, error) {
 		if i < 0 || st.Shards[i].Seq < last.Sequence || st.Shards[i].Pending > 0 {
 			st.Behind = append(st.Behind, subj)
 		}
+		if strings.HasPrefix(subj, a.cfg.Prefix+".k.") {
+			var r map[string]uint64
+			if i >= 0 {
+				r = st.Shards[i].Rounds
+				if r == nil {
+					r = map[string]uint64{}
+				}
+			}
+			rounds = append(rounds, r)
+		}
+	}
+	fs, err := a.c.js.Stream(ctx, a.cfg.FindingsStream())
+	if err != nil {
+		return st, fmt.Errorf("the findings' stream: %w", err)
+	}
+	finfo, err := fs.Info(ctx)
+	if err != nil {
+		return st, fmt.Errorf("the findings' stream: %w", err)
 	}
 	a.mu.Lock()
-	st.Violations, st.Duplicates = a.seq, a.duplicates
+	defer a.mu.Unlock()
+	a.rounds, a.roundsSeq = rounds, finfo.State.LastSeq
+	if err := a.release(); err != nil {
+		return st, err
+	}
+	st.Violations, st.Duplicates, st.Held, st.Merged = a.seq, a.duplicates, len(a.held), a.merged
 	a.status = st
-	a.mu.Unlock()
 	return st, nil
 }
 
@@ -314,7 +442,7 @@ func (a *Aggregator) Drain(ctx context.Context) (Status, error) {
 		if err != nil {
 			last = err
 		}
-		if err == nil && len(st.Behind) == 0 && len(st.Shards) > 0 && st.Pieces+st.RefusedPieces >= uint64(st.Published.Pieces) {
+		if err == nil && len(st.Behind) == 0 && st.Held == 0 && len(st.Shards) > 0 && st.Pieces+st.RefusedPieces >= uint64(st.Published.Pieces) {
 			stream, err := a.c.js.Stream(ctx, a.cfg.FindingsStream())
 			if err != nil {
 				return st, err
@@ -328,7 +456,10 @@ func (a *Aggregator) Drain(ctx context.Context) (Status, error) {
 				done := a.consumed >= info.State.LastSeq
 				a.mu.Unlock()
 				if done {
-					return a.Poll(ctx)
+					if st, err = a.Poll(ctx); err != nil || st.Held == 0 {
+						return st, err
+					}
+					break // findings read since are held: wait for their rounds
 				}
 				select {
 				case <-ctx.Done():
@@ -356,7 +487,7 @@ func (a *Aggregator) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/state", a.auth(func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		st := a.status
-		st.Violations, st.Duplicates = a.seq, a.duplicates
+		st.Violations, st.Duplicates, st.Held, st.Merged = a.seq, a.duplicates, len(a.held), a.merged
 		a.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(st)

@@ -64,6 +64,12 @@ const (
 	FindingHeader = "Isoscope-Finding"
 	// ShardHeader names the shard a finding comes from.
 	ShardHeader = "Isoscope-Shard"
+	// RoundHeader names a publisher and one of its rounds ("ID 17") on
+	// every message of the round, and on a finding the round of the
+	// message that made it final. Every key shard gets a message each
+	// round, without pieces when it has none, so that a key shard's
+	// checkpoint says which rounds it has checked.
+	RoundHeader = "Isoscope-Round"
 )
 
 // Config names the NATS server and the subjects' prefix.

@@ -174,6 +174,12 @@ func (p *Publisher) Flush(ctx context.Context) error {
 		return nil
 	}
 	p.round++
+	round := p.id + " " + strconv.Itoa(p.round)
+	for i := range p.cfg.Shards { // every key shard hears of every round
+		if id := (shard.ID{Kind: shard.Keys, Shard: i}); p.subs[id] == nil {
+			p.subs[id] = &pending{}
+		}
+	}
 	var msgs []*nats.Msg
 	for _, id := range slices.SortedFunc(mapsKeys(p.subs), func(a, b shard.ID) int {
 		if a.Kind != b.Kind {
@@ -190,7 +196,10 @@ func (p *Publisher) Flush(ctx context.Context) error {
 		if p.cfg.Identity.Keyspace != "" {
 			m.Header.Set(serve.KeyspaceHeader, p.cfg.Identity.Keyspace)
 		}
-		m.Header.Set(PieceHeader, string(s.pieces))
+		if s.n > 0 {
+			m.Header.Set(PieceHeader, string(s.pieces))
+		}
+		m.Header.Set(RoundHeader, round)
 		m.Header.Set(jetstream.MsgIDHeader, p.id+"."+strconv.Itoa(p.round)+"."+id.String())
 		msgs = append(msgs, m)
 	}

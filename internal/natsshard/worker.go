@@ -1,6 +1,7 @@
 package natsshard
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,7 +17,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/aion"
+	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/shard"
 )
@@ -55,6 +58,9 @@ type Progress struct {
 	Pending int    `json:"pending"`
 	// Findings counts the final findings through Seq.
 	Findings uint64 `json:"findings"`
+	// Rounds holds, by publisher, the last of its rounds checked through
+	// Seq (key shards).
+	Rounds map[string]uint64 `json:"rounds,omitempty"`
 	// At is when the checkpoint was taken, by the worker's clock.
 	At time.Time `json:"at"`
 }
@@ -83,6 +89,12 @@ type Worker struct {
 	mu       sync.Mutex
 	// recovered is how long the replay up to the checkpoint took.
 	recovered time.Duration
+	// round is the round header of the message being checked.
+	round atomic.Pointer[string]
+	// placed holds, for the pieces whose operations are not the first of
+	// their transaction, each operation's index in the transaction, by
+	// the transaction's stream and id (as JSON).
+	placed map[string][]int32
 }
 
 // NewWorker connects, makes the streams and the bucket when missing, and
@@ -99,8 +111,9 @@ func NewWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, c: c, subject: cfg.Shard.Subject(cfg.Prefix)}
+	w := &Worker{cfg: cfg, c: c, subject: cfg.Shard.Subject(cfg.Prefix), placed: map[string][]int32{}}
 	w.prog.Shard = cfg.Shard.String()
+	w.prog.Rounds = map[string]uint64{}
 	var saved Progress
 	err = retry(ctx, func() error {
 		e, err := c.kv.Get(ctx, w.key())
@@ -142,6 +155,7 @@ func (w *Worker) Configure(cfg *serve.Config) {
 	cfg.Checker.Timeout = w.cfg.Timeout
 	cfg.Stepped = true
 	cfg.Out = w
+	cfg.Annotate = w.annotate
 	cfg.Sources = []serve.Source{{Name: "nats", Run: w.run}}
 }
 
@@ -282,14 +296,17 @@ func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string
 			w.clock.Store(ts)
 		}
 		hdr := m.Headers()
-		if hdr.Get(TickHeader) != "" {
+		round := hdr.Get(RoundHeader)
+		w.round.Store(&round)
+		switch {
+		case hdr.Get(TickHeader) != "":
 			w.srv.Advance()
-		} else {
+		case len(m.Data()) == 0: // a round without pieces for this shard
+		default:
 			w.lastData.Store(time.Now().UnixNano())
 			name := w.subject + " message " + strconv.FormatUint(seq, 10)
-			pieces, err := countPieces(hdr.Get(PieceHeader))
-			id := serve.Identity{Stream: hdr.Get(serve.StreamHeader), Keyspace: hdr.Get(serve.KeyspaceHeader)}
-			n, serr := submit(id, name, m.Data())
+			pieces, err := w.place(hdr.Get(PieceHeader), id(hdr), m.Data())
+			n, serr := submit(id(hdr), name, m.Data())
 			if err == nil && serr == nil && pieces != uint64(n) {
 				err = fmt.Errorf("its header counts %d pieces, its lines %d", pieces, n)
 			}
@@ -310,6 +327,9 @@ func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string
 		if err := w.Err(); err != nil {
 			return err
 		}
+		if pub, r, ok := parseRound(round); ok && r > w.prog.Rounds[pub] {
+			w.prog.Rounds[pub] = r
+		}
 		w.prog.Messages++
 		if !caughtUp && seq >= w.replayTo {
 			caughtUp = true
@@ -329,16 +349,83 @@ func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string
 	}
 }
 
-// countPieces counts the entries of a PieceHeader, checking each.
-func countPieces(h string) (uint64, error) {
+// id is a message's identity, from its headers.
+func id(hdr nats.Header) serve.Identity {
+	return serve.Identity{Stream: hdr.Get(serve.StreamHeader), Keyspace: hdr.Get(serve.KeyspaceHeader)}
+}
+
+// parseRound reads a RoundHeader: the publisher and the round.
+func parseRound(s string) (string, uint64, bool) {
+	pub, n, ok := strings.Cut(s, " ")
+	r, err := strconv.ParseUint(n, 10, 64)
+	return pub, r, ok && err == nil
+}
+
+// place reads a message's PieceHeader, one entry per line of data: it
+// returns the number of entries, and keeps the operations' places of the
+// pieces that are not their transaction's first operations, by the id
+// that starts their line (as the publisher writes it).
+func (w *Worker) place(h string, id serve.Identity, data []byte) (uint64, error) {
 	var n uint64
+	rest := data
 	for f := range strings.FieldsSeq(h) {
-		if _, err := shard.ParseHeader(f); err != nil {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		_, ops, err := shard.ParseHeader(f)
+		if err != nil {
 			return n, err
 		}
 		n++
+		if ops == nil {
+			continue
+		}
+		txn, ok := lineID(line)
+		if !ok {
+			return n, fmt.Errorf("line %d does not start with its id", n)
+		}
+		w.placed[id.Stream+"\x00"+txn] = ops
 	}
 	return n, nil
+}
+
+// lineID returns the id, as JSON, of a line that starts {"id":…,"session":.
+func lineID(line []byte) (string, bool) {
+	const open, next = `{"id":`, `,"session":`
+	if !bytes.HasPrefix(line, []byte(open)) {
+		return "", false
+	}
+	i := bytes.Index(line, []byte(next))
+	if i < 0 {
+		return "", false
+	}
+	return string(line[len(open):i]), true
+}
+
+// annotate sets a NoConflict finding's Rank: where the earlier
+// committer's first write of the key is in its whole transaction.
+func (w *Worker) annotate(h *history.History, a *anomaly.Anomaly, l *serve.Line) {
+	if (a.Kind != anomaly.ConcurrentWrite && a.Kind != anomaly.LostUpdate) || len(a.Txns) == 0 {
+		return
+	}
+	t := &h.Txns[a.Txns[0]]
+	stream := l.Stream
+	if len(l.Streams) > 0 {
+		stream = l.Streams[0]
+	}
+	for j, o := range t.Ops {
+		if o.Kind.IsWrite() && o.Key == a.Key {
+			rank := j
+			if ops := w.placed[stream+"\x00"+string(t.ID.AppendJSON(nil))]; j < len(ops) {
+				rank = int(ops[j])
+			}
+			l.Rank = &rank
+			return
+		}
+	}
 }
 
 // save stores the checkpoint: the findings through seq are stored.
@@ -399,6 +486,9 @@ func (w *Worker) Write(p []byte) (int, error) {
 	m.Data = p
 	m.Header.Set(FindingHeader, id)
 	m.Header.Set(ShardHeader, w.cfg.Shard.String())
+	if r := w.round.Load(); r != nil && *r != "" {
+		m.Header.Set(RoundHeader, *r)
+	}
 	m.Header.Set(jetstream.MsgIDHeader, id)
 	err := retry(w.pubCtx, func() error {
 		_, err := w.c.js.PublishMsg(w.pubCtx, m)

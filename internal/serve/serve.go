@@ -117,6 +117,10 @@ type Config struct {
 	// gives the report's picture (htmlreport.AnomalySVG). Nil leaves the
 	// page without pictures.
 	Picture func(h *history.History, a *anomaly.Anomaly) []byte
+	// Annotate, when set, sees each violation's line before it is
+	// written, with the history and the anomaly it comes from (the ids
+	// and keys as their stream sent them): a shard's checker sets Rank.
+	Annotate func(h *history.History, a *anomaly.Anomaly, l *Line)
 	// Log receives what the service has to say besides findings: refused
 	// batches, a source's failure, the checker's (nothing when nil).
 	Log *slog.Logger
@@ -275,6 +279,13 @@ type Line struct {
 	Stream  string   `json:"stream,omitempty"`
 	Streams []string `json:"streams,omitempty"`
 	finding.Finding
+	// Rank is set by a checker of a key shard on a NoConflict finding
+	// (Config.Annotate): the index, in the earlier committer's whole
+	// transaction, of its first write of the finding's key. One checker
+	// names a pair of conflicting writers once, by the shared key whose
+	// first write comes last (a lost update first); the shards' findings
+	// of a pair are merged by it, and the merged line leaves it out.
+	Rank *int `json:"rank,omitempty"`
 }
 
 // New returns a server for cfg.
@@ -947,6 +958,9 @@ func (s *Server) emit(v *aion.Violation, pending bool) {
 	var picture []byte
 	if s.cfg.Picture != nil {
 		picture = s.cfg.Picture(explained, &a)
+	}
+	if s.cfg.Annotate != nil {
+		s.cfg.Annotate(h, &a, &l)
 	}
 	b, err := json.Marshal(l)
 	if err != nil {

@@ -11,7 +11,7 @@
 // one, and the session axiom reads none). Every piece carries the
 // transaction's id, session, status and timestamps, so it names its
 // transaction; and a piece's message says how many pieces its
-// transaction has.
+// transaction has and where the piece's operations are in it.
 package shard
 
 import (
@@ -148,15 +148,55 @@ func AppendLine(b []byte, h *history.History, t *history.Txn, p *Piece, ops []hi
 	return b, ops, err
 }
 
-// Header is the value of a piece's entry in its message's header, one per
-// line of the message, in order: the number of pieces of its transaction.
-func (p *Piece) Header() string { return strconv.Itoa(p.Of) }
-
-// ParseHeader reads a Header value: the number of pieces.
-func ParseHeader(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("piece header %q: not a number of pieces", s)
+// Header is a piece's entry in its message's header (one per line of the
+// message, in order): the number of pieces of its transaction, and when
+// the piece's operations are not the transaction's first ones in order,
+// their indexes in the transaction — "3", or "3/0.2.5" — so that a
+// checker of the piece can place an operation in the whole transaction.
+func (p *Piece) Header() string {
+	b := strconv.AppendInt(nil, int64(p.Of), 10)
+	if p.ID.Kind == Sessions || isPrefix(p.Ops) {
+		return string(b)
 	}
-	return n, nil
+	for i, j := range p.Ops {
+		if i == 0 {
+			b = append(b, '/')
+		} else {
+			b = append(b, '.')
+		}
+		b = strconv.AppendInt(b, int64(j), 10)
+	}
+	return string(b)
+}
+
+// isPrefix says whether ops are 0, 1, 2, ….
+func isPrefix(ops []int) bool {
+	for i, j := range ops {
+		if i != j {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseHeader reads a Header entry: the number of pieces, and the
+// operations' indexes in the transaction (nil when they are its first).
+func ParseHeader(s string) (int, []int32, error) {
+	of, rest, more := strings.Cut(s, "/")
+	n, err := strconv.Atoi(of)
+	if err != nil || n < 1 {
+		return 0, nil, fmt.Errorf("piece header %q: %q is not a number of pieces", s, of)
+	}
+	if !more {
+		return n, nil, nil
+	}
+	var ops []int32
+	for f := range strings.SplitSeq(rest, ".") {
+		j, err := strconv.ParseInt(f, 10, 32)
+		if err != nil || j < 0 {
+			return 0, nil, fmt.Errorf("piece header %q: %q is not an operation's index", s, f)
+		}
+		ops = append(ops, int32(j))
+	}
+	return n, ops, nil
 }

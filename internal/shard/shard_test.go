@@ -51,8 +51,14 @@ func TestSplit(t *testing.T) {
 				}
 				continue
 			}
-			if of, err := ParseHeader(p.Header()); err != nil || of != len(pieces) {
+			of, idx, err := ParseHeader(p.Header())
+			if err != nil || of != len(pieces) {
 				t.Fatalf("%s: header %q parsed as %d, %v", p.ID, p.Header(), of, err)
+			}
+			for i, j := range p.Ops {
+				if (idx == nil && j != i) || (idx != nil && int(idx[i]) != j) {
+					t.Fatalf("%s: header %q places operation %d at %v", p.ID, p.Header(), j, idx)
+				}
 			}
 			if !slices.IsSorted(p.Ops) || len(bt.Ops) != len(p.Ops) {
 				t.Fatalf("%s: operations %v, line %s", p.ID, p.Ops, line)
@@ -83,7 +89,9 @@ func TestParseID(t *testing.T) {
 			t.Fatalf("%s: no error", bad)
 		}
 	}
-	if _, err := ParseHeader("0"); err == nil {
-		t.Fatal("a piece of no transaction was taken")
+	for _, bad := range []string{"0", "2/1.x", "2/-1"} {
+		if _, _, err := ParseHeader(bad); err == nil {
+			t.Fatalf("piece header %q was taken", bad)
+		}
 	}
 }
