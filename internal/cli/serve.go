@@ -99,7 +99,16 @@ its verdict published to that subject. Refusals are counted by reason in
 isoscope_batches_rejected_total and logged; the log (text, or JSON with
 --log-format json) goes to standard error. On interrupt it stops intake, checks
 what was queued, and writes the verdicts still pending (marked "pending")
-before it exits, with a summary in the log.`,
+before it exits, with a summary in the log.
+
+With --shard k:N or s:N (and --nats) it is the checker of one shard of a
+sharded deployment (docs/scaling.md): it reads the pieces isoscope publish or
+run --collector-shards published on PREFIX.k.N or PREFIX.s.N from the first
+message, checks the key axioms (Int, Ext, NoConflict) or the session axiom with
+the messages' JetStream timestamps as its clock, publishes each final finding
+on PREFIX.findings (isoscope findings merges them), and checkpoints, once its
+findings are stored, how far it got; started again, it replays its subject to
+the checkpoint without publishing and goes on.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.maxBodySet = cmd.Flags().Changed("max-body-mb")
