@@ -53,6 +53,28 @@ d=$t1-$t0; c=$c1-$c0
 print(f'single serve: {d:.2f} s, {$TXNS/d:,.0f} txn/s, CPU {c:.2f} s = {c/$TXNS*1e6:.1f} us a transaction')"
 kill "$sp"; wait "$sp" 2>/dev/null || true
 
+# alone PREFIX SHARDS: each key worker of the prepublished PREFIX again,
+# alone on the machine, from its subject's first message (a restart: it
+# replays to its checkpoint, checking every piece as it did), timed until
+# its checker has taken every piece of its subject: a key worker's rate
+# when it has a core to itself, as on a machine of its own.
+alone() {
+  local prefix=$1 shards=$2 i
+  for ((i = 0; i < shards; i++)); do
+    want=$(python3 -c "import json; print([s['pieces'] for s in json.load(open('$DIR/pub.json'))['subjects'] if s['subject']=='$prefix.k.$i'][0])")
+    t0=$(now)
+    "$BIN" serve --nats "$URL" --prefix "$prefix" --shard "k:$i" --listen 127.0.0.1:0 --timeout 1s --memory-mb 0 >/dev/null 2>"$DIR/alone.err" &
+    ap=$!; PIDS+=("$ap")
+    until addr=$(grep -o 'on http://[0-9.:]*' "$DIR/alone.err" 2>/dev/null | head -1 | sed 's|on http://||') && [ -n "$addr" ]; do sleep 0.02; done
+    until [ "$(curl -s "http://$addr/v1/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checked"])')" -ge "$want" ]; do sleep 0.05; done
+    t1=$(now); c=$(cpu "$ap")
+    python3 -c "
+d=$t1-$t0
+print(f'  key worker k:$i of $shards alone: {$want} pieces in {d:.2f} s: {$TXNS/d:,.0f} txn/s of the history, CPU {$c:.2f} s')"
+    kill "$ap"; wait "$ap" 2>/dev/null || true
+  done
+}
+
 for shards in 1 2 4; do
   for mode in prepublished endtoend; do
     prefix="bench$RANDOM$shards$mode"
@@ -99,5 +121,6 @@ print(f'{$shards} key shards + {$shards} session shards, {\"$mode\"}: {d:.2f} s 
       + (f'; publish alone {pub:.2f} s, {$TXNS/pub:,.0f} txn/s' if '$mode'=='prepublished' else ''))"
     tail -1 "$DIR/findings.err"
     for p in "${W[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
+    [ $mode = prepublished ] && alone "$prefix" "$shards"
   done
 done
