@@ -9,8 +9,9 @@
 // its operations on that shard's keys, and one session piece, on the shard
 // of its session, with its first operation only (the history format wants
 // one, and the session axiom reads none). Every piece carries the
-// transaction's id, session, status and timestamps, so it names its
-// transaction; and a piece's message says how many pieces its
+// transaction's id, session, status and start and commit timestamps (not
+// the client's begin and end instants, which the timestamp checkers do not
+// read), so it names its transaction; and a piece's message says how many pieces its
 // transaction has and where the piece's operations are in it.
 package shard
 
@@ -128,10 +129,12 @@ func Split(h *history.History, t *history.Txn, n int) []Piece {
 }
 
 // AppendLine appends the piece p of t (of h) to b as a line of the history
-// format: t with the piece's operations. ops is scratch space, returned
-// for the next call.
+// format: t with the piece's operations, without the client's instants
+// (begin, end), which the timestamp checkers do not read. ops is scratch
+// space, returned for the next call.
 func AppendLine(b []byte, h *history.History, t *history.Txn, p *Piece, ops []history.Op) ([]byte, []history.Op, error) {
 	piece := *t
+	piece.HasTime = false // the client's instants: Aion reads the database's timestamps only
 	if p.ID.Kind == Sessions {
 		piece.Ops = t.Ops[:min(1, len(t.Ops))]
 	} else {
