@@ -206,10 +206,15 @@ func lines(t *testing.T, what, s string, explained bool) []string {
 	return out
 }
 
-// chronos is the offline checker's findings on file.
-func chronos(t *testing.T, file string) []string {
+// chronos is the offline checker's findings on file, at snapshot
+// isolation or, with ser, serializability.
+func chronos(t *testing.T, file string, ser ...bool) []string {
 	t.Helper()
-	cmd := exec.Command(binary(t), "check", "--checker", "chronos", "--level", "si", "--json", "--no-holds", file)
+	level := "si"
+	if len(ser) > 0 && ser[0] {
+		level = "ser"
+	}
+	cmd := exec.Command(binary(t), "check", "--checker", "chronos", "--level", level, "--json", "--no-holds", file)
 	out, _ := cmd.Output() // exit 1: violations
 	var res struct {
 		Anomalies []finding `json:"anomalies"`
@@ -229,9 +234,9 @@ var addrRE = regexp.MustCompile(`on http://([0-9.:]+) `)
 
 // single runs one `serve` (no shards) on file, posted whole over HTTP,
 // and returns its final violations once no verdict is pending.
-func single(t *testing.T, file string, timeout time.Duration) string {
+func single(t *testing.T, file string, timeout time.Duration, extra ...string) string {
 	t.Helper()
-	p := start(t, binary(t), "serve", "--listen", "127.0.0.1:0", "--timeout", timeout.String(), "--memory-mb", "0")
+	p := start(t, binary(t), append([]string{"serve", "--listen", "127.0.0.1:0", "--timeout", timeout.String(), "--memory-mb", "0"}, extra...)...)
 	defer p.stop()
 	var addr string
 	for deadline := time.Now().Add(20 * time.Second); addr == ""; {

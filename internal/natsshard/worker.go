@@ -405,10 +405,16 @@ func lineID(line []byte) (string, bool) {
 	return string(line[len(open):i]), true
 }
 
+// snapshotIsolation is the level's name in a snapshot-isolation service's
+// lines.
+const snapshotIsolation = "snapshot-isolation"
+
 // annotate sets a NoConflict finding's Rank: where the earlier
 // committer's first write of the key is in its whole transaction.
 func (w *Worker) annotate(h *history.History, a *anomaly.Anomaly, l *serve.Line) {
-	if (a.Kind != anomaly.ConcurrentWrite && a.Kind != anomaly.LostUpdate) || len(a.Txns) == 0 {
+	// Under serializability a pair of writers with one commit_ts is named
+	// once for each key they share, by one checker as by the shards.
+	if (a.Kind != anomaly.ConcurrentWrite && a.Kind != anomaly.LostUpdate) || len(a.Txns) == 0 || l.Level != snapshotIsolation {
 		return
 	}
 	t := &h.Txns[a.Txns[0]]
