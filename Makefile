@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench bench-weak fuzz clean roundtrip-all race
+.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
@@ -70,6 +70,11 @@ race:
 # of 2^10 to 2^20 transactions with 50 and 100 sessions (docs/benchmarks.md).
 bench-weak: build
 	scripts/bench-weak.sh $(BIN) tmp
+
+# bench-shard: sharded online checking over NATS JetStream (a server of its
+# own) with 1, 2 and 4 key shards against one serve (docs/scaling.md).
+bench-shard: build
+	scripts/bench-shard.sh 300000
 
 clean:
 	rm -rf bin tmp

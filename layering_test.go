@@ -53,7 +53,7 @@ var layerRules = []layerRule{
 	},
 	{
 		Why:    "the service reports findings as data; prose is the report layer's",
-		From:   []string{"internal/serve", "internal/natsin"},
+		From:   []string{"internal/serve", "internal/natsin", "internal/natsshard", "internal/shard"},
 		Forbid: []string{"internal/report", "internal/cli"},
 	},
 	{

@@ -102,7 +102,8 @@ and explains every violation with a small cycle of named transactions.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
-	root.AddCommand(newCheckCommand(std), newGenCommand(std), newConvertCommand(std), newReportCommand(std), newRunCommand(std), newServeCommand(std), newVersionCommand(std))
+	root.AddCommand(newCheckCommand(std), newGenCommand(std), newConvertCommand(std), newReportCommand(std), newRunCommand(std), newServeCommand(std),
+		newPublishCommand(std), newFindingsCommand(std), newVersionCommand(std))
 	completeFlagValues(root)
 	err := root.ExecuteContext(ctx)
 	stopProfile()

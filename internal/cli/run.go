@@ -22,6 +22,7 @@ import (
 	"github.com/isoscope/isoscope/internal/collect"
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/natsshard"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/report/htmlreport"
 	"github.com/isoscope/isoscope/internal/report/runplot"
@@ -71,6 +72,11 @@ type runCommand struct {
 	// batches published to NATS.
 	CollectorStream string
 	CollectorWait   time.Duration
+	// CollectorShards, with a nats:// collector, publishes each
+	// transaction as per-shard pieces under CollectorPrefix for checkers
+	// of shards (serve --shard) instead of whole to CollectorSubject.
+	CollectorShards int
+	CollectorPrefix string
 	// collectMutate rewrites published lines (tests plant faults here);
 	// historyMutate rewrites the history's lines, written and published
 	// (not the run's record, which its own check judges).
@@ -180,6 +186,8 @@ does.`,
 	f.StringVar(&c.CollectorToken, "collector-token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token for --collector's service (default $ISOSCOPE_TOKEN)")
 	f.StringVar(&c.CollectorStream, "collector-stream", "", "the run's stream at --collector's service, its own id space for transaction ids and sessions (default: a fresh run id, printed)")
 	f.DurationVar(&c.CollectorWait, "collector-wait", 30*time.Second, "after the run, how long to wait for the service's verdicts on the batches published to NATS")
+	f.IntVar(&c.CollectorShards, "collector-shards", 0, "with a nats:// --collector, publish each transaction as pieces for this many key shards and session shards (isoscope serve --shard; isoscope findings merges their findings)")
+	f.StringVar(&c.CollectorPrefix, "collector-prefix", natsshard.DefaultPrefix, "with --collector-shards, the subjects' prefix")
 	f.StringVar(&c.Level, "level", "", "isolation level to check (default: the one --isolation promises)")
 	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
 	f.BoolVar(&c.JSON, "json", false, "print the check's result as JSON")
@@ -689,6 +697,9 @@ func runStats(s *runner.Summary) []htmlreport.Stat {
 // publisher connects to --collector, publishing as id.
 func (c *runCommand) publisher(id serve.Identity) (collect.Publisher, error) {
 	switch {
+	case strings.HasPrefix(c.Collector, "nats://") && c.CollectorShards > 0:
+		return natsshard.NewPublisher(context.Background(), natsshard.PublisherConfig{Config: natsshard.Config{URL: c.Collector, Prefix: c.CollectorPrefix},
+			Shards: c.CollectorShards, Identity: id})
 	case strings.HasPrefix(c.Collector, "nats://"):
 		return collect.DialNATS(c.Collector, c.CollectorSubject, id)
 	case strings.HasPrefix(c.Collector, "http://"), strings.HasPrefix(c.Collector, "https://"):

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -17,10 +18,12 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/natsin"
+	"github.com/isoscope/isoscope/internal/natsshard"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/report/htmlreport"
 	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/serve/spillfile"
+	"github.com/isoscope/isoscope/internal/shard"
 )
 
 // serveCommand is `isoscope serve [flags]`.
@@ -52,6 +55,13 @@ type serveCommand struct {
 	// LogFormat is how the log on standard error is written: text or
 	// json.
 	LogFormat string
+	// Shard, when set (k:N or s:N), makes the service a checker of one
+	// shard of --shards, reading PREFIX.k.N or PREFIX.s.N from --nats and
+	// publishing its findings on PREFIX.findings.
+	Shard    string
+	Shards   int
+	Prefix   string
+	Replicas int
 }
 
 func newServeCommand(std IO) *cobra.Command {
@@ -97,7 +107,16 @@ its verdict published to that subject. Refusals are counted by reason in
 isoscope_batches_rejected_total and logged; the log (text, or JSON with
 --log-format json) goes to standard error. On interrupt it stops intake, checks
 what was queued, and writes the verdicts still pending (marked "pending")
-before it exits, with a summary in the log.`,
+before it exits, with a summary in the log.
+
+With --shard k:N or s:N (and --nats) it is the checker of one shard of a
+sharded deployment (docs/scaling.md): it reads the pieces isoscope publish or
+run --collector-shards published on PREFIX.k.N or PREFIX.s.N from the first
+message, checks the key axioms (Int, Ext, NoConflict) or the session axiom with
+the messages' JetStream timestamps as its clock, publishes each final finding
+on PREFIX.findings (isoscope findings merges them), and checkpoints, once its
+findings are stored, how far it got; started again, it replays its subject to
+the checkpoint without publishing and goes on.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.maxBodySet = cmd.Flags().Changed("max-body-mb")
@@ -121,6 +140,10 @@ before it exits, with a summary in the log.`,
 	cmd.Flags().StringVar(&c.NATSSubject, "nats-subject", "isoscope.txns", "the subject carrying the batches")
 	cmd.Flags().StringVar(&c.NATSDurable, "nats-durable", "isoscope-serve", "the durable consumer's name")
 	cmd.Flags().StringVar(&c.LogFormat, "log-format", "text", "the log on standard error: text or json")
+	cmd.Flags().StringVar(&c.Shard, "shard", "", "check one shard (k:N, keys; s:N, sessions) of the pieces isoscope publish or run --collector-shards publish on --nats, from the first message, and publish the findings on PREFIX.findings for isoscope findings")
+	cmd.Flags().IntVar(&c.Shards, "shards", 0, "with --shard, the number of shards (to refuse a shard beyond them)")
+	cmd.Flags().StringVar(&c.Prefix, "prefix", natsshard.DefaultPrefix, "with --shard, the subjects' prefix")
+	cmd.Flags().IntVar(&c.Replicas, "replicas", 1, "with --shard, replicas of the streams and the bucket when this creates them")
 	return cmd
 }
 
@@ -183,13 +206,52 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if c.MemoryMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(c.MemoryMB << 20))
 	}
-	if c.NATS != "" {
+	var worker *natsshard.Worker
+	switch {
+	case c.Shard != "":
+		id, err := shard.ParseID(c.Shard, c.Shards)
+		if err != nil {
+			return badInput(err)
+		}
+		if c.NATS == "" {
+			return badInput(errors.New("--shard reads its pieces from NATS: give --nats"))
+		}
+		if worker, err = natsshard.NewWorker(ctx, natsshard.WorkerConfig{Config: natsshard.Config{URL: c.NATS, Prefix: c.Prefix, Replicas: c.Replicas, Log: log},
+			Shard: id, Timeout: c.Timeout}); err != nil {
+			return badInput(err)
+		}
+		defer worker.Close()
+		worker.Configure(&cfg)
+	case c.NATS != "":
 		// The service logs each refusal.
 		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable, Log: log}))
 	}
 	s, err := serve.New(cfg)
 	if err != nil {
 		return badInput(err)
+	}
+	if worker != nil {
+		worker.Attach(s)
+		// A finding or a checkpoint that cannot be stored stops the
+		// worker: it exits, and starts over from its checkpoint.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if worker.Err() != nil {
+						cancel()
+						return
+					}
+				}
+			}
+		}()
 	}
 	ln, err := listen("tcp", c.Listen)
 	if err != nil {
@@ -201,7 +263,10 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	log.Info(fmt.Sprintf("checking %s online on http://%s (Ext timeout %s)", l.Name, ln.Addr(), c.Timeout),
 		"checks", l.Name, "addr", ln.Addr().String(), "timeout", c.Timeout.String())
-	if c.NATS != "" {
+	switch {
+	case worker != nil:
+		log.Info("checking shard "+c.Shard, "url", c.NATS, "prefix", c.Prefix, "checkpoint", worker.Checkpoint())
+	case c.NATS != "":
 		log.Info("consuming NATS JetStream", "url", c.NATS, "subject", c.NATSSubject, "stream", c.NATSStream, "durable", c.NATSDurable)
 	}
 	sum, err := s.Serve(ctx, ln)
@@ -222,6 +287,9 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	if err != nil {
 		log.Error("serving stopped", "error", err.Error())
+	}
+	if worker != nil && worker.Err() != nil {
+		return worker.Err()
 	}
 	return err
 }

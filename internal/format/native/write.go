@@ -276,3 +276,9 @@ func appendOp(b []byte, h *history.History, op *history.Op) ([]byte, error) {
 	}
 	return append(b, ']'), nil
 }
+
+// AppendTxn appends t, a transaction of h, to b as one line of the format
+// (with its newline), as Write writes it.
+func AppendTxn(b []byte, h *history.History, t *history.Txn) ([]byte, error) {
+	return appendTxn(b, h, t)
+}
