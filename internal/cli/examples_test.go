@@ -3,12 +3,18 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
+
+	"github.com/isoscope/isoscope/internal/natsshard"
 )
 
 // exampleLines returns the command lines of a help's Examples section:
@@ -41,9 +47,14 @@ func TestEveryHelpExampleRuns(t *testing.T) {
 	// The commands as Main builds them, in the order their files flow.
 	var discard IO
 	cmds := []*cobra.Command{newGenCommand(discard), newConvertCommand(discard), newCheckCommand(discard),
-		newReportCommand(discard), newRunCommand(discard), newServeCommand(discard), newVersionCommand(discard)}
+		newReportCommand(discard), newRunCommand(discard), newServeCommand(discard), newPublishCommand(discard),
+		newFindingsCommand(discard), newVersionCommand(discard)}
 	root.AddCommand(cmds...)
-	order := []string{"gen", "convert", "check", "report", "run", "serve", "version", ""}
+	order := []string{"gen", "convert", "check", "report", "run", "serve", "publish", "findings", "version", ""}
+	// The sharded roles get a prefix of their own on this machine's NATS,
+	// removed at the end.
+	shards := natsshard.Config{URL: "nats://127.0.0.1:4222", Prefix: fmt.Sprintf("isoscope.example%d", time.Now().UnixNano())}
+	t.Cleanup(func() { removeShardStreams(t, shards) })
 	examples := map[string]string{"": rootExample}
 	for _, c := range cmds {
 		examples[c.Name()] = c.Example
@@ -63,13 +74,23 @@ func TestEveryHelpExampleRuns(t *testing.T) {
 		}
 		for _, args := range lines {
 			ctx, cancel := context.WithCancel(context.Background())
-			if args[0] == "serve" {
+			line := strings.Join(args, " ")
+			if args[0] == "publish" || args[0] == "findings" || strings.Contains(line, "--shard ") {
+				args = append(args, "--prefix", shards.Prefix)
+			}
+			switch {
+			case args[0] == "findings" && strings.Contains(line, "--drain"):
+				// A whole deployment: a checker of every shard publish
+				// made, until the findings are drained.
+				stop := runShardCheckers(ctx, t, shards.Prefix, 4)
+				defer stop()
+			case args[0] == "serve" || args[0] == "findings":
 				for i := range args {
-					if args[i] == "127.0.0.1:7878" {
+					if args[i] == "127.0.0.1:7878" || args[i] == "127.0.0.1:7879" {
 						args[i] = "127.0.0.1:0"
 					}
 				}
-				if !strings.Contains(strings.Join(args, " "), "--listen") {
+				if !strings.Contains(line, "--listen") {
 					args = append(args, "--listen", "127.0.0.1:0")
 				}
 				time.AfterFunc(time.Second, cancel)
@@ -90,5 +111,57 @@ func TestEveryHelpExampleRuns(t *testing.T) {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("an example should have written %s: %v", f, err)
 		}
+	}
+}
+
+// runShardCheckers runs, in this process, the checkers of n key shards and
+// n session shards under prefix, until the returned function stops them.
+func runShardCheckers(ctx context.Context, t *testing.T, prefix string, n int) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{}, 2*n)
+	for _, kind := range []string{"k", "s"} {
+		for i := range n {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				var out, errs bytes.Buffer
+				args := []string{"serve", "--nats", "nats://127.0.0.1:4222", "--shard", fmt.Sprintf("%s:%d", kind, i),
+					"--shards", fmt.Sprint(n), "--prefix", prefix, "--listen", "127.0.0.1:0"}
+				if code := Main(ctx, args, nil, &out, &errs); code != ExitHolds && ctx.Err() == nil {
+					t.Errorf("isoscope %s: exit %d\n%s", strings.Join(args, " "), code, errs.String())
+				}
+			}()
+		}
+	}
+	return func() {
+		cancel()
+		for range 2 * n {
+			<-done
+		}
+	}
+}
+
+// removeShardStreams deletes the streams and the bucket of cfg's prefix
+// from this machine's NATS.
+func removeShardStreams(t *testing.T, cfg natsshard.Config) {
+	nc, err := nats.Connect(cfg.URL)
+	if err != nil {
+		t.Errorf("removing the example's streams: %v", err)
+		return
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Errorf("removing the example's streams: %v", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, name := range []string{cfg.PiecesStream(), cfg.FindingsStream()} {
+		if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			t.Errorf("removing stream %s: %v", name, err)
+		}
+	}
+	if err := js.DeleteKeyValue(ctx, cfg.Bucket()); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Errorf("removing bucket %s: %v", cfg.Bucket(), err)
 	}
 }

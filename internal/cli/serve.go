@@ -74,6 +74,9 @@ func newServeCommand(std IO) *cobra.Command {
   # also consuming batches from NATS JetStream
   isoscope serve --nats nats://127.0.0.1:4222 --level ser
 
+  # the checker of key shard 0 of 4 in a sharded deployment (see isoscope publish)
+  isoscope serve --nats nats://127.0.0.1:4222 --shard k:0 --shards 4
+
   # then, from another terminal, a run that feeds it as it goes:
   #   isoscope run --collector http://127.0.0.1:7878`,
 		Short: "check transactions online as they happen (Aion)",

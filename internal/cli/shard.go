@@ -34,7 +34,13 @@ type publishCommand struct {
 func newPublishCommand(std IO) *cobra.Command {
 	c := &publishCommand{io: std}
 	cmd := &cobra.Command{
-		Use:   "publish FILE --nats URL [--shards N]",
+		Use: "publish FILE --nats URL [--shards N]",
+		Example: `  # a recorded history with its database's timestamps into 4 key shards and 4 session shards
+  isoscope publish ts.jsonl --nats nats://127.0.0.1:4222 --shards 4
+
+  # then one checker per shard (on any machine), and the merged verdict:
+  #   isoscope serve --nats nats://127.0.0.1:4222 --shard k:0 --shards 4   (k:0 … k:3, s:0 … s:3)
+  #   isoscope findings --nats nats://127.0.0.1:4222 --drain`,
 		Short: "publish a recorded history to NATS JetStream as per-shard pieces, for sharded online checking",
 		Long: `publish replays a recorded history (the isoscope format, plain or gzip, read as a
 stream) into NATS JetStream for checkers of shards (isoscope serve --shard): each
@@ -145,7 +151,12 @@ type findingsCommand struct {
 func newFindingsCommand(std IO) *cobra.Command {
 	c := &findingsCommand{io: std}
 	cmd := &cobra.Command{
-		Use:   "findings --nats URL",
+		Use: "findings --nats URL",
+		Example: `  # the shards' findings merged as they come, served on 127.0.0.1:7879
+  isoscope findings --nats nats://127.0.0.1:4222 --listen 127.0.0.1:7879
+
+  # wait until everything published is checked, print the verdict, exit
+  isoscope findings --nats nats://127.0.0.1:4222 --drain --drain-timeout 30s`,
 		Short: "merge the findings of the shards' checkers into one verdict",
 		Long: `findings reads the findings the checkers of shards (isoscope serve --shard)
 publish on PREFIX.findings, from the first, and writes each once — by its
