@@ -87,7 +87,7 @@ and explains every violation with a small cycle of named transactions.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
-	root.AddCommand(newCheckCommand(std), newGenCommand(std), newConvertCommand(std), newReportCommand(std), newRunCommand(std), newServeCommand(std))
+	root.AddCommand(newCheckCommand(std), newGenCommand(std), newConvertCommand(std), newReportCommand(std), newRunCommand(std), newServeCommand(std), newClusterCommand(std))
 	err := root.ExecuteContext(ctx)
 	stopProfile()
 	if err == nil {

@@ -211,6 +211,11 @@ func classifyMySQL(err error) (ErrorClass, string, bool) {
 			return Aborted, fmt.Sprintf("statement timeout (%d)", me.Number), true
 		case 1020, 3101, 1180:
 			return Aborted, fmt.Sprintf("%s (%d)", strings.ToLower(me.Message), me.Number), true
+		case 1047:
+			// Galera: the node is not in the primary component (cut off
+			// by a partition, or joining): it serves nothing until it
+			// is, so the session goes to another node.
+			return Disconnected, fmt.Sprintf("node not ready: %s (%d)", me.Message, me.Number), true
 		case 1053, 1927:
 			return Disconnected, fmt.Sprintf("connection lost: %s (%d)", me.Message, me.Number), true
 		}
