@@ -278,7 +278,21 @@ func (c *Cluster) Start(ctx context.Context, i int) error {
 	_ = c.writeState()
 	rctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
 	defer cancel()
-	return c.ready(rctx, i)
+	if err := c.ready(rctx, i); err != nil {
+		return fmt.Errorf("%w; the end of its log:\n%s", err, logTail(n.Log, 8))
+	}
+	return nil
+}
+
+// logTail returns the last lines of a log file, indented.
+func logTail(file string, lines int) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "  (" + err.Error() + ")"
+	}
+	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	ls = ls[max(0, len(ls)-lines):]
+	return "  " + strings.Join(ls, "\n  ")
 }
 
 // Pause stops node i's server with SIGSTOP; Resume continues it.
@@ -301,7 +315,7 @@ func (c *Cluster) pause(i int, stop bool) error {
 	if stop {
 		sig = syscall.SIGSTOP
 	}
-	if err := n.proc.signal(sig); err != nil {
+	if err := n.proc.signalTree(sig); err != nil {
 		return err
 	}
 	n.paused = stop

@@ -71,9 +71,23 @@ func upGalera(ctx context.Context, c *Cluster, say func(string)) error {
 		}
 		c.Nodes = append(c.Nodes, node)
 	}
+	// Galera's group communication tells each node the others' listen
+	// addresses, and a node that lost a connection dials the address it
+	// was told: the peer proxies rewrite every node's real address into
+	// its proxy's (the same length: five-digit ports) both ways, so that
+	// every reconnection goes through a proxy too.
 	var peers []string
-	for _, node := range c.Nodes {
+	var rewrite []replacement
+	for i, node := range c.Nodes {
 		peers = append(peers, node.peer.addr())
+		real := "127.0.0.1:" + strconv.Itoa(cfgs[i].gcommPort)
+		if len(real) != len(node.peer.addr()) {
+			return fmt.Errorf("galera: the ports of %s and its proxy differ in length (%s, %s): the proxy cannot rewrite one into the other", node.Name, real, node.peer.addr())
+		}
+		rewrite = append(rewrite, replacement{from: []byte(real), to: []byte(node.peer.addr())})
+	}
+	for _, node := range c.Nodes {
+		node.peer.rewrite = rewrite
 	}
 	for i, node := range c.Nodes {
 		cnf := filepath.Join(filepath.Dir(node.Dir), "my.cnf")
@@ -162,6 +176,8 @@ func galeraConfig(n *Node, g galeraNode, peers []string) string {
 		"evs.suspect_timeout=PT3S", "evs.inactive_timeout=PT6S", "evs.install_timeout=PT5S",
 		"evs.inactive_check_period=PT0.5S", "evs.keepalive_period=PT0.5S",
 		"pc.wait_prim_timeout=PT10S",
+		// The proxies rewrite addresses inside the messages.
+		"socket.checksum=0",
 	}, ";")
 	return fmt.Sprintf(`[mysqld]
 user=mysql

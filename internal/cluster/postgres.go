@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -57,7 +58,13 @@ func upPostgres(ctx context.Context, c *Cluster, log func(string)) error {
 		}
 		args := []string{filepath.Join(pgBin, "postgres"), "-D", node.Dir, "-c", "port=" + strconv.Itoa(ports[i]),
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + dir}
-		node.launch = func() (*proc, error) { return startProc(node.Name, node.Log, pgUser, nil, args...) }
+		node.launch = func() (*proc, error) {
+			p, err := startProc(node.Name, node.Log, pgUser, nil, args...)
+			if p != nil {
+				p.quit = syscall.SIGINT // fast shutdown: clients are disconnected
+			}
+			return p, err
+		}
 		c.Nodes = append(c.Nodes, node)
 	}
 	c.dsn = func(i int) string {

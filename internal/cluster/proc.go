@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -18,6 +20,10 @@ type proc struct {
 	done chan struct{}
 	err  error
 	log  *os.File
+	// quit is the signal that shuts the server down cleanly (SIGTERM;
+	// PostgreSQL's fast shutdown is SIGINT, its SIGTERM waits for every
+	// client to leave).
+	quit syscall.Signal
 }
 
 // account is a system user a server runs as (PostgreSQL refuses to run
@@ -46,7 +52,7 @@ func startProc(name, logPath string, user *account, env []string, argv ...string
 		_ = log.Close()
 		return nil, fmt.Errorf("starting %s: %v", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: log}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: log, quit: syscall.SIGTERM}
 	go func() {
 		p.err = cmd.Wait()
 		_ = log.Close()
@@ -68,38 +74,105 @@ func (p *proc) exited() bool {
 	}
 }
 
-// signal sends sig to the process (not to its group: the servers'
-// children are theirs to manage).
-func (p *proc) signal(sig syscall.Signal) error {
+// signalTree sends sig to the process and every process it forked,
+// still alive (PostgreSQL's backends, which make themselves leaders of
+// their own process groups; Galera's rsync), so that SIGSTOP stops them
+// all.
+func (p *proc) signalTree(sig syscall.Signal) error {
 	if p.exited() {
 		return errors.New(p.name + " is not running")
 	}
-	return p.cmd.Process.Signal(sig)
+	for _, pid := range tree(p.pid()) {
+		_ = syscall.Kill(pid, sig)
+	}
+	return nil
 }
 
-// stop ends the process: SIGCONT (it may be paused), SIGTERM, and
+// tree returns pid and its descendants, parents first, from /proc.
+func tree(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(f[1]); err == nil {
+			children[ppid] = append(children[ppid], child)
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+// stop ends the process: SIGCONT (it may be paused), its quit signal, and
 // SIGKILL to its whole group if it has not exited after grace.
 func (p *proc) stop(grace time.Duration) {
 	if p.exited() {
 		return
 	}
-	_ = syscall.Kill(p.pid(), syscall.SIGCONT)
-	_ = syscall.Kill(p.pid(), syscall.SIGTERM)
+	pids := tree(p.pid())
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
+	_ = syscall.Kill(p.pid(), p.quit)
 	select {
 	case <-p.done:
+		waitGone(pids)
 	case <-time.After(grace):
 	}
 	p.kill()
 }
 
-// kill sends SIGKILL to the process's group (the server and any helper
-// it started, such as Galera's rsync) and waits for the process.
+// kill sends SIGKILL to the process, its group and every process it
+// forked, and waits (at most 10 s) until all of them are gone: a server
+// started again on the same data must not meet its predecessor's
+// children (PostgreSQL refuses to start while a killed postmaster's
+// backends still hold its shared memory).
 func (p *proc) kill() {
+	pids := tree(p.pid())
 	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
-	_ = syscall.Kill(p.pid(), syscall.SIGKILL)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 	select {
 	case <-p.done:
 	case <-time.After(10 * time.Second):
+	}
+	waitGone(pids)
+}
+
+// waitGone waits (at most 10 s) until none of pids is alive.
+func waitGone(pids []int) {
+	for range 200 {
+		left := false
+		for _, pid := range pids {
+			if alive(pid) {
+				left = true
+				break
+			}
+		}
+		if !left {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"strconv"
@@ -28,7 +29,13 @@ type proxy struct {
 	wg      sync.WaitGroup
 	// accepted counts the connections it forwarded.
 	accepted atomic.Int64
+	// rewrite, when set before the first connection, replaces byte
+	// strings in the traffic both ways (see copyRewriting).
+	rewrite []replacement
 }
+
+// replacement is a byte string and what replaces it, of the same length.
+type replacement struct{ from, to []byte }
 
 // link is one forwarded connection: the client's side and the target's.
 type link struct {
@@ -108,8 +115,8 @@ func (p *proxy) forward(l *link) {
 		return
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { _, _ = io.Copy(up, l.down); l.close() })
-	_, _ = io.Copy(l.down, up)
+	wg.Go(func() { _ = copyRewriting(up, l.down, p.rewrite); l.close() })
+	_ = copyRewriting(l.down, up, p.rewrite)
 	l.close()
 	wg.Wait()
 }
@@ -163,4 +170,60 @@ func (p *proxy) close() {
 	_ = p.ln.Close()
 	p.cut()
 	p.wg.Wait()
+}
+
+// copyRewriting copies src to dst until either fails, replacing each
+// rep.from with rep.to (same lengths, so that the framing of a binary
+// protocol is kept). A suffix of what was read that could be the start of
+// a from string is held back until the next read completes it or shows
+// it is not one; anything else is written at once.
+func copyRewriting(dst io.Writer, src io.Reader, rep []replacement) error {
+	if len(rep) == 0 {
+		_, err := io.Copy(dst, src)
+		return err
+	}
+	buf := make([]byte, 0, 64<<10)
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		for _, r := range rep {
+			for i := 0; ; {
+				j := bytes.Index(buf[i:], r.from)
+				if j < 0 {
+					break
+				}
+				copy(buf[i+j:], r.to)
+				i += j + len(r.to)
+			}
+		}
+		keep := 0
+		if err == nil {
+			keep = heldBack(buf, rep)
+		}
+		if out := buf[:len(buf)-keep]; len(out) > 0 {
+			if _, werr := dst.Write(out); werr != nil {
+				return werr
+			}
+		}
+		buf = append(buf[:0], buf[len(buf)-keep:]...)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// heldBack is the length of the longest suffix of b that is a proper
+// prefix of some replacement's from string.
+func heldBack(b []byte, rep []replacement) int {
+	best := 0
+	for _, r := range rep {
+		for k := min(len(r.from)-1, len(b)); k > best; k-- {
+			if bytes.HasSuffix(b, r.from[:k]) {
+				best = k
+				break
+			}
+		}
+	}
+	return best
 }
