@@ -141,6 +141,10 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 		return nil, err
 	}
 	c.Dir = dir
+	if err := reachable(dir); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	var err error
 	switch spec.Kind {
 	case Galera:
@@ -458,4 +462,25 @@ func (c *Cluster) NodeNames() []string {
 		out[i] = n.Name
 	}
 	return out
+}
+
+// reachable says which directory above dir other users cannot enter:
+// the servers run as their own users (mysql, postgres).
+func reachable(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("cluster directory %s: the servers run as their own users, who cannot enter %s (mode %v): choose a directory they can reach", dir, d, fi.Mode().Perm())
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }

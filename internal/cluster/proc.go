@@ -190,7 +190,7 @@ func run(name, logPath string, user *account, limit time.Duration, argv ...strin
 		return fmt.Errorf("%s did not finish within %s (log: %s)", name, limit, logPath)
 	}
 	if p.err != nil {
-		return fmt.Errorf("%s: %v (log: %s)", name, p.err, logPath)
+		return fmt.Errorf("%s: %v; the end of its log (%s):\n%s", name, p.err, logPath, logTail(logPath, 6))
 	}
 	return nil
 }
