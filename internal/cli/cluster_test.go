@@ -81,7 +81,6 @@ func checkNothingLeft(t *testing.T, dir string, st *cluster.State) {
 	}
 }
 
-
 // checkFaultRun checks a fault run: read committed holds, no session gave
 // up, the history reads back with faults of the kinds asked for, and the
 // summary lists them.
