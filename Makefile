@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench bench-weak fuzz clean roundtrip-all race
+.PHONY: build demo test lint bench bench-weak fuzz clean roundtrip-all race evidence
 
 build:
 	$(GO) build -o $(BIN) ./cmd/isoscope
@@ -70,6 +70,14 @@ race:
 # of 2^10 to 2^20 transactions with 50 and 100 sessions (docs/benchmarks.md).
 bench-weak: build
 	scripts/bench-weak.sh $(BIN) tmp
+
+# evidence: RUNS (default 10) seeded fault runs per row (cluster x isolation
+# x fault x workload) on clusters stood up on 127.0.0.1, each checked at
+# SSER, SER, SI and RC; tmp/evidence/runs.tsv and summary.md (docs/databases.md
+# holds the results). ROWS="galera:3/repeatable-read/partition/mt/si …"
+# chooses the rows; runs already in runs.tsv are skipped.
+evidence: build
+	scripts/evidence.sh $(BIN) tmp/evidence $(ROWS)
 
 clean:
 	rm -rf bin tmp
