@@ -28,6 +28,8 @@ type clusterFlags struct {
 	// each and how long each lasts.
 	Faults        string
 	FaultInterval time.Duration
+	// Hop moves each session to the next node every Hop transactions.
+	Hop int
 	// cluster is the cluster stood up for the run.
 	cluster *cluster.Cluster
 }
@@ -37,6 +39,7 @@ func (f *clusterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.ClusterDir, "cluster-dir", "", "where --cluster's nodes keep their data and logs (default: a fresh temporary directory); removed when the run ends")
 	fs.StringVar(&f.Faults, "faults", "", "with --cluster: inject faults while the workload runs, on a schedule drawn from --seed: partition (cut a node off from the others), kill (SIGKILL, started again after the interval), pause (SIGSTOP, SIGCONT), restart (SIGTERM, started again), cut (drop the clients' connections to a node), or all; comma-separated. Recorded in the history as fault records")
 	fs.DurationVar(&f.FaultInterval, "fault-interval", 5*time.Second, "the calm before each fault, and how long each lasts")
+	fs.IntVar(&f.Hop, "hop", 0, "on a cluster (--cluster, or several --db): each session moves to the next node every N transactions, keeping its session order, as a client behind a load balancer does (0: a session stays on its node until it reconnects)")
 }
 
 // check validates the flags against the --db addresses, and returns what
@@ -45,7 +48,13 @@ func (f *clusterFlags) check(dbs, readDBs []string) (func(*cluster.Cluster, uint
 	none := func(*cluster.Cluster, uint64, io.Writer) func(context.Context, func() int64, func(history.Fault)) {
 		return nil
 	}
+	if f.Hop < 0 {
+		return nil, errors.New("--hop cannot be negative")
+	}
 	if f.Cluster == "" {
+		if f.Hop > 0 && len(dbs) < 2 {
+			return nil, errors.New("--hop needs a cluster: --cluster, or several --db")
+		}
 		if f.Faults != "" {
 			return nil, errors.New("--faults needs --cluster: isoscope breaks only the clusters it runs (their processes and the proxies between their nodes)")
 		}
@@ -165,6 +174,7 @@ func (c *runCommand) openDatabase(ctx context.Context) (db.Target, db.Database, 
 		closeAll(readers)
 		return db.Target{}, nil, err
 	}
+	m.Hop = c.Hop
 	t := wt[0]
 	t.Display = fmt.Sprintf("%s and %d more nodes", t.Display, len(writers)+len(readers)-1)
 	return t, m, nil

@@ -30,6 +30,9 @@ type Multi struct {
 	// SettleFor bounds how long Reset waits for the table to appear on
 	// every node.
 	SettleFor time.Duration
+	// Hop, when positive, moves each session to the next node (of the
+	// writers) every Hop transactions.
+	Hop int
 }
 
 // NewMulti makes one database of nodes (which take writes) and readers
@@ -112,16 +115,53 @@ func (m *Multi) Drop(ctx context.Context) error { return m.writers[0].Drop(ctx) 
 
 // Connect opens a connection on the next node in turn that answers; with
 // readers, also on the next reader, lazily, at the first transaction that
-// only reads.
+// only reads. With Hop set, the connection moves on to the next node
+// every Hop transactions.
 func (m *Multi) Connect(ctx context.Context) (Conn, error) {
 	w, err := connectNext(ctx, m.writers, &m.next)
 	if err != nil {
 		return nil, err
 	}
+	if m.Hop > 0 && len(m.writers) > 1 {
+		w = &hopConn{Conn: w, m: m}
+	}
 	if len(m.readers) == 0 {
 		return w, nil
 	}
 	return &routedConn{m: m, w: w}, nil
+}
+
+// hopConn is a session's connection that moves to the next node every
+// Hop transactions: the session goes on, in the same session order, on
+// another node (what a client behind a load balancer sees).
+type hopConn struct {
+	Conn
+	m    *Multi
+	txns int
+}
+
+// Begin first moves to the next node when the session has run Hop
+// transactions on this one; a node that does not answer is skipped.
+func (c *hopConn) Begin(ctx context.Context, iso Isolation) error {
+	if c.txns > 0 && c.txns%c.m.Hop == 0 {
+		next, err := connectNext(ctx, c.m.writers, &c.m.next)
+		if err != nil {
+			return err
+		}
+		_ = c.Conn.Close()
+		c.Conn = next
+	}
+	c.txns++
+	return c.Conn.Begin(ctx, iso)
+}
+
+// ReadLocked is the node's locking read.
+func (c *hopConn) ReadLocked(ctx context.Context, k int64) ([]int64, error) {
+	lr, ok := c.Conn.(LockingReader)
+	if !ok {
+		return nil, errors.New("this database has no locking reads")
+	}
+	return lr.ReadLocked(ctx, k)
 }
 
 // connectNext connects to the next node of nodes in turn, trying the
@@ -176,8 +216,8 @@ type routedConn struct {
 func (c *routedConn) RouteReadOnly(readOnly bool) { c.readOnly = readOnly }
 
 // Begin starts the transaction on the reader when it only reads (a
-// serializable one at repeatable read: a hot standby refuses
-// serializable transactions), otherwise on the writer.
+// serializable one at repeatable read on PostgreSQL, whose hot standby
+// refuses serializable transactions), otherwise on the writer.
 func (c *routedConn) Begin(ctx context.Context, iso Isolation) error {
 	if !c.readOnly {
 		c.cur = c.w
@@ -191,7 +231,7 @@ func (c *routedConn) Begin(ctx context.Context, iso Isolation) error {
 		c.r = r
 	}
 	c.cur = c.r
-	if iso == Serializable {
+	if iso == Serializable && c.m.readers[0].Kind() == Postgres {
 		iso = RepeatableRead
 	}
 	return c.r.Begin(ctx, iso)
