@@ -644,7 +644,9 @@ func (c *runCommand) writeReport(res *runner.Result, checked *report.Checked) er
 	if c.Report == "" {
 		return nil
 	}
-	figs, err := runplot.Draw(runplot.FromOutcomes(c.label, res.Start, res.Summary.Elapsed, res.Outcomes))
+	rp := runplot.FromOutcomes(c.label, res.Start, res.Summary.Elapsed, res.Outcomes)
+	rp.AddFaults(res.Start, res.Faults)
+	figs, err := runplot.Draw(rp)
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
