@@ -84,10 +84,10 @@ func checkNothingLeft(t *testing.T, dir string, st *cluster.State) {
 // checkFaultRun checks a fault run: read committed holds, no session gave
 // up, the history reads back with faults of the kinds asked for, and the
 // summary lists them.
-func checkFaultRun(t *testing.T, code int, out, errs, file string, kinds ...string) {
+func checkFaultRun(t *testing.T, code int, out, errs, file, level string, kinds ...string) {
 	t.Helper()
-	if code != ExitHolds || !strings.Contains(out, "read-committed holds") {
-		t.Errorf("exit %d, want read committed to hold", code)
+	if code != ExitHolds || !strings.HasPrefix(out, level+" holds") {
+		t.Errorf("exit %d, want %s to hold", code, level)
 	}
 	if strings.Contains(errs, "the run stopped") || strings.Contains(errs, "interrupted") {
 		t.Errorf("the runner did not ride through the faults")
@@ -126,7 +126,7 @@ func TestRunGaleraFaults(t *testing.T) {
 	kinds := []string{"partition", "kill", "pause", "cut"}
 	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "galera:3", "--faults", strings.Join(kinds, ","), "--fault-interval", "2s",
 		"--txns", "5000", "--sessions", "6", "--keys", "50", "--isolation", "read-committed", "--seed", "5")
-	checkFaultRun(t, code, out, errs, file, kinds...)
+	checkFaultRun(t, code, out, errs, file, "read-committed", kinds...)
 }
 
 // TestRunPostgresStandbyFaults: a primary and a hot standby, read-only
@@ -137,7 +137,19 @@ func TestRunPostgresStandbyFaults(t *testing.T) {
 	kinds := []string{"partition", "kill", "pause", "restart", "cut"}
 	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "postgres-standby", "--faults", "all", "--fault-interval", "1s",
 		"--txns", "6000", "--sessions", "6", "--keys", "50", "--isolation", "serializable", "--level", "rc", "--seed", "7")
-	checkFaultRun(t, code, out, errs, file, kinds...)
+	checkFaultRun(t, code, out, errs, file, "read-committed", kinds...)
+}
+
+// TestRunEtcdFaults: three etcd members, every fault, transactions
+// committed by Txns that validate what they read: strict serializability
+// holds, as etcd documents for its transactions and linearizable reads.
+func TestRunEtcdFaults(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	kinds := []string{"partition", "kill", "pause", "restart", "cut"}
+	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "etcd", "--faults", "all", "--fault-interval", "1s",
+		"--txns", "2000", "--sessions", "6", "--keys", "20", "--isolation", "serializable", "--level", "sser", "--seed", "11")
+	checkFaultRun(t, code, out, errs, file, "strict-serializable", kinds...)
 }
 
 // TestRunClusterInterrupted interrupts a run on a cluster (as SIGINT

@@ -26,10 +26,12 @@ const (
 	// (streaming replication); sessions write on the primary and read on
 	// a standby.
 	PostgresStandby Kind = "postgres-standby"
+	// Etcd is n etcd members.
+	Etcd Kind = "etcd"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -41,8 +43,8 @@ type Spec struct {
 func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nodes) }
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
-// postgres); without NODES the kind's default (3 for galera, 2 for
-// postgres-standby).
+// postgres), etcd:3; without NODES the kind's default (3 for galera and
+// etcd, 2 for postgres-standby).
 func ParseSpec(s string) (Spec, error) {
 	name, n, hasN := strings.Cut(strings.ToLower(strings.TrimSpace(s)), ":")
 	var sp Spec
@@ -51,8 +53,10 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: Galera, Nodes: 3}
 	case "postgres-standby", "postgres", "pg", "postgresql":
 		sp = Spec{Kind: PostgresStandby, Nodes: 2}
+	case "etcd":
+		sp = Spec{Kind: Etcd, Nodes: 3}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N] or postgres-standby[:N])", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N] or etcd[:N])", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -151,6 +155,8 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 		err = upGalera(ctx, c, log)
 	case PostgresStandby:
 		err = upPostgres(ctx, c, log)
+	case Etcd:
+		err = upEtcd(ctx, c, log)
 	default:
 		err = fmt.Errorf("unknown cluster kind %q", spec.Kind)
 	}
@@ -483,4 +489,16 @@ func reachable(dir string) error {
 			return nil
 		}
 	}
+}
+
+// runningNow says whether node i's server is running: an error naming
+// its log when it exited.
+func (c *Cluster) runningNow(i int) error {
+	c.mu.Lock()
+	p := c.Nodes[i].proc
+	c.mu.Unlock()
+	if p == nil || p.exited() {
+		return fmt.Errorf("%s exited (log: %s)", c.Nodes[i].Name, c.Nodes[i].Log)
+	}
+	return nil
 }

@@ -64,12 +64,12 @@ func assertGone(t *testing.T, dir string, pids []int, dsns []string) {
 }
 
 func TestParseSpec(t *testing.T) {
-	for in, want := range map[string]Spec{"galera": {Galera, 3}, "galera:5": {Galera, 5}, "pg": {PostgresStandby, 2}, "postgres-standby:3": {PostgresStandby, 3}} {
+	for in, want := range map[string]Spec{"galera": {Galera, 3}, "galera:5": {Galera, 5}, "pg": {PostgresStandby, 2}, "postgres-standby:3": {PostgresStandby, 3}, "etcd": {Etcd, 3}} {
 		if got, err := ParseSpec(in); err != nil || got != want {
 			t.Errorf("%s: got %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"cockroach:3", "galera:x", "galera:0", "pg:1", "galera:10"} {
+	for _, bad := range []string{"cockroach:3", "galera:x", "etcd:0", "galera:0", "pg:1", "galera:10"} {
 		if _, err := ParseSpec(bad); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: got %v, want an error naming it", bad, err)
 		}

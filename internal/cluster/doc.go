@@ -1,6 +1,7 @@
 // Package cluster stands up replicated database clusters on 127.0.0.1
 // for a run and tears them down again: a PostgreSQL primary with a hot
-// standby (streaming replication) and MariaDB Galera nodes. Every node is
+// standby (streaming replication), MariaDB Galera nodes and etcd
+// members. Every node is
 // a real server process with its own data directory, ports and log; every
 // listener is on 127.0.0.1; the traffic between nodes, and the clients'
 // traffic to each node, goes through TCP proxies of isoscope's own, so

@@ -213,11 +213,8 @@ wsrep_sst_receive_address=127.0.0.1:%d
 // primary component (wsrep_ready ON, state Synced).
 func galeraReady(ctx context.Context, c *Cluster, i int) error {
 	return poll(ctx, 250*time.Millisecond, func(ctx context.Context) error {
-		c.mu.Lock()
-		p := c.Nodes[i].proc
-		c.mu.Unlock()
-		if p == nil || p.exited() {
-			return fmt.Errorf("%s exited (log: %s)", c.Nodes[i].Name, c.Nodes[i].Log)
+		if err := c.runningNow(i); err != nil {
+			return err
 		}
 		db, err := openMySQL(c.dsn(i))
 		if err != nil {

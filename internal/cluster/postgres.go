@@ -132,11 +132,8 @@ max_connections = 100
 // postgresReady waits until node i answers, a standby in recovery.
 func postgresReady(ctx context.Context, c *Cluster, i int) error {
 	return poll(ctx, 200*time.Millisecond, func(ctx context.Context) error {
-		c.mu.Lock()
-		p := c.Nodes[i].proc
-		c.mu.Unlock()
-		if p == nil || p.exited() {
-			return fmt.Errorf("%s exited (log: %s)", c.Nodes[i].Name, c.Nodes[i].Log)
+		if err := c.runningNow(i); err != nil {
+			return err
 		}
 		db, err := sql.Open("pgx", "postgres://postgres@"+c.Nodes[i].client.addr()+"/postgres?sslmode=disable&connect_timeout=3")
 		if err != nil {
