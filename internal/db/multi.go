@@ -100,7 +100,21 @@ func probeTable(ctx context.Context, d Database) error {
 		return err
 	}
 	defer c.Close()
-	if err := c.Begin(ctx, ReadCommitted); err != nil {
+	return probe(ctx, c, probeLevel(d))
+}
+
+// probeLevel is the level a probe runs at: read committed, or
+// serializable where that is all the database offers (SQLite).
+func probeLevel(d Database) Isolation {
+	if d.Supports(ReadCommitted) == nil {
+		return ReadCommitted
+	}
+	return Serializable
+}
+
+// probe reads a key of the table on c, in a transaction that only reads.
+func probe(ctx context.Context, c Conn, iso Isolation) error {
+	if err := c.Begin(ctx, iso); err != nil {
 		return err
 	}
 	if _, err := c.Read(ctx, 0); err != nil {
@@ -165,14 +179,25 @@ func (c *hopConn) ReadLocked(ctx context.Context, k int64) ([]int64, error) {
 }
 
 // connectNext connects to the next node of nodes in turn, trying the
-// others when it does not answer; the error is the last node's.
+// others when it does not answer; the error is the last node's. With
+// several nodes, a node is taken only once it serves a read of the table
+// (a Galera node outside the primary component accepts connections but
+// refuses every query): when none does, the error goes back to the
+// runner, which waits before it tries again.
 func connectNext(ctx context.Context, nodes []Database, next *atomic.Uint64) (Conn, error) {
 	start := next.Add(1) - 1
 	var err error
 	for j := range uint64(len(nodes)) {
 		var c Conn
-		if c, err = nodes[(start+j)%uint64(len(nodes))].Connect(ctx); err == nil {
-			return c, nil
+		d := nodes[(start+j)%uint64(len(nodes))]
+		if c, err = d.Connect(ctx); err == nil {
+			if len(nodes) == 1 {
+				return c, nil
+			}
+			if err = probe(ctx, c, probeLevel(d)); err == nil {
+				return c, nil
+			}
+			_ = c.Discard()
 		}
 		if ctx.Err() != nil {
 			break
