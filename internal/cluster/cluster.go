@@ -413,16 +413,6 @@ func chown(dir string, a *account) error {
 	})
 }
 
-// freePort returns a port of 127.0.0.1 that nothing listens on now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // freePorts returns n distinct free ports.
 func freePorts(n int) ([]int, error) {
 	out := make([]int, 0, n)
