@@ -121,6 +121,7 @@ func checkFaultRun(t *testing.T, code int, out, errs, file, level string, kinds 
 // TestRunGaleraFaults: three Galera nodes, a partition, a kill -9 and a
 // pause while mini-transactions run at read committed across the nodes.
 func TestRunGaleraFaults(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	kinds := []string{"partition", "kill", "pause", "cut"}
@@ -132,6 +133,7 @@ func TestRunGaleraFaults(t *testing.T) {
 // TestRunPostgresStandbyFaults: a primary and a hot standby, read-only
 // transactions on the standby, every fault.
 func TestRunPostgresStandbyFaults(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	kinds := []string{"partition", "kill", "pause", "restart", "cut"}
@@ -144,6 +146,7 @@ func TestRunPostgresStandbyFaults(t *testing.T) {
 // committed by Txns that validate what they read: strict serializability
 // holds, as etcd documents for its transactions and linearizable reads.
 func TestRunEtcdFaults(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	kinds := []string{"partition", "kill", "pause", "restart", "cut"}
@@ -156,6 +159,7 @@ func TestRunEtcdFaults(t *testing.T) {
 // does, by its context) once it is under way: the run ends undecided,
 // and no process, listener or directory of the cluster is left.
 func TestRunClusterInterrupted(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := &runCommand{hook: func(n int) {

@@ -81,6 +81,7 @@ func TestParseSpec(t *testing.T) {
 // after healing it does; the primary killed, restarted, paused and its
 // clients cut comes back each time.
 func TestPostgresStandby(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
 	c := up(t, "postgres-standby:2")
 	ctx := context.Background()
 	primary, standby := openPG(t, c.DSNs()[0]), openPG(t, c.DSNs()[1])
@@ -148,6 +149,7 @@ func TestPostgresStandby(t *testing.T) {
 // after healing it is synced again; a node killed and started again
 // rejoins.
 func TestGalera(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
 	c := up(t, "galera:3")
 	ctx := context.Background()
 	var dbs []*sql.DB
