@@ -342,8 +342,13 @@ func (c *Cluster) CutClients(i int) (int, error) {
 	return n.client.cut(), nil
 }
 
+// stopGrace is how long Stop lets a server stop cleanly before SIGKILL:
+// the data is removed anyway, and etcd's last member, without a quorum,
+// takes about ten seconds to leave.
+const stopGrace = 5 * time.Second
+
 // Stop stops every node's server (SIGCONT, SIGTERM, then SIGKILL after
-// a grace period), closes the proxies and removes the directory Up made.
+// stopGrace), closes the proxies and removes the directory Up made.
 // It may be called more than once.
 func (c *Cluster) Stop() {
 	// The lock is not held while waiting: the proxies ask whoIs, which
@@ -354,7 +359,7 @@ func (c *Cluster) Stop() {
 	var wg sync.WaitGroup
 	for _, n := range c.Nodes {
 		if n.proc != nil {
-			wg.Go(func() { n.proc.stop(20 * time.Second) })
+			wg.Go(func() { n.proc.stop(stopGrace) })
 		}
 	}
 	wg.Wait()
