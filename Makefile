@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race
+.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race evidence
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
@@ -75,6 +75,14 @@ bench-weak: build
 # own) with 1, 2 and 4 key shards against one serve (docs/scaling.md).
 bench-shard: build
 	scripts/bench-shard.sh 300000
+
+# evidence: RUNS (default 10) seeded fault runs per row (cluster x isolation
+# x fault x workload) on clusters stood up on 127.0.0.1, each checked at
+# SSER, SER, SI and RC; tmp/evidence/runs.tsv and summary.md (docs/databases.md
+# holds the results). ROWS="galera:3/repeatable-read/partition/mt/si …"
+# chooses the rows; runs already in runs.tsv are skipped.
+evidence: build
+	scripts/evidence.sh $(BIN) tmp/evidence $(ROWS)
 
 clean:
 	rm -rf bin tmp

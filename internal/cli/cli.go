@@ -103,7 +103,7 @@ and explains every violation with a small cycle of named transactions.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
 	root.AddCommand(newCheckCommand(std), newGenCommand(std), newConvertCommand(std), newReportCommand(std), newRunCommand(std), newServeCommand(std),
-		newPublishCommand(std), newFindingsCommand(std), newVersionCommand(std))
+		newPublishCommand(std), newFindingsCommand(std), newClusterCommand(std), newVersionCommand(std))
 	completeFlagValues(root)
 	err := root.ExecuteContext(ctx)
 	stopProfile()

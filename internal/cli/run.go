@@ -34,8 +34,12 @@ import (
 
 // runCommand is `isoscope run [flags]`.
 type runCommand struct {
-	io         IO
-	DB         string
+	io IO
+	DB string
+	// DBs are the --db addresses: one database, or the nodes of one
+	// cluster; ReadDBs, nodes that only take reads (hot standbys).
+	DBs, ReadDBs []string
+	clusterFlags
 	Isolation  string
 	Table      string
 	Workload   string
@@ -161,7 +165,9 @@ does.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.DB, "db", "", "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR or badger::memory:; default sqlite::memory:")
+	f.StringArrayVar(&c.DBs, "db", nil, "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR or badger::memory:; default sqlite::memory:. Given more than once: the nodes of one replicated cluster (one address per node), sessions spread across them in turn")
+	f.StringArrayVar(&c.ReadDBs, "read-db", nil, "a node that only takes reads (a hot standby), repeatable: transactions that only read go to these nodes (a serializable one at repeatable read, which a PostgreSQL standby allows), the others to the --db nodes")
+	c.clusterFlags.register(f)
 	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite and Badger: serializable only)")
 	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated); on Badger, the prefix of the keys. isoscope marks the tables it creates and refuses (exit 2) to reset one that exists without its mark")
 	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
@@ -240,24 +246,34 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(err)
 	}
-	target, err := db.ParseTarget(c.DB)
-	if err != nil {
-		return badInput(err)
-	}
 	if c.StmtTimeout < 0 || c.ReconnectFor < 0 {
 		return badInput(errors.New("--stmt-timeout and --reconnect-for cannot be negative"))
 	}
-	target.StmtTimeout = c.StmtTimeout
-	if c.LockRMW && target.Kind == db.Badger {
-		return badInput(errors.New("--lock-rmw: badger has no locking reads (a Badger transaction locks nothing; its reads are checked at commit)"))
+	nemesisOf, err := c.clusterFlags.check(c.DBs, c.ReadDBs)
+	if err != nil {
+		return badInput(err)
 	}
-	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	d, err := target.Open(openCtx, c.Table)
-	defer cancel()
+	if c.Cluster != "" {
+		cl, err := c.standUp(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(c.io.Stderr, "isoscope: interrupted while the cluster was starting: %v\n", err)
+				return &exitError{code: ExitUnknown}
+			}
+			return badInput(err)
+		}
+		defer c.tearDown(cl)
+	}
+	if len(c.DBs) == 0 {
+		c.DBs = []string{c.DB}
+	}
+	target, d, err := c.openDatabase(ctx)
 	if err != nil {
 		return badInput(err)
 	}
 	defer d.Close()
+	openCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
 	if err := d.Supports(iso); err != nil {
 		return badInput(err)
 	}
@@ -276,6 +292,13 @@ func (c *runCommand) Run(ctx context.Context) error {
 		cfg.MaxRetries = -1
 	}
 	cfg.StmtTimeout, cfg.ReconnectFor, cfg.Hook = c.StmtTimeout, c.ReconnectFor, c.hook
+	cfg.Nemesis = nemesisOf(c.cluster, c.Seed, c.io.Stderr)
+	if c.cluster != nil {
+		cfg.Source += "; cluster " + c.cluster.Spec.String()
+		if c.Faults != "" {
+			cfg.Source += fmt.Sprintf(" faults=%s every %s", c.Faults, c.FaultInterval)
+		}
+	}
 	if c.StmtTimeout == 0 {
 		cfg.StmtTimeout = -1
 	}
@@ -546,8 +569,13 @@ func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolat
 		fmt.Fprintf(w, "  outage: %s without an answer, %s to %s into the run, %s; %s\n",
 			o.Duration().Round(10*time.Millisecond), o.Start.Round(10*time.Millisecond), o.End.Round(10*time.Millisecond), textfmt.Count(o.Sessions, "session"), end)
 	}
+	printFaults(w, res.Faults, res.Start)
 	if res.History != nil {
-		fmt.Fprintf(w, "history: %s (%s)\n", c.Out, textfmt.Count(len(res.History.Txns), "transaction"))
+		faults := ""
+		if n := len(res.History.Faults); n > 0 {
+			faults = ", " + textfmt.Count(n, "fault")
+		}
+		fmt.Fprintf(w, "history: %s (%s%s)\n", c.Out, textfmt.Count(len(res.History.Txns), "transaction"), faults)
 	}
 	cut := s.Interrupted || len(s.Errors) > 0
 	switch {
@@ -639,7 +667,9 @@ func (c *runCommand) writeReport(res *runner.Result, checked *report.Checked) er
 	if c.Report == "" {
 		return nil
 	}
-	figs, err := runplot.Draw(runplot.FromOutcomes(c.label, res.Start, res.Summary.Elapsed, res.Outcomes))
+	rp := runplot.FromOutcomes(c.label, res.Start, res.Summary.Elapsed, res.Outcomes)
+	rp.AddFaults(res.Start, res.Faults)
+	figs, err := runplot.Draw(rp)
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}

@@ -55,6 +55,9 @@ func (t Target) Open(ctx context.Context, table string) (Database, error) {
 	if t.Kind == Badger {
 		return openBadger(t, table)
 	}
+	if t.Kind == Etcd {
+		return openEtcd(ctx, t, table)
+	}
 	d := &sqlDB{kind: t.Kind, table: table, display: t.Display}
 	var err error
 	switch t.Kind {

@@ -187,6 +187,11 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 	}
 	c := s.conn
 	s.timedOut = false
+	if tc, ok := c.(*timedConn); ok {
+		if rt, ok := tc.Conn.(db.ReadRouter); ok {
+			rt.RouteReadOnly(!pt.Writes())
+		}
+	}
 	begin := s.r.clock.now()
 	err := c.Begin(ctx, s.r.c.Isolation)
 	for i := 0; err == nil && i < len(pt.Ops); i++ {

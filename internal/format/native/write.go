@@ -42,6 +42,9 @@ func Write(w io.Writer, h *history.History) error {
 			buf = buf[:0]
 		}
 	}
+	for i := range h.Faults {
+		buf = appendFault(buf, &h.Faults[i])
+	}
 	if len(buf) > 0 {
 		_, err = w.Write(buf)
 	}
