@@ -83,7 +83,8 @@ func (Checker) Plan(ix *history.Index, l level.Level, o checker.Options) (checke
 // decides returns nil when Plan accepts ix's history at l.
 func decides(ix *history.Index, l level.Level) error {
 	switch l.ID {
-	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable:
+	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable,
+		level.RepeatableRead, level.CursorStability:
 	default:
 		if !viaSolver(l) {
 			return fmt.Errorf("it decides every level but read-uncommitted, not %s", l.Name)
@@ -129,13 +130,14 @@ func decides(ix *history.Index, l level.Level) error {
 
 // viaSolver reports whether l is one of the levels this checker leaves
 // to the solver after the lists' own anomalies: the axiomatic ones
-// (rc-session, read atomic, causal, prefix) and those that forbid only
-// some cycles through anti-dependencies (cursor stability, PL-2+, PL-FCV,
-// repeatable read).
+// (rc-session, read atomic, causal, prefix) and PL-2+ and PL-FCV, which
+// forbid only the cycles with one anti-dependency (cursor stability goes
+// to the solver only when some key's order is open; repeatable read is
+// serializability without session order on lists).
 func viaSolver(l level.Level) bool {
 	switch l.ID {
 	case level.RCSession, level.ReadAtomic, level.Causal, level.Prefix,
-		level.CursorStability, level.PL2Plus, level.PLFCV, level.RepeatableRead:
+		level.CursorStability, level.PL2Plus, level.PLFCV:
 		return true
 	}
 	return false
@@ -143,11 +145,44 @@ func viaSolver(l level.Level) bool {
 
 // check runs the check Plan returns.
 func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Options) ([]anomaly.Anomaly, error) {
+	if l.ID == level.RepeatableRead {
+		// Lists have no predicate reads, so G2-item is all of G2: PL-2.99
+		// is serializability without session order.
+		l = level.Get(level.PlainSerializable)
+	}
 	a := newAnalysis(ix.History(), l)
 	a.resolve()
 	a.reads()
 	if err := ctx.Err(); err != nil {
 		return a.found, err
+	}
+	if l.ID == level.CursorStability {
+		// With every key's version order known from the lists, cursor
+		// stability is G0 and G1c (cycles of ww and wr) and G-cursor
+		// (a writer between the version a transaction read and its own
+		// append), each found directly; open keys go to the solver.
+		a.collect(l)
+		if len(a.found) > 0 {
+			return a.found, nil
+		}
+		order, extra, ok := a.cursorGuess(l)
+		if !ok {
+			return a.solve(ctx, l, o)
+		}
+		g := a.build(l, false, extra)
+		found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask&dsg.Mask(anomaly.WW, anomaly.WR), g.Nodes)
+		if err != nil {
+			return found, err
+		}
+		if len(found) == 0 {
+			found = a.cursor(order)
+		}
+		if len(found) == 0 || len(a.open) == 0 {
+			return found, nil
+		}
+		// The guessed order of some key's unobserved appends shows a
+		// violation, which another order might not: the solver decides.
+		return a.solve(ctx, l, o)
 	}
 	if viaSolver(l) {
 		// The axiomatic levels constrain a commit order, and the others
@@ -205,6 +240,9 @@ type analysis struct {
 	// open (collect fills them).
 	edges []depEdge
 	open  []openKey
+	// orders holds each key's order of observed elements: its longest
+	// list read (collect fills it).
+	orders map[history.KeyID][]history.Value
 }
 
 // openKey is a key whose unobserved appenders (two or more transactions)
