@@ -216,6 +216,14 @@ func newClusterCommand(std IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "stand up a replicated database cluster on 127.0.0.1, or tear one down",
+		Example: `  # a PostgreSQL primary with a hot standby, kept up until Ctrl-C
+  isoscope cluster up postgres-standby:2 --dir pg-cluster
+
+  # from another terminal: stop it (or one a killed isoscope left behind)
+  isoscope cluster down pg-cluster
+
+  # a three-node Galera cluster for one run, partitioned every 5 s
+  #   isoscope run --cluster galera:3 --faults partition --isolation repeatable-read`,
 		Long: `cluster up KIND[:NODES] stands up a replicated cluster on 127.0.0.1 and keeps
 it up until interrupted (SIGINT, SIGTERM), then stops every node by its process
 id and removes the directory; it prints each node's address and the run

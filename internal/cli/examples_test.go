@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,15 +44,24 @@ func TestEveryHelpExampleRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs workloads against the databases")
 	}
-	t.Chdir(t.TempDir())
+	dir := t.TempDir()
+	// The cluster's servers run as their own users (postgres, mysql) and
+	// must reach the cluster's directory under this one.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
 	root := &cobra.Command{}
 	// The commands as Main builds them, in the order their files flow.
 	var discard IO
 	cmds := []*cobra.Command{newGenCommand(discard), newConvertCommand(discard), newCheckCommand(discard),
-		newReportCommand(discard), newRunCommand(discard), newServeCommand(discard), newPublishCommand(discard),
-		newFindingsCommand(discard), newVersionCommand(discard)}
+		newReportCommand(discard), newRunCommand(discard), newClusterCommand(discard), newServeCommand(discard),
+		newPublishCommand(discard), newFindingsCommand(discard), newVersionCommand(discard)}
 	root.AddCommand(cmds...)
-	order := []string{"gen", "convert", "check", "report", "run", "serve", "publish", "findings", "version", ""}
+	order := []string{"gen", "convert", "check", "report", "run", "cluster", "serve", "publish", "findings", "version", ""}
+	var clusterUp *background // cluster up, running while cluster down stops it
 	// The sharded roles get a prefix of their own on this machine's NATS,
 	// removed at the end.
 	shards := natsshard.Config{URL: "nats://127.0.0.1:4222", Prefix: fmt.Sprintf("isoscope.example%d", time.Now().UnixNano())}
@@ -95,9 +106,24 @@ func TestEveryHelpExampleRuns(t *testing.T) {
 				}
 				time.AfterFunc(time.Second, cancel)
 			}
+			if args[0] == "cluster" && args[1] == "up" {
+				// Up until interrupted: the next example, cluster down,
+				// stops it from "another terminal".
+				clusterUp = start(ctx, cancel, args, "run against it")
+				if err := clusterUp.wait(3 * time.Minute); err != nil {
+					t.Fatalf("isoscope %s: %v", strings.Join(args, " "), err)
+				}
+				continue
+			}
 			var stdout, stderr bytes.Buffer
 			code := Main(ctx, args, nil, &stdout, &stderr)
 			cancel()
+			if args[0] == "cluster" && args[1] == "down" && clusterUp != nil {
+				if upCode := clusterUp.stop(); upCode != ExitHolds {
+					t.Errorf("cluster up, stopped by cluster down and interrupted: exit %d\n%s", upCode, clusterUp.output())
+				}
+				clusterUp = nil
+			}
 			want := map[int]bool{ExitHolds: true}
 			if args[0] == "check" || args[0] == "run" {
 				want[ExitViolation], want[ExitUnknown] = true, true
@@ -106,6 +132,9 @@ func TestEveryHelpExampleRuns(t *testing.T) {
 				t.Errorf("isoscope %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
 			}
 		}
+	}
+	if _, err := os.Stat("pg-cluster"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("cluster down should have removed pg-cluster: %v", err)
 	}
 	for _, f := range []string{"history.jsonl", "history.edn", "plain.jsonl.gz", "again.jsonl", "report/index.html", "run-report/index.html", "causal.jsonl.gz", "range.jsonl", "ts.jsonl"} {
 		if _, err := os.Stat(f); err != nil {
@@ -164,4 +193,56 @@ func removeShardStreams(t *testing.T, cfg natsshard.Config) {
 	if err := js.DeleteKeyValue(ctx, cfg.Bucket()); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Errorf("removing bucket %s: %v", cfg.Bucket(), err)
 	}
+}
+
+// background is a command running in a goroutine of this process.
+type background struct {
+	mu     sync.Mutex
+	out    bytes.Buffer
+	want   string
+	cancel context.CancelFunc
+	code   chan int
+}
+
+func (b *background) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.out.Write(p)
+}
+
+func (b *background) output() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.out.String()
+}
+
+// start runs args under ctx (cancel ends it) until stopped; wait then
+// waits until its output shows want.
+func start(ctx context.Context, cancel context.CancelFunc, args []string, want string) *background {
+	b := &background{want: want, cancel: cancel, code: make(chan int, 1)}
+	go func() { b.code <- Main(ctx, args, nil, b, b) }()
+	return b
+}
+
+// wait waits up to d for the output to show what start was told.
+func (b *background) wait(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for !strings.Contains(b.output(), b.want) {
+		select {
+		case code := <-b.code:
+			b.code <- code
+			return fmt.Errorf("exit %d before %q:\n%s", code, b.want, b.output())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no %q within %s:\n%s", b.want, d, b.output())
+		}
+	}
+	return nil
+}
+
+// stop interrupts the command and returns its exit status.
+func (b *background) stop() int {
+	b.cancel()
+	return <-b.code
 }

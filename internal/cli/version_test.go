@@ -69,7 +69,7 @@ func TestFlagValuesComplete(t *testing.T) {
 // name is a garbled word from its description (pflag takes the first
 // back-quoted word of a usage as the value's name).
 func TestHelpIsTidy(t *testing.T) {
-	for _, cmd := range []string{"", "check", "gen", "convert", "report", "run", "serve", "publish", "findings", "version"} {
+	for _, cmd := range []string{"", "check", "gen", "convert", "report", "run", "cluster", "serve", "publish", "findings", "version"} {
 		var stdout, stderr bytes.Buffer
 		args := []string{"--help"}
 		if cmd != "" {

@@ -131,6 +131,14 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 		}
 		dir, c.ownDir = d, true
 	} else {
+		// The servers are given paths under it from their own working
+		// directories (PostgreSQL's socket lock, Galera's state files):
+		// a relative name would not find them.
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		dir = abs
 		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 			return nil, fmt.Errorf("cluster directory %s is not empty (isoscope cluster down %s stops and removes an old cluster)", dir, dir)
 		}
