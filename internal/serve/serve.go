@@ -876,20 +876,19 @@ func (s *Server) take(b *batch) error {
 		return &Refusal{Reason: reasonDuplicate, Status: http.StatusConflict, Txns: len(b.txns),
 			Err: fmt.Errorf("line %d: duplicate id %s: %s already has a transaction %s", t.Line, t.ID, b.id, t.ID)}
 	}
-	ids := make([]history.Value, len(b.txns))
-	for i := range b.txns {
-		ids[i] = b.txns[i].ID
-	}
-	keys := slices.Clone(b.h.Keys)
 	st.encodeBatch(b.h, b.txns)
 	if err := s.checker.Add(b.h, b.txns); err != nil {
 		var bad *aion.InputError
 		if errors.As(err, &bad) {
+			// The message names the transaction and the key as sent:
+			// decoded from the checker's values (encode's inverse).
 			t := &b.txns[bad.Index]
-			msg := strings.Replace(bad.Error(), "transaction "+t.ID.String(), "transaction "+ids[bad.Index].String(), 1)
-			for _, o := range t.Ops { // the key a message names, as sent
-				if o.Key >= 0 && int(o.Key) < len(keys) {
-					msg = strings.Replace(msg, "key "+b.h.Keys[o.Key].String()+",", "key "+keys[o.Key].String()+",", 1)
+			_, id := decode(t.ID)
+			msg := strings.Replace(bad.Error(), "transaction "+t.ID.String(), "transaction "+id.String(), 1)
+			for _, o := range t.Ops {
+				if o.Key >= 0 && int(o.Key) < len(b.h.Keys) {
+					_, key := decode(b.h.Keys[o.Key])
+					msg = strings.Replace(msg, "key "+b.h.Keys[o.Key].String()+",", "key "+key.String()+",", 1)
 				}
 			}
 			return &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Txns: len(b.txns), Err: errors.New(msg)} // msg names the line
@@ -897,7 +896,8 @@ func (s *Server) take(b *batch) error {
 		s.log.Error("the checker stopped", "error", err.Error())
 		return &Refusal{Reason: reasonCheckerFailed, Status: http.StatusInternalServerError, Txns: len(b.txns), Err: err}
 	}
-	for _, id := range ids {
+	for i := range b.txns {
+		_, id := decode(b.txns[i].ID)
 		st.seen.add(id)
 	}
 	s.batches.Inc()
