@@ -129,6 +129,10 @@ func lineID(line []byte) ([]byte, bool) {
 	if !bytes.HasPrefix(line, []byte(open)) {
 		return nil, false
 	}
+	// An integer id ends at the first comma.
+	if i := bytes.IndexByte(line[len(open):], ','); i >= 0 && bytes.HasPrefix(line[len(open)+i:], []byte(next)) {
+		return line[len(open) : len(open)+i], true
+	}
 	i := bytes.Index(line, []byte(next))
 	if i < 0 {
 		return nil, false

@@ -54,3 +54,19 @@ func TestPlaces(t *testing.T) {
 		t.Errorf("-0 read as the integer %d", got)
 	}
 }
+
+// TestLineID: a line's id as JSON, an integer or a string with commas.
+func TestLineID(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"id":12,"session":3,"ops":[]}`:      "12",
+		`{"id":"a,b","session":3,"ops":[]}`:   `"a,b"`,
+		`{"id":"a,\"session\":","session":1}`: `"a,\"session\":"`,
+		`{"session":3,"id":12,"ops":[]}`:      "",
+		`{"id":12}`:                           "",
+	} {
+		got, ok := lineID([]byte(line))
+		if string(got) != want || ok != (want != "") {
+			t.Errorf("%s: id %q %v, want %q", line, got, ok, want)
+		}
+	}
+}

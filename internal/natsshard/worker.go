@@ -369,7 +369,12 @@ func (w *Worker) place(h string, id serve.Identity, data []byte) (uint64, error)
 	var n uint64
 	rest := data
 	table := w.placed.table(id.Stream)
-	for f := range strings.FieldsSeq(h) {
+	for h != "" {
+		var f string
+		f, h, _ = strings.Cut(h, " ")
+		if f == "" {
+			continue
+		}
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
 			line, rest = rest[:i], rest[i+1:]
@@ -382,8 +387,12 @@ func (w *Worker) place(h string, id serve.Identity, data []byte) (uint64, error)
 			return n, err
 		}
 		n++
+		if len(ops) == len(table.ops)+1 { // its operations are the first ones
+			table.end(nil, ops) // keeps nothing (but what ops grew by)
+			continue
+		}
 		txn, ok := lineID(line)
-		if !ok && len(ops) > len(table.ops)+1 {
+		if !ok {
 			return n, fmt.Errorf("line %d does not start with its id", n)
 		}
 		table.end(txn, ops)
