@@ -94,7 +94,7 @@ type Worker struct {
 	// placed holds, for the pieces whose operations are not the first of
 	// their transaction, each operation's index in the transaction, by
 	// the transaction's stream and id (as JSON).
-	placed map[string][]int32
+	placed places
 }
 
 // NewWorker connects, makes the streams and the bucket when missing, and
@@ -111,7 +111,7 @@ func NewWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, c: c, subject: cfg.Shard.Subject(cfg.Prefix), placed: map[string][]int32{}}
+	w := &Worker{cfg: cfg, c: c, subject: cfg.Shard.Subject(cfg.Prefix)}
 	w.prog.Shard = cfg.Shard.String()
 	w.prog.Rounds = map[string]uint64{}
 	var saved Progress
@@ -368,41 +368,36 @@ func parseRound(s string) (string, uint64, bool) {
 func (w *Worker) place(h string, id serve.Identity, data []byte) (uint64, error) {
 	var n uint64
 	rest := data
-	for f := range strings.FieldsSeq(h) {
+	table := w.placed.table(id.Stream)
+	for h != "" {
+		var f string
+		f, h, _ = strings.Cut(h, " ")
+		if f == "" {
+			continue
+		}
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
 			line, rest = rest[:i], rest[i+1:]
 		} else {
 			rest = nil
 		}
-		_, ops, err := shard.ParseHeader(f)
+		ops := table.begin()
+		_, ops, err := shard.AppendHeader(ops, f)
 		if err != nil {
 			return n, err
 		}
 		n++
-		if ops == nil {
+		if len(ops) == len(table.ops)+1 { // its operations are the first ones
+			table.end(nil, ops) // keeps nothing (but what ops grew by)
 			continue
 		}
 		txn, ok := lineID(line)
 		if !ok {
 			return n, fmt.Errorf("line %d does not start with its id", n)
 		}
-		w.placed[id.Stream+"\x00"+txn] = ops
+		table.end(txn, ops)
 	}
 	return n, nil
-}
-
-// lineID returns the id, as JSON, of a line that starts {"id":…,"session":.
-func lineID(line []byte) (string, bool) {
-	const open, next = `{"id":`, `,"session":`
-	if !bytes.HasPrefix(line, []byte(open)) {
-		return "", false
-	}
-	i := bytes.Index(line, []byte(next))
-	if i < 0 {
-		return "", false
-	}
-	return string(line[len(open):i]), true
 }
 
 // snapshotIsolation is the level's name in a snapshot-isolation service's
@@ -425,7 +420,7 @@ func (w *Worker) annotate(h *history.History, a *anomaly.Anomaly, l *serve.Line)
 	for j, o := range t.Ops {
 		if o.Kind.IsWrite() && o.Key == a.Key {
 			rank := j
-			if ops := w.placed[stream+"\x00"+string(t.ID.AppendJSON(nil))]; j < len(ops) {
+			if ops := w.placed.get(stream, t.ID); j < len(ops) {
 				rank = int(ops[j])
 			}
 			l.Rank = &rank

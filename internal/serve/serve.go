@@ -495,7 +495,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, id Identity) (int
 	if s.cfg.ReadTimeout > 0 {
 		body.end = time.Now().Add(s.cfg.ReadTimeout)
 	}
-	return s.submit(r.Context(), id, "http", "batch", body, hold, false, func() bool { return body.timedOut })
+	return s.submit(r.Context(), id, "http", "batch", body, 0, hold, false, func() bool { return body.timedOut })
 }
 
 // acquire takes a place in the queue and the memory to parse size bytes,
@@ -526,10 +526,10 @@ func (h *hold) freeSlot()   { h.slot.Do(func() { h.s.slots.release(1) }) }
 func (h *hold) freeMemory() { h.memory.Do(func() { h.s.memory.release(h.weight) }) }
 
 // submit parses a batch of identity id from body (name names it in
-// errors), which has hold, queues it, and waits for the checker's
+// errors; lines, when known, is about how many lines it has), which has hold, queues it, and waits for the checker's
 // verdict; slow, when set, says whether reading the body timed out. It returns the number of transactions taken, or a *Refusal
 // (counted and logged here, for source), or the context's error.
-func (s *Server) submit(ctx context.Context, id Identity, source, name string, body io.Reader, hold *hold, wait bool, slow func() bool) (int, error) {
+func (s *Server) submit(ctx context.Context, id Identity, source, name string, body io.Reader, lines int, hold *hold, wait bool, slow func() bool) (int, error) {
 	queued := false
 	defer func() {
 		if !queued { // the checker frees what a queued batch holds
@@ -540,7 +540,7 @@ func (s *Server) submit(ctx context.Context, id Identity, source, name string, b
 	if err := id.Check(); err != nil {
 		return 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
 	}
-	h, txns, err := ParseBatch(body, name)
+	h, txns, err := parseBatch(body, name, lines)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
@@ -621,11 +621,17 @@ func (s *Server) refuse(source string, id Identity, ref *Refusal) *Refusal {
 // format, an optional header first) and checks each with
 // aion.CheckInput. Errors name the batch (name) and the line.
 func ParseBatch(r io.Reader, name string) (*history.History, []history.Txn, error) {
+	return parseBatch(r, name, 0)
+}
+
+// parseBatch is ParseBatch with room for lines transactions made at once
+// (a batch of thousands grows its slice a dozen times otherwise).
+func parseBatch(r io.Reader, name string, lines int) (*history.History, []history.Txn, error) {
 	rd, err := native.NewReader(r, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	var txns []history.Txn
+	txns := make([]history.Txn, 0, lines)
 	for {
 		t, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -749,7 +755,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 				if err != nil {
 					return 0, ErrShuttingDown
 				}
-				n, err := s.submit(srcCtx, id, src.Name, name, bytes.NewReader(body), hold, true, nil)
+				n, err := s.submit(srcCtx, id, src.Name, name, bytes.NewReader(body), bytes.Count(body, []byte{'\n'})+1, hold, true, nil)
 				if err != nil && srcCtx.Err() != nil && errors.Is(err, srcCtx.Err()) {
 					return 0, ErrShuttingDown
 				}
@@ -876,20 +882,19 @@ func (s *Server) take(b *batch) error {
 		return &Refusal{Reason: reasonDuplicate, Status: http.StatusConflict, Txns: len(b.txns),
 			Err: fmt.Errorf("line %d: duplicate id %s: %s already has a transaction %s", t.Line, t.ID, b.id, t.ID)}
 	}
-	ids := make([]history.Value, len(b.txns))
-	for i := range b.txns {
-		ids[i] = b.txns[i].ID
-	}
-	keys := slices.Clone(b.h.Keys)
 	st.encodeBatch(b.h, b.txns)
 	if err := s.checker.Add(b.h, b.txns); err != nil {
 		var bad *aion.InputError
 		if errors.As(err, &bad) {
+			// The message names the transaction and the key as sent:
+			// decoded from the checker's values (encode's inverse).
 			t := &b.txns[bad.Index]
-			msg := strings.Replace(bad.Error(), "transaction "+t.ID.String(), "transaction "+ids[bad.Index].String(), 1)
-			for _, o := range t.Ops { // the key a message names, as sent
-				if o.Key >= 0 && int(o.Key) < len(keys) {
-					msg = strings.Replace(msg, "key "+b.h.Keys[o.Key].String()+",", "key "+keys[o.Key].String()+",", 1)
+			_, id := decode(t.ID)
+			msg := strings.Replace(bad.Error(), "transaction "+t.ID.String(), "transaction "+id.String(), 1)
+			for _, o := range t.Ops {
+				if o.Key >= 0 && int(o.Key) < len(b.h.Keys) {
+					_, key := decode(b.h.Keys[o.Key])
+					msg = strings.Replace(msg, "key "+b.h.Keys[o.Key].String()+",", "key "+key.String()+",", 1)
 				}
 			}
 			return &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Txns: len(b.txns), Err: errors.New(msg)} // msg names the line
@@ -897,7 +902,8 @@ func (s *Server) take(b *batch) error {
 		s.log.Error("the checker stopped", "error", err.Error())
 		return &Refusal{Reason: reasonCheckerFailed, Status: http.StatusInternalServerError, Txns: len(b.txns), Err: err}
 	}
-	for _, id := range ids {
+	for i := range b.txns {
+		_, id := decode(b.txns[i].ID)
 		st.seen.add(id)
 	}
 	s.batches.Inc()

@@ -19,6 +19,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,21 +186,46 @@ func isPrefix(ops []int) bool {
 // ParseHeader reads a Header entry: the number of pieces, and the
 // operations' indexes in the transaction (nil when they are its first).
 func ParseHeader(s string) (int, []int32, error) {
+	n, ops, err := AppendHeader(nil, s)
+	return n, ops, err
+}
+
+// AppendHeader reads a Header entry: it returns the number of pieces, and
+// dst with the operations' indexes in the transaction appended (dst as it
+// was when they are its first). It allocates nothing when dst has room.
+func AppendHeader(dst []int32, s string) (int, []int32, error) {
 	of, rest, more := strings.Cut(s, "/")
-	n, err := strconv.Atoi(of)
-	if err != nil || n < 1 {
-		return 0, nil, fmt.Errorf("piece header %q: %q is not a number of pieces", s, of)
+	n, ok := smallInt(of)
+	if !ok || n < 1 {
+		return 0, dst, fmt.Errorf("piece header %q: %q is not a number of pieces", s, of)
 	}
 	if !more {
-		return n, nil, nil
+		return n, dst, nil
 	}
-	var ops []int32
-	for f := range strings.SplitSeq(rest, ".") {
-		j, err := strconv.ParseInt(f, 10, 32)
-		if err != nil || j < 0 {
-			return 0, nil, fmt.Errorf("piece header %q: %q is not an operation's index", s, f)
+	for rest != "" || more {
+		var f string
+		f, rest, more = strings.Cut(rest, ".")
+		j, ok := smallInt(f)
+		if !ok {
+			return 0, dst, fmt.Errorf("piece header %q: %q is not an operation's index", s, f)
 		}
-		ops = append(ops, int32(j))
+		dst = append(dst, int32(j))
 	}
-	return n, ops, nil
+	return n, dst, nil
+}
+
+// smallInt reads a non-negative decimal below 2^31.
+func smallInt(s string) (int, bool) {
+	if s == "" || len(s) > 10 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n <= math.MaxInt32
 }

@@ -89,9 +89,13 @@ func TestParseID(t *testing.T) {
 			t.Fatalf("%s: no error", bad)
 		}
 	}
-	for _, bad := range []string{"0", "2/1.x", "2/-1"} {
+	for _, bad := range []string{"0", "2/1.x", "2/-1", "3/", "2/1.", "2/1..2", "x", "2/99999999999"} {
 		if _, _, err := ParseHeader(bad); err == nil {
 			t.Fatalf("piece header %q was taken", bad)
 		}
+	}
+	// AppendHeader appends the places to what it is given.
+	if n, ops, err := AppendHeader([]int32{7}, "4/1.10.3"); err != nil || n != 4 || !slices.Equal(ops, []int32{7, 1, 10, 3}) {
+		t.Fatalf("4/1.10.3 after 7: %d %v %v", n, ops, err)
 	}
 }

@@ -234,6 +234,17 @@ func TestBadInput(t *testing.T) {
 	if err := c.Add(h, h.Txns[:1]); err == nil || !strings.Contains(err.Error(), "duplicate id 1") {
 		t.Fatalf("duplicate accepted: %v", err)
 	}
+	// An id repeated within one batch, after a smaller one (ids not
+	// growing) and after an aborted transaction's (which takes no id).
+	twice := tiny(tinyTxn{12, 0, 50, 60, []history.Op{w(x, 5)}}, tinyTxn{11, 1, 50, 60, []history.Op{w(y, 5)}}, tinyTxn{12, 1, 70, 80, []history.Op{r(x, 5)}})
+	if err := c.Add(twice, twice.Txns); err == nil || !strings.Contains(err.Error(), "transaction 12 (line 3): duplicate id 12") {
+		t.Fatalf("an id twice in a batch accepted: %v", err)
+	}
+	twice.Txns[1].ID, twice.Txns[1].Status = history.IntValue(12), history.Aborted
+	twice.Txns[2].ID = history.IntValue(13)
+	if err := c.Add(twice, twice.Txns); err != nil {
+		t.Fatalf("growing ids refused: %v", err)
+	}
 	h.Txns[0].Ops = append(h.Txns[0].Ops, history.Op{Kind: history.Append, Key: x, Value: history.IntValue(9)})
 	h.Txns[0].ID = history.IntValue(7)
 	if err := c.Add(h, h.Txns[:1]); err == nil || !strings.Contains(err.Error(), "transaction 7 (line 1): ops[1] appends to or reads the list at key x, which other operations use as a value") {
