@@ -3,10 +3,10 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench bench-weak fuzz clean roundtrip-all race race-veristrong
+.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race race-veristrong evidence
 
 build:
-	$(GO) build -o $(BIN) ./cmd/isoscope
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
 
 # demo: run a workload on the embedded database and check it; then generate a
 # mini-transaction history with planted anomalies and check it.
@@ -77,6 +77,19 @@ race-veristrong:
 # of 2^10 to 2^20 transactions with 50 and 100 sessions (docs/benchmarks.md).
 bench-weak: build
 	scripts/bench-weak.sh $(BIN) tmp
+
+# bench-shard: sharded online checking over NATS JetStream (a server of its
+# own) with 1, 2 and 4 key shards against one serve (docs/scaling.md).
+bench-shard: build
+	scripts/bench-shard.sh 300000
+
+# evidence: RUNS (default 10) seeded fault runs per row (cluster x isolation
+# x fault x workload) on clusters stood up on 127.0.0.1, each checked at
+# SSER, SER, SI and RC; tmp/evidence/runs.tsv and summary.md (docs/databases.md
+# holds the results). ROWS="galera:3/repeatable-read/partition/mt/si …"
+# chooses the rows; runs already in runs.tsv are skipped.
+evidence: build
+	scripts/evidence.sh $(BIN) tmp/evidence $(ROWS)
 
 clean:
 	rm -rf bin tmp

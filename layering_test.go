@@ -42,8 +42,8 @@ var layerRules = []layerRule{
 		Forbid: []string{"internal/check/aion", "internal/check/chronos", "internal/check/dsg", "internal/check/innodb", "internal/check/ir", "internal/check/linear", "internal/check/listappend", "internal/check/lwt", "internal/check/mt", "internal/check/polygraph", "internal/check/precheck", "internal/check/reference", "internal/sat", "internal/graph"},
 	},
 	{
-		Why:    "the runner, the databases and the workloads record; they neither check nor render",
-		From:   []string{"internal/runner", "internal/db", "internal/workload"},
+		Why:    "the runner, the databases, the workloads, the clusters and the nemesis record; they neither check nor render",
+		From:   []string{"internal/runner", "internal/db", "internal/workload", "internal/cluster", "internal/nemesis"},
 		Forbid: []string{"internal/check", "internal/report", "internal/cli"},
 	},
 	{
@@ -53,7 +53,7 @@ var layerRules = []layerRule{
 	},
 	{
 		Why:    "the service reports findings as data; prose is the report layer's",
-		From:   []string{"internal/serve", "internal/natsin"},
+		From:   []string{"internal/serve", "internal/natsin", "internal/natsshard", "internal/shard"},
 		Forbid: []string{"internal/report", "internal/cli"},
 	},
 	{

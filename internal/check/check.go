@@ -454,6 +454,7 @@ func runIndexed(ctx context.Context, ix *history.Index, l level.Level, name stri
 func runPlanned(ctx context.Context, ix *history.Index, l level.Level, c checker.Checker, check checker.Check, memo *sharedFindings) (Result, error) {
 	var err error
 	res := Result{Level: l, Checker: c.Name(), Stats: ix.History().Stats()}
+	checker.MeterFrom(ctx).SetPhase(fmt.Sprintf("%s, checker %s", l.Name, c.Name()))
 	if memo != nil && memo.ok && precheck.Alike(memo.l, l) {
 		res.Anomalies = slices.Clone(memo.found)
 	} else {

@@ -49,8 +49,8 @@ func spinning(procs int, f func()) {
 // TestVerdictIndependentOfLoad: a history over the solver's encoding
 // bound, which only the unsat search refutes, checked with the weaker
 // levels that still hold, gets the same outcome, the same counterexample
-// and the same list of levels that hold on an idle machine, on one whose
-// every core is busy, and with GOMAXPROCS=1. Before the budgets were
+// and the same list of levels that hold on an idle machine and with
+// GOMAXPROCS=1 among spinning goroutines. Before the budgets were
 // counted in work, the unsat search stopped after 20 s and each "still
 // holds" search after 1 s of wall-clock time, so a loaded or slower
 // machine could leave the history undecided, or claim fewer levels.
@@ -96,12 +96,13 @@ func TestVerdictIndependentOfLoad(t *testing.T) {
 		t.Fatalf("idle: %s", want)
 	}
 	t.Log(want)
-	for _, procs := range []int{0, 1} {
-		var got string
-		spinning(procs, func() { got = run() })
-		if got != want {
-			t.Errorf("busy, GOMAXPROCS %d:\n got %s\nwant %s", procs, got, want)
-		}
+	// One processor among spinners: the slowest the check can be made
+	// here (the searches count work, not time, so any load gives the
+	// same).
+	var got string
+	spinning(1, func() { got = run() })
+	if got != want {
+		t.Errorf("busy, GOMAXPROCS 1:\n got %s\nwant %s", got, want)
 	}
 }
 
@@ -116,19 +117,7 @@ func TestVerdictIndependentOfLoad(t *testing.T) {
 // one processor; with a wall-clock net under a conflict count, the list
 // depended on the machine (and without any net, the pass took minutes).
 func TestWeakHoldsIndependentOfLoad(t *testing.T) {
-	f, err := os.Open("testdata/badger-blindw-600.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := native.Read(zr, "badger-blindw-600.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := readBlindW600(t)
 	si := level.Get(level.SnapshotIsolation)
 	run := func() string {
 		res, err := check.Run(context.Background(), h, si, check.Options{Holds: true})
@@ -147,11 +136,33 @@ func TestWeakHoldsIndependentOfLoad(t *testing.T) {
 		t.Fatalf("idle: %s", want)
 	}
 	t.Logf("%s (%v)", want, time.Since(start))
-	for _, procs := range []int{0, 1} {
-		var got string
-		spinning(procs, func() { got = run() })
-		if got != want {
-			t.Errorf("busy, GOMAXPROCS %d:\n got %s\nwant %s", procs, got, want)
-		}
+	// Once with every core busy (with one core, the spinners would make
+	// this test five times slower and show nothing more: the searches count
+	// work, not time).
+	var got string
+	spinning(0, func() { got = run() })
+	if got != want {
+		t.Errorf("busy:\n got %s\nwant %s", got, want)
 	}
+}
+
+// readBlindW600 reads testdata/badger-blindw-600.jsonl.gz: 600 blind-write
+// transactions a Badger run recorded, which violate snapshot isolation and
+// need the solver.
+func readBlindW600(t *testing.T) *history.History {
+	t.Helper()
+	f, err := os.Open("testdata/badger-blindw-600.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := native.Read(zr, "badger-blindw-600.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

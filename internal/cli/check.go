@@ -46,7 +46,19 @@ type checkCommand struct {
 func newCheckCommand(std IO) *cobra.Command {
 	c := &checkCommand{io: std}
 	cmd := &cobra.Command{
-		Use:   "check [flags] FILE…",
+		Use: "check [flags] FILE…",
+		Example: `  # a history at snapshot isolation (exit 1 and the cycles if it is violated)
+  isoscope check --level si history.jsonl
+
+  # as JSON, and an HTML report with a picture of each anomaly
+  isoscope check --level ser --json history.jsonl
+  isoscope check --level ser --report report history.jsonl
+
+  # a history another tool recorded, the format detected; Elle's level names work too
+  isoscope check --level strong-session-snapshot-isolation history.edn
+
+  # stop after a minute or 2 GB, whatever is decided by then (exit 3: undecided)
+  isoscope check --level ser --timeout 1m --memory-mb 2000 history.jsonl`,
 		Short: "check histories against an isolation level",
 		Long: `check reads one or more histories ("-" is standard input) and checks each
 against an isolation level (default serializable; knossos and porcupine
@@ -217,7 +229,9 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 		}
 	}
 	start := time.Now()
+	ctx, stopMeter := withMeter(ctx, c.io, "checking "+name)
 	res, err := check.Run(ctx, h, lvl, opts)
+	stopMeter()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

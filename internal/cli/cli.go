@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses of the CLI contract.
@@ -48,6 +49,17 @@ type IO struct {
 	Stdout, Stderr io.Writer
 }
 
+// rootExample is the examples of `isoscope --help`.
+const rootExample = `  # run a workload on an embedded database and check what its clients saw
+  isoscope run --txns 2000
+
+  # check a recorded history at snapshot isolation
+  isoscope check --level si history.jsonl
+
+  # make a history with planted anomalies, then check it
+  isoscope gen --txns 10000 --plant lost-update -o planted.jsonl
+  isoscope check --level ser planted.jsonl`
+
 // Main runs isoscope with args (without the program name) and returns the
 // exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -60,10 +72,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 and explains every violation with a small cycle of named transactions.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionText(),
+		Example:       rootExample,
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	var cpuProfile string
 	stopProfile := func() {}
-	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`)")
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this `file` (for go tool pprof)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if cpuProfile == "" {
 			return nil
@@ -87,7 +102,9 @@ and explains every violation with a small cycle of named transactions.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
-	root.AddCommand(newCheckCommand(std), newGenCommand(std), newConvertCommand(std), newReportCommand(std), newRunCommand(std), newServeCommand(std))
+	root.AddCommand(newCheckCommand(std), newGenCommand(std), newConvertCommand(std), newReportCommand(std), newRunCommand(std), newServeCommand(std),
+		newPublishCommand(std), newFindingsCommand(std), newClusterCommand(std), newVersionCommand(std))
+	completeFlagValues(root)
 	err := root.ExecuteContext(ctx)
 	stopProfile()
 	if err == nil {
@@ -103,4 +120,17 @@ and explains every violation with a small cycle of named transactions.`,
 	// cobra's own errors: unknown command, wrong number of arguments.
 	fmt.Fprintf(stderr, "isoscope: %v\n", err)
 	return ExitBadInput
+}
+
+// renamed keeps the old names of renamed flags working as hidden aliases:
+// old[name] is the flag's name now. One idea has one name across the
+// commands (gen's --max-width is run's, not --span); scripts written with
+// the old names still run.
+func renamed(f *pflag.FlagSet, old map[string]string) {
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if now, ok := old[name]; ok {
+			name = now
+		}
+		return pflag.NormalizedName(name)
+	})
 }

@@ -40,7 +40,7 @@ func startServe(t *testing.T, js jetstream.JetStream, timeout time.Duration) *li
 	var ctx context.Context
 	ctx, s.cancel = context.WithCancel(context.Background())
 	go func() {
-		s.code <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--memory-mb", "0", "--timeout", timeout.String(),
+		s.code <- Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--memory-mb", "0", "--ext-timeout", timeout.String(),
 			"--nats", natsURL, "--nats-stream", name, "--nats-subject", s.subject, "--nats-durable", "e2e"}, nil, s.stdout, s.stderr)
 	}()
 	s.url = "http://" + <-s.stderr.addr

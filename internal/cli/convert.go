@@ -27,7 +27,15 @@ type convertCommand struct {
 func newConvertCommand(std IO) *cobra.Command {
 	c := &convertCommand{io: std}
 	cmd := &cobra.Command{
-		Use:   "convert [flags] IN OUT",
+		Use: "convert [flags] IN OUT",
+		Example: `  # an isoscope history as Elle's EDN (rw-register or list-append)
+  isoscope convert --to jepsen history.jsonl history.edn
+
+  # a compressed history, without the begin and end instants (so without real time)
+  isoscope convert --drop instants history.jsonl plain.jsonl.gz
+
+  # any readable format back to isoscope's JSON Lines
+  isoscope convert history.edn again.jsonl`,
 		Short: "convert a history between formats",
 		Long: fmt.Sprintf(`convert reads a history in any format isoscope reads (detected, or named with
 --from) and writes it in the format named by --to (default isoscope). IN or OUT

@@ -38,7 +38,9 @@ type reportCommand struct {
 func newReportCommand(std IO) *cobra.Command {
 	c := &reportCommand{io: std}
 	cmd := &cobra.Command{
-		Use:   "report [flags] RESULT.json HISTORY…",
+		Use: "report [flags] RESULT.json HISTORY…",
+		Example: `  # an HTML page for a result check --json wrote, beside its history
+  isoscope report --out report result.json history.jsonl`,
 		Short: "render the HTML report of a saved result",
 		Long: `report renders the HTML report that check --report writes, from a result
 saved with check --json (or a report's result.json) and the histories it is

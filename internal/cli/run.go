@@ -22,6 +22,7 @@ import (
 	"github.com/isoscope/isoscope/internal/collect"
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/natsshard"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/report/htmlreport"
 	"github.com/isoscope/isoscope/internal/report/runplot"
@@ -33,8 +34,12 @@ import (
 
 // runCommand is `isoscope run [flags]`.
 type runCommand struct {
-	io         IO
-	DB         string
+	io IO
+	DB string
+	// DBs are the --db addresses: one database, or the nodes of one
+	// cluster; ReadDBs, nodes that only take reads (hot standbys).
+	DBs, ReadDBs []string
+	clusterFlags
 	Isolation  string
 	Table      string
 	Workload   string
@@ -71,6 +76,11 @@ type runCommand struct {
 	// batches published to NATS.
 	CollectorStream string
 	CollectorWait   time.Duration
+	// CollectorShards, with a nats:// collector, publishes each
+	// transaction as per-shard pieces under CollectorPrefix for checkers
+	// of shards (serve --shard) instead of whole to CollectorSubject.
+	CollectorShards int
+	CollectorPrefix string
 	// collectMutate rewrites published lines (tests plant faults here);
 	// historyMutate rewrites the history's lines, written and published
 	// (not the run's record, which its own check judges).
@@ -92,7 +102,18 @@ func newRunCommand(std IO) *cobra.Command { return runCommandFor(&runCommand{io:
 // runCommandFor wires c's flags and Run to a cobra command.
 func runCommandFor(c *runCommand) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run [flags]",
+		Use: "run [flags]",
+		Example: `  # mini-transactions on an embedded SQLite database, checked at serializability
+  isoscope run --txns 2000
+
+  # PostgreSQL at REPEATABLE READ: checked at snapshot isolation, with an HTML report
+  isoscope run --db postgres://postgres@127.0.0.1:5432/test --isolation repeatable-read --txns 1000 --report run-report
+
+  # MariaDB's REPEATABLE READ, judged by what InnoDB actually does
+  isoscope run --db mysql://root@127.0.0.1:3306/test --isolation repeatable-read --level rr --module innodb-rr --txns 500
+
+  # Elle's list-append on the embedded Badger store
+  isoscope run --db badger::memory: --workload list-append --txns 1000`,
 		Short: "run a workload against a database, record its history, and check it",
 		Long: `run creates (or resets) a table, runs a workload on --sessions concurrent
 sessions with envelope tracing, streams the history to --out as transactions
@@ -137,23 +158,28 @@ does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.LevelSet = cmd.Flags().Changed("level")
+			if !cmd.Flags().Changed("value-domain") {
+				c.Values = 0 // the workload's own: fresh values for blindw
+			}
 			return c.Run(cmd.Context())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.DB, "db", "", "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR or badger::memory:; default sqlite::memory:")
+	f.StringArrayVar(&c.DBs, "db", nil, "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR or badger::memory:; default sqlite::memory:. Given more than once: the nodes of one replicated cluster (one address per node), sessions spread across them in turn")
+	f.StringArrayVar(&c.ReadDBs, "read-db", nil, "a node that only takes reads (a hot standby), repeatable: transactions that only read go to these nodes (a serializable one at repeatable read, which a PostgreSQL standby allows), the others to the --db nodes")
+	c.clusterFlags.register(f)
 	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite and Badger: serializable only)")
 	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated); on Badger, the prefix of the keys. isoscope marks the tables it creates and refuses (exit 2) to reset one that exists without its mark")
 	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
-	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each")
+	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each (fewer than gen's simulated 24: each holds a server connection)")
 	f.IntVar(&c.Txns, "txns", 10000, "transactions to run in all (retries of aborted ones come on top)")
-	f.IntVar(&c.Keys, "keys", 100, "keys")
+	f.IntVar(&c.Keys, "keys", 100, "keys (fewer than gen's 1000: a real database runs fewer transactions, and contention is what provokes anomalies)")
 	f.StringVar(&c.Dist, "dist", "zipfian", "key distribution: uniform, zipfian, hotspot, exponential")
 	f.Float64Var(&c.ReadRatio, "read-ratio", -1, "share of reads (-1: the workload's default: read-only transactions 0.2 for mt and general, 0.5 for blindw, reads 0.2 for lwt, read operations 0.5 for list-append and range; randombench, randomrange and randomrmwrange have fixed mixes)")
 	f.IntVar(&c.Ops, "ops", 0, "operations per transaction for general and randombench, randomrange, randomrmwrange, blindw (default 8), at most for list-append and range (default 4)")
 	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose written values come from a small zipfian domain (not unique)")
-	f.IntVar(&c.Span, "span", 0, "randombench, randomrange, randomrmwrange: the widest range a scan or iterator covers, in keys (0: 100)")
-	f.IntVar(&c.Values, "values", 0, "randombench, randomrange, blindw: written values come from 1..N, so they repeat (0: 8 for randombench and randomrange, fresh values for blindw)")
+	f.IntVar(&c.Span, "max-width", workload.DefaultSpan, "randombench, randomrange, randomrmwrange: the widest range a scan or iterator covers, in keys (the paper's; gen's default is 20)")
+	f.IntVar(&c.Values, "value-domain", workload.DefaultValues, "randombench, randomrange: written values come from 1..N, so they repeat (gen's default is 5); blindw writes fresh values unless it is given")
 	f.BoolVar(&c.LockRMW, "lock-rmw", false, "read-modify-writes lock what they read: every read of a key the transaction writes later is SELECT … FOR UPDATE, recorded with the lock attribute (PostgreSQL, MariaDB; on SQLite every read already holds the write lock)")
 	f.Uint64Var(&c.Seed, "seed", 0, "random seed of the plan (0: from the clock; the history's source records it)")
 	f.IntVar(&c.Retries, "retries", runner.DefaultMaxRetries, "how often to retry a transaction the database aborted (each retry is a new transaction)")
@@ -166,6 +192,8 @@ does.`,
 	f.StringVar(&c.CollectorToken, "collector-token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token for --collector's service (default $ISOSCOPE_TOKEN)")
 	f.StringVar(&c.CollectorStream, "collector-stream", "", "the run's stream at --collector's service, its own id space for transaction ids and sessions (default: a fresh run id, printed)")
 	f.DurationVar(&c.CollectorWait, "collector-wait", 30*time.Second, "after the run, how long to wait for the service's verdicts on the batches published to NATS")
+	f.IntVar(&c.CollectorShards, "collector-shards", 0, "with a nats:// --collector, publish each transaction as pieces for this many key shards and session shards (isoscope serve --shard; isoscope findings merges their findings)")
+	f.StringVar(&c.CollectorPrefix, "collector-prefix", natsshard.DefaultPrefix, "with --collector-shards, the subjects' prefix")
 	f.StringVar(&c.Level, "level", "", "isolation level to check (default: the one --isolation promises)")
 	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
 	f.BoolVar(&c.JSON, "json", false, "print the check's result as JSON")
@@ -173,6 +201,7 @@ does.`,
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	c.modelFlags.register(f)
+	renamed(f, map[string]string{"span": "max-width", "values": "value-domain"})
 	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot, a picture of each anomaly as SVG and DOT)")
 	return cmd
 }
@@ -217,24 +246,34 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(err)
 	}
-	target, err := db.ParseTarget(c.DB)
-	if err != nil {
-		return badInput(err)
-	}
 	if c.StmtTimeout < 0 || c.ReconnectFor < 0 {
 		return badInput(errors.New("--stmt-timeout and --reconnect-for cannot be negative"))
 	}
-	target.StmtTimeout = c.StmtTimeout
-	if c.LockRMW && target.Kind == db.Badger {
-		return badInput(errors.New("--lock-rmw: badger has no locking reads (a Badger transaction locks nothing; its reads are checked at commit)"))
+	nemesisOf, err := c.clusterFlags.check(c.DBs, c.ReadDBs)
+	if err != nil {
+		return badInput(err)
 	}
-	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	d, err := target.Open(openCtx, c.Table)
-	defer cancel()
+	if c.Cluster != "" {
+		cl, err := c.standUp(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(c.io.Stderr, "isoscope: interrupted while the cluster was starting: %v\n", err)
+				return &exitError{code: ExitUnknown}
+			}
+			return badInput(err)
+		}
+		defer c.tearDown(cl)
+	}
+	if len(c.DBs) == 0 {
+		c.DBs = []string{c.DB}
+	}
+	target, d, err := c.openDatabase(ctx)
 	if err != nil {
 		return badInput(err)
 	}
 	defer d.Close()
+	openCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
 	if err := d.Supports(iso); err != nil {
 		return badInput(err)
 	}
@@ -253,6 +292,13 @@ func (c *runCommand) Run(ctx context.Context) error {
 		cfg.MaxRetries = -1
 	}
 	cfg.StmtTimeout, cfg.ReconnectFor, cfg.Hook = c.StmtTimeout, c.ReconnectFor, c.hook
+	cfg.Nemesis = nemesisOf(c.cluster, c.Seed, c.io.Stderr)
+	if c.cluster != nil {
+		cfg.Source += "; cluster " + c.cluster.Spec.String()
+		if c.Faults != "" {
+			cfg.Source += fmt.Sprintf(" faults=%s every %s", c.Faults, c.FaultInterval)
+		}
+	}
 	if c.StmtTimeout == 0 {
 		cfg.StmtTimeout = -1
 	}
@@ -437,7 +483,7 @@ func (c *runCommand) progress(p *runner.Progress, total int) func() {
 				desc += fmt.Sprintf(", unknown %d", u)
 			}
 			if n := p.Reconnecting.Load(); n > 0 {
-				desc += fmt.Sprintf(", %d sessions reconnecting", n)
+				desc += fmt.Sprintf(", %s reconnecting", textfmt.Count(int(n), "session"))
 			}
 			bar.Describe(desc)
 			_ = bar.Set64(p.Done.Load())
@@ -476,7 +522,7 @@ func (c *runCommand) watchOutages(p *runner.Progress) func() {
 			switch {
 			case n > 0 && since.IsZero():
 				since = time.Now()
-				fmt.Fprintf(c.io.Stderr, "%s lost the database: %d sessions reconnecting (for up to %s)\n", since.Format("15:04:05.0"), n, c.ReconnectFor)
+				fmt.Fprintf(c.io.Stderr, "%s lost the database: %s reconnecting (for up to %s)\n", since.Format("15:04:05.0"), textfmt.Count(int(n), "session"), c.ReconnectFor)
 			case n == 0 && !since.IsZero():
 				fmt.Fprintf(c.io.Stderr, "%s the database answers again, %s after the loss was noticed\n", time.Now().Format("15:04:05.0"), time.Since(since).Round(100*time.Millisecond))
 				since = time.Time{}
@@ -491,16 +537,16 @@ func (c *runCommand) watchOutages(p *runner.Progress) func() {
 func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolation, plan *workload.Plan) bool {
 	s := &res.Summary
 	w := c.io.Stderr
-	c.described = fmt.Sprintf("%s on %s at %s: %d sessions, %d transactions planned, %d done in %s",
-		plan.Config.Workload, version, iso, len(plan.Sessions), s.Planned, s.Done, s.Elapsed.Round(time.Millisecond))
-	c.label = fmt.Sprintf("%s on %s at %s, %d sessions", plan.Config.Workload, version, iso, len(plan.Sessions))
+	c.described = fmt.Sprintf("%s on %s at %s: %s, %s planned, %d done in %s",
+		plan.Config.Workload, version, iso, textfmt.Count(len(plan.Sessions), "session"), textfmt.Count(s.Planned, "transaction"), s.Done, s.Elapsed.Round(time.Millisecond))
+	c.label = fmt.Sprintf("%s on %s at %s, %s", plan.Config.Workload, version, iso, textfmt.Count(len(plan.Sessions), "session"))
 	fmt.Fprintf(w, "ran %s\n", c.described)
 	fmt.Fprintf(w, "  %d committed (%.0f/s), %d aborted (%.1f%%), %d unknown", s.Committed, s.Throughput(), s.Aborted, 100*s.AbortRate(), s.Unknown)
 	if s.GaveUp > 0 {
 		fmt.Fprintf(w, ", %d given up after %d retries", s.GaveUp, c.Retries)
 	}
 	if s.Reconnects > 0 {
-		fmt.Fprintf(w, ", %d reconnections", s.Reconnects)
+		fmt.Fprintf(w, ", %s", textfmt.Count(s.Reconnects, "reconnection"))
 	}
 	fmt.Fprintln(w)
 	reasons := make([]string, 0, len(s.Reasons))
@@ -513,18 +559,23 @@ func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolat
 	}
 	for i, o := range s.Outages {
 		if i == 5 {
-			fmt.Fprintf(w, "  … and %d more outages\n", len(s.Outages)-i)
+			fmt.Fprintf(w, "  … and %d more %s\n", len(s.Outages)-i, map[bool]string{true: "outage", false: "outages"}[len(s.Outages)-i == 1])
 			break
 		}
 		end := "all reconnected"
 		if !o.Recovered {
 			end = "not all reconnected"
 		}
-		fmt.Fprintf(w, "  outage: %s without an answer, %s to %s into the run, %d sessions; %s\n",
-			o.Duration().Round(10*time.Millisecond), o.Start.Round(10*time.Millisecond), o.End.Round(10*time.Millisecond), o.Sessions, end)
+		fmt.Fprintf(w, "  outage: %s without an answer, %s to %s into the run, %s; %s\n",
+			o.Duration().Round(10*time.Millisecond), o.Start.Round(10*time.Millisecond), o.End.Round(10*time.Millisecond), textfmt.Count(o.Sessions, "session"), end)
 	}
+	printFaults(w, res.Faults, res.Start)
 	if res.History != nil {
-		fmt.Fprintf(w, "history: %s (%d transactions)\n", c.Out, len(res.History.Txns))
+		faults := ""
+		if n := len(res.History.Faults); n > 0 {
+			faults = ", " + textfmt.Count(n, "fault")
+		}
+		fmt.Fprintf(w, "history: %s (%s%s)\n", c.Out, textfmt.Count(len(res.History.Txns), "transaction"), faults)
 	}
 	cut := s.Interrupted || len(s.Errors) > 0
 	switch {
@@ -616,7 +667,9 @@ func (c *runCommand) writeReport(res *runner.Result, checked *report.Checked) er
 	if c.Report == "" {
 		return nil
 	}
-	figs, err := runplot.Draw(runplot.FromOutcomes(c.label, res.Start, res.Summary.Elapsed, res.Outcomes))
+	rp := runplot.FromOutcomes(c.label, res.Start, res.Summary.Elapsed, res.Outcomes)
+	rp.AddFaults(res.Start, res.Faults)
+	figs, err := runplot.Draw(rp)
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
@@ -674,6 +727,9 @@ func runStats(s *runner.Summary) []htmlreport.Stat {
 // publisher connects to --collector, publishing as id.
 func (c *runCommand) publisher(id serve.Identity) (collect.Publisher, error) {
 	switch {
+	case strings.HasPrefix(c.Collector, "nats://") && c.CollectorShards > 0:
+		return natsshard.NewPublisher(context.Background(), natsshard.PublisherConfig{Config: natsshard.Config{URL: c.Collector, Prefix: c.CollectorPrefix},
+			Shards: c.CollectorShards, Identity: id})
 	case strings.HasPrefix(c.Collector, "nats://"):
 		return collect.DialNATS(c.Collector, c.CollectorSubject, id)
 	case strings.HasPrefix(c.Collector, "http://"), strings.HasPrefix(c.Collector, "https://"):

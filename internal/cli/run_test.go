@@ -113,7 +113,7 @@ func TestRunExitStatuses(t *testing.T) {
 		{"general", []string{"--workload", "general", "--txns", "300", "--keys", "50", "-o", out("g.jsonl")}, ExitHolds, "serializable holds (checker sat", ""},
 		{"range checked", []string{"--workload", "range", "--txns", "300", "-o", out("r.jsonl")}, ExitHolds, "serializable holds", ""},
 		{"range at cursor stability", []string{"--workload", "range", "--txns", "300", "--level", "cursor-stability", "-o", out("r2.jsonl")}, ExitHolds, "cursor-stability holds (checker sat", ""},
-		{"list-append at a level no checker decides", []string{"--workload", "list-append", "--txns", "100", "--level", "cursor-stability", "-o", out("la2.jsonl")}, ExitBadInput, "", "no checker can decide"},
+		{"list-append at a level no checker decides", []string{"--workload", "list-append", "--txns", "100", "--level", "read-uncommitted", "-o", out("la2.jsonl")}, ExitBadInput, "", "no checker can decide"},
 		{"no trace", []string{"--no-trace", "--txns", "300", "-o", out("none.jsonl")}, ExitHolds, "", "300 committed"},
 		{"sqlite rr", []string{"--isolation", "repeatable-read"}, ExitBadInput, "", "only serializable"},
 		{"bad isolation", []string{"--isolation", "snapshot"}, ExitBadInput, "", "unknown isolation"},

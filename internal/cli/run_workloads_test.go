@@ -12,7 +12,7 @@ import (
 // TestRunPaperWorkloads runs Boomslang's workloads through `isoscope run`
 // on the embedded database: each is checked serializable, its history
 // says what ran, promises unique values only where they are fresh, and
-// follows --span and --values.
+// follows --max-width and --value-domain (and their old names, --span and --values).
 func TestRunPaperWorkloads(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -25,7 +25,7 @@ func TestRunPaperWorkloads(t *testing.T) {
 		span, values int64
 	}{
 		{"randombench", []string{"--workload", "randombench"}, "workload=randombench sessions=4 txns=200 keys=200 dist=uniform ops=8 span=100 values=8", false, 100, 8},
-		{"randomrange", []string{"--workload", "random-range", "--span", "5", "--values", "3"}, "ops=8 span=5 values=3", false, 5, 3},
+		{"randomrange", []string{"--workload", "random-range", "--max-width", "5", "--value-domain", "3"}, "ops=8 span=5 values=3", false, 5, 3},
 		{"randomrmwrange", []string{"--workload", "randomrmwrange", "--txns", "100"}, "workload=randomrmwrange sessions=4 txns=100 keys=200 dist=uniform ops=8 span=100", true, 0, 0},
 		{"blindw", []string{"--workload", "blindw", "--keys", "2000"}, "workload=blindw sessions=4 txns=200 keys=2000 dist=uniform read-ratio=0.5 ops=8", true, 0, 0},
 		{"blindw repeated", []string{"--workload", "blindw", "--keys", "2000", "--values", "4"}, "ops=8 values=4", false, 0, 4},
@@ -53,7 +53,7 @@ func TestRunPaperWorkloads(t *testing.T) {
 			}
 		})
 	}
-	if code, _, errs := runRun(t, context.Background(), "--workload", "randombench", "--span", "2000000000"); code != ExitBadInput || !strings.Contains(errs, "span") {
+	if code, _, errs := runRun(t, context.Background(), "--workload", "randombench", "--max-width", "2000000000"); code != ExitBadInput || !strings.Contains(errs, "span") {
 		t.Errorf("a span of 2·10⁹ keys: exit %d, %s", code, errs)
 	}
 }

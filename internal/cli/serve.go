@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -17,10 +18,12 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/natsin"
+	"github.com/isoscope/isoscope/internal/natsshard"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/report/htmlreport"
 	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/serve/spillfile"
+	"github.com/isoscope/isoscope/internal/shard"
 )
 
 // serveCommand is `isoscope serve [flags]`.
@@ -52,12 +55,30 @@ type serveCommand struct {
 	// LogFormat is how the log on standard error is written: text or
 	// json.
 	LogFormat string
+	// Shard, when set (k:N or s:N), makes the service a checker of one
+	// shard of --shards, reading PREFIX.k.N or PREFIX.s.N from --nats and
+	// publishing its findings on PREFIX.findings.
+	Shard    string
+	Shards   int
+	Prefix   string
+	Replicas int
 }
 
 func newServeCommand(std IO) *cobra.Command {
 	c := &serveCommand{io: std}
 	cmd := &cobra.Command{
-		Use:   "serve [flags]",
+		Use: "serve [flags]",
+		Example: `  # the online checker on its default port, at snapshot isolation
+  isoscope serve --listen 127.0.0.1:7878 --level si
+
+  # also consuming batches from NATS JetStream
+  isoscope serve --nats nats://127.0.0.1:4222 --level ser
+
+  # the checker of key shard 0 of 4 in a sharded deployment (see isoscope publish)
+  isoscope serve --nats nats://127.0.0.1:4222 --shard k:0 --shards 4
+
+  # then, from another terminal, a run that feeds it as it goes:
+  #   isoscope run --collector http://127.0.0.1:7878`,
 		Short: "check transactions online as they happen (Aion)",
 		Long: `serve runs the online checker (Aion: snapshot isolation, or serializability in
 commit-timestamp order, by the database's start_ts/commit_ts) as an HTTP service.
@@ -76,7 +97,7 @@ JSON lines (standard output carries nothing else) and served at /v1/violations
 (?after=SEQ); in a keyspace that lost a refused batch, findings about reads of
 other transactions' writes are suppressed, since the missing writer may explain
 them (counted in isoscope_findings_suppressed_total). an Ext verdict (a stale read, a read
-beyond the snapshot) is final --timeout after its transaction arrived. / is a
+beyond the snapshot) is final --ext-timeout after its transaction arrived. / is a
 live page of the service's state and its violations as they arrive (open it in
 a browser; with a token, as /#token=T), /v1/state its state as JSON, /metrics
 Prometheus metrics, /healthz and /readyz the probes. It listens on
@@ -89,7 +110,16 @@ its verdict published to that subject. Refusals are counted by reason in
 isoscope_batches_rejected_total and logged; the log (text, or JSON with
 --log-format json) goes to standard error. On interrupt it stops intake, checks
 what was queued, and writes the verdicts still pending (marked "pending")
-before it exits, with a summary in the log.`,
+before it exits, with a summary in the log.
+
+With --shard k:N or s:N (and --nats) it is the checker of one shard of a
+sharded deployment (docs/scaling.md): it reads the pieces isoscope publish or
+run --collector-shards published on PREFIX.k.N or PREFIX.s.N from the first
+message, checks the key axioms (Int, Ext, NoConflict) or the session axiom with
+the messages' JetStream timestamps as its clock, publishes each final finding
+on PREFIX.findings (isoscope findings merges them), and checkpoints, once its
+findings are stored, how far it got; started again, it replays its subject to
+the checkpoint without publishing and goes on.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.maxBodySet = cmd.Flags().Changed("max-body-mb")
@@ -99,7 +129,8 @@ before it exits, with a summary in the log.`,
 	cmd.Flags().StringVar(&c.Listen, "listen", "127.0.0.1:7878", "address to listen on")
 	cmd.Flags().StringVar(&c.Token, "token", os.Getenv("ISOSCOPE_TOKEN"), "bearer token clients must send (default $ISOSCOPE_TOKEN); required beyond loopback")
 	cmd.Flags().StringVar(&c.Level, "level", "si", "snapshot-isolation (si) or serializable (ser)")
-	cmd.Flags().DurationVar(&c.Timeout, "timeout", serve.DefaultTimeout, "how long an Ext verdict stays pending")
+	cmd.Flags().DurationVar(&c.Timeout, "ext-timeout", serve.DefaultTimeout, "how long an Ext verdict stays pending (a delay, not a limit: check's and run's --timeout is a limit)")
+	renamed(cmd.Flags(), map[string]string{"timeout": "ext-timeout"})
 	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "the memory the service may use, in MiB: the checker spills to disk past 5/8 of it, and Go's collector holds the heap under it unless GOMEMLIMIT says otherwise (0: no bound, never spill)")
 	cmd.Flags().StringVar(&c.SpillDir, "spill-dir", "", "where to spill (default: a fresh temporary directory, removed at exit)")
 	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may be read, parsed or wait for the checker at once before 429")
@@ -112,6 +143,10 @@ before it exits, with a summary in the log.`,
 	cmd.Flags().StringVar(&c.NATSSubject, "nats-subject", "isoscope.txns", "the subject carrying the batches")
 	cmd.Flags().StringVar(&c.NATSDurable, "nats-durable", "isoscope-serve", "the durable consumer's name")
 	cmd.Flags().StringVar(&c.LogFormat, "log-format", "text", "the log on standard error: text or json")
+	cmd.Flags().StringVar(&c.Shard, "shard", "", "check one shard (k:N, keys; s:N, sessions) of the pieces isoscope publish or run --collector-shards publish on --nats, from the first message, and publish the findings on PREFIX.findings for isoscope findings")
+	cmd.Flags().IntVar(&c.Shards, "shards", 0, "with --shard, the number of shards (to refuse a shard beyond them)")
+	cmd.Flags().StringVar(&c.Prefix, "prefix", natsshard.DefaultPrefix, "with --shard, the subjects' prefix")
+	cmd.Flags().IntVar(&c.Replicas, "replicas", 1, "with --shard, replicas of the streams and the bucket when this creates them")
 	return cmd
 }
 
@@ -125,7 +160,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		return badInput(fmt.Errorf("serve checks snapshot-isolation and serializable, not %s", l.Name))
 	}
 	if c.MemoryMB < 0 || c.Queue < 1 || c.Timeout <= 0 {
-		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --timeout positive"))
+		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --ext-timeout positive"))
 	}
 	if c.MaxBodyMB < 1 || c.ReadTimeout <= 0 || c.BodyTimeout <= 0 || c.MaxConns < 1 {
 		return badInput(fmt.Errorf("--max-body-mb and --max-conns must be at least 1, --read-timeout and --body-timeout positive"))
@@ -174,13 +209,52 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	if c.MemoryMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(c.MemoryMB << 20))
 	}
-	if c.NATS != "" {
+	var worker *natsshard.Worker
+	switch {
+	case c.Shard != "":
+		id, err := shard.ParseID(c.Shard, c.Shards)
+		if err != nil {
+			return badInput(err)
+		}
+		if c.NATS == "" {
+			return badInput(errors.New("--shard reads its pieces from NATS: give --nats"))
+		}
+		if worker, err = natsshard.NewWorker(ctx, natsshard.WorkerConfig{Config: natsshard.Config{URL: c.NATS, Prefix: c.Prefix, Replicas: c.Replicas, Log: log},
+			Shard: id, Timeout: c.Timeout}); err != nil {
+			return badInput(err)
+		}
+		defer worker.Close()
+		worker.Configure(&cfg)
+	case c.NATS != "":
 		// The service logs each refusal.
 		cfg.Sources = append(cfg.Sources, natsin.Source(natsin.Config{URL: c.NATS, Stream: c.NATSStream, Subject: c.NATSSubject, Durable: c.NATSDurable, Log: log}))
 	}
 	s, err := serve.New(cfg)
 	if err != nil {
 		return badInput(err)
+	}
+	if worker != nil {
+		worker.Attach(s)
+		// A finding or a checkpoint that cannot be stored stops the
+		// worker: it exits, and starts over from its checkpoint.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if worker.Err() != nil {
+						cancel()
+						return
+					}
+				}
+			}
+		}()
 	}
 	ln, err := listen("tcp", c.Listen)
 	if err != nil {
@@ -192,7 +266,10 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	log.Info(fmt.Sprintf("checking %s online on http://%s (Ext timeout %s)", l.Name, ln.Addr(), c.Timeout),
 		"checks", l.Name, "addr", ln.Addr().String(), "timeout", c.Timeout.String())
-	if c.NATS != "" {
+	switch {
+	case worker != nil:
+		log.Info("checking shard "+c.Shard, "url", c.NATS, "prefix", c.Prefix, "checkpoint", worker.Checkpoint())
+	case c.NATS != "":
 		log.Info("consuming NATS JetStream", "url", c.NATS, "subject", c.NATSSubject, "stream", c.NATSStream, "durable", c.NATSDurable)
 	}
 	sum, err := s.Serve(ctx, ln)
@@ -213,6 +290,9 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	if err != nil {
 		log.Error("serving stopped", "error", err.Error())
+	}
+	if worker != nil && worker.Err() != nil {
+		return worker.Err()
 	}
 	return err
 }

@@ -39,7 +39,7 @@ func startHTTPServe(t *testing.T, timeout time.Duration, more ...string) *liveHT
 	var ctx context.Context
 	ctx, s.cancel = context.WithCancel(context.Background())
 	go func() {
-		s.code <- Main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--memory-mb", "0", "--timeout", timeout.String(), "--log-format", "json"}, more...),
+		s.code <- Main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--memory-mb", "0", "--ext-timeout", timeout.String(), "--log-format", "json"}, more...),
 			nil, s.stdout, s.stderr)
 	}()
 	select {

@@ -92,6 +92,9 @@ func NewWriter(ctx context.Context, pub Publisher) *Writer {
 // Write publishes the complete lines of p (with what an earlier write left
 // unfinished), leaving out the history's header line. A batch refused or
 // lost is counted, not returned: the run and its history go on.
+// faultRecord starts each fault record the runner writes.
+var faultRecord = []byte(`{"fault":`)
+
 func (w *Writer) Write(p []byte) (int, error) {
 	buf := append(w.partial, p...)
 	end := bytes.LastIndexByte(buf, '\n')
@@ -105,6 +108,17 @@ func (w *Writer) Write(p []byte) (int, error) {
 		if first, after, ok := bytes.Cut(lines, []byte("\n")); ok && bytes.Contains(first, []byte(`"format"`)) {
 			lines = after
 		}
+	}
+	if bytes.Contains(lines, faultRecord) {
+		// The service checks transactions: the run's fault records stay
+		// in the history file.
+		var kept []byte
+		for _, l := range bytes.SplitAfter(lines, []byte("\n")) {
+			if !bytes.HasPrefix(l, faultRecord) {
+				kept = append(kept, l...)
+			}
+		}
+		lines = kept
 	}
 	if w.Mutate != nil && len(lines) > 0 {
 		var out []byte

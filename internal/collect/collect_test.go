@@ -102,3 +102,22 @@ func TestHTTPPublisher(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestWriterSkipsFaults: the run's fault records stay in the history
+// file; the service gets only transactions, and a write of faults alone
+// publishes nothing.
+func TestWriterSkipsFaults(t *testing.T) {
+	rec := &recorder{}
+	w := collect.NewWriter(context.Background(), rec)
+	for _, s := range []string{
+		"{\"id\":1}\n{\"fault\":\"partition\",\"node\":\"n2\",\"begin\":5,\"end\":9}\n{\"id\":2}\n",
+		"{\"fault\":\"cut\",\"begin\":11}\n",
+	} {
+		if _, err := io.WriteString(w, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Join(rec.batches, "|") != "{\"id\":1}\n{\"id\":2}\n" || w.Published != 2 {
+		t.Fatalf("batches %q, published %d", rec.batches, w.Published)
+	}
+}

@@ -77,9 +77,13 @@ const (
 	// transaction's start and commit timestamps, and the history records
 	// them.
 	Badger
+	// Etcd is etcd 3, through its Go client: each transaction buffers its
+	// writes and commits them in one Txn whose compares check that what
+	// it read is unchanged (optimistic concurrency, as etcd's STM).
+	Etcd
 )
 
-// String names the kind ("postgres", "mysql", "sqlite", "badger").
+// String names the kind ("postgres", "mysql", "sqlite", "badger", "etcd").
 func (k Kind) String() string {
 	switch k {
 	case Postgres:
@@ -90,6 +94,8 @@ func (k Kind) String() string {
 		return "sqlite"
 	case Badger:
 		return "badger"
+	case Etcd:
+		return "etcd"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }

@@ -195,8 +195,10 @@ func classifyPostgres(err error) (ErrorClass, string, bool) {
 
 // classifyMySQL sorts MySQL's and MariaDB's error numbers: 1213 deadlock,
 // 1205 lock wait timeout, 1020 record changed since last read (MariaDB's
-// snapshot isolation), 3101 and 1180 rollback during commit abort; 1053
-// server shutdown, 1927 connection killed disconnect.
+// snapshot isolation), 3101 rollback during commit abort; 1053 server
+// shutdown, 1927 connection killed, 1047 a Galera node outside the
+// primary component and 1180 an error during COMMIT (outcome unknown)
+// disconnect.
 func classifyMySQL(err error) (ErrorClass, string, bool) {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
@@ -209,8 +211,21 @@ func classifyMySQL(err error) (ErrorClass, string, bool) {
 			// max_statement_time (MariaDB), max_execution_time (MySQL):
 			// the statement was cancelled.
 			return Aborted, fmt.Sprintf("statement timeout (%d)", me.Number), true
-		case 1020, 3101, 1180:
+		case 1020, 3101:
 			return Aborted, fmt.Sprintf("%s (%d)", strings.ToLower(me.Message), me.Number), true
+		case 1180:
+			// "Got error during COMMIT": the server does not say the
+			// transaction was rolled back, and under Galera it may not
+			// have been (a node that lost the primary component answers
+			// its COMMIT with 1180, and the write set can still be
+			// applied: docs/databases.md). A COMMIT that gets it is
+			// unknown; the session goes on on a new connection.
+			return Disconnected, fmt.Sprintf("error during COMMIT, outcome unknown: %s (%d)", strings.ToLower(me.Message), me.Number), true
+		case 1047:
+			// Galera: the node is not in the primary component (cut off
+			// by a partition, or joining): it serves nothing until it
+			// is, so the session goes to another node.
+			return Disconnected, fmt.Sprintf("node not ready: %s (%d)", me.Message, me.Number), true
 		case 1053, 1927:
 			return Disconnected, fmt.Sprintf("connection lost: %s (%d)", me.Message, me.Number), true
 		}

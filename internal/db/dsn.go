@@ -21,6 +21,8 @@ type Target struct {
 	driverDSN string
 	// mysql is the parsed MySQL configuration.
 	mysql *mysql.Config
+	// etcd is the parsed etcd address.
+	etcd *etcdAddr
 	// memory says the SQLite or Badger database lives in memory; path is
 	// the file (SQLite) or directory (Badger) otherwise.
 	memory bool
@@ -74,12 +76,14 @@ func ParseTarget(addr string) (Target, error) {
 		return parseSQLite(addr, rest)
 	case "badger":
 		return parseBadger(addr, rest)
+	case "etcd":
+		return parseEtcd(addr, rest)
 	}
 	return Target{}, badAddress(addr)
 }
 
 func badAddress(addr string) error {
-	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR or badger::memory:)", addr)
+	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR, badger::memory: or etcd://host:2379[,host:port…][?reads=serializable])", addr)
 }
 
 // parseMySQL accepts go-sql-driver's DSN form (user:pass@tcp(host:port)/db)

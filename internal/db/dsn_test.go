@@ -129,3 +129,20 @@ func TestNetworkTimeouts(t *testing.T) {
 		t.Errorf("the address's readTimeout: %v, writeTimeout %v", c.ReadTimeout, c.WriteTimeout)
 	}
 }
+
+// TestParseEtcd: etcd addresses name one or more endpoints and the kind
+// of read; bad ones are refused naming the address.
+func TestParseEtcd(t *testing.T) {
+	tg, err := ParseTarget("etcd://127.0.0.1:2379,127.0.0.1:2479?reads=serializable")
+	if err != nil || tg.Kind != Etcd || len(tg.etcd.endpoints) != 2 || !tg.etcd.serializable || tg.etcd.endpoints[1] != "http://127.0.0.1:2479" {
+		t.Fatalf("got %+v, %v", tg, err)
+	}
+	if tg, err := ParseTarget("etcd://127.0.0.1:2379"); err != nil || tg.etcd.serializable {
+		t.Fatalf("got %+v, %v", tg, err)
+	}
+	for _, bad := range []string{"etcd://", "etcd://127.0.0.1", "etcd://127.0.0.1:2379?reads=stale"} {
+		if _, err := ParseTarget(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: got %v, want an error naming it", bad, err)
+		}
+	}
+}

@@ -55,6 +55,9 @@ func (t Target) Open(ctx context.Context, table string) (Database, error) {
 	if t.Kind == Badger {
 		return openBadger(t, table)
 	}
+	if t.Kind == Etcd {
+		return openEtcd(ctx, t, table)
+	}
 	d := &sqlDB{kind: t.Kind, table: table, display: t.Display}
 	var err error
 	switch t.Kind {
@@ -125,9 +128,25 @@ type sqlDB struct {
 
 func (d *sqlDB) ping(ctx context.Context) error {
 	if err := d.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("cannot reach %s: %v", d.display, err)
+		return fmt.Errorf("cannot reach %s: %s", d.display, oncePerLine(err.Error()))
 	}
 	return nil
+}
+
+// oncePerLine drops the repeated lines of a driver's message: pgx tries
+// each address once with TLS and once without (sslmode=prefer) and lists
+// both failures, which are the same when nothing listens.
+func oncePerLine(msg string) string {
+	lines := strings.Split(msg, "\n")
+	seen := make(map[string]bool, len(lines))
+	out := lines[:0]
+	for _, l := range lines {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func (d *sqlDB) Kind() Kind    { return d.kind }

@@ -193,6 +193,10 @@ type History struct {
 	Sessions []Value
 	// Name is where the history came from (a file name), for messages.
 	Name string
+	// Faults are the faults a nemesis applied to the system while the
+	// history was recorded, in the order they were recorded. Checkers
+	// ignore them; reports show them beside the transactions.
+	Faults []Fault
 
 	keyIndex map[Value]KeyID
 }
@@ -297,4 +301,24 @@ func (h *History) Stats() Stats {
 		}
 	}
 	return s
+}
+
+// Fault is a fault injected into the system under test while a history
+// was recorded (a nemesis's operation, in Jepsen's terms): a partition, a
+// process killed, paused or restarted, client connections cut, a clock
+// skewed. Begin and End are instants on the clock of the transactions'
+// begin and end (nanoseconds); a fault with no duration (a cut) has End
+// equal to Begin.
+type Fault struct {
+	// Kind names the fault ("partition", "kill", "pause", "restart",
+	// "cut", "clock", or any other name a producer uses).
+	Kind string
+	// Node names the node it struck ("" for none in particular).
+	Node string
+	// Begin and End are when it began and when it was healed.
+	Begin, End int64
+	// Info says more, in a producer's words ("n2 cut off from n1 n3").
+	Info string
+	// Line is the history file's line that held it (0: none).
+	Line int
 }

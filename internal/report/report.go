@@ -18,6 +18,7 @@ import (
 	"github.com/isoscope/isoscope/internal/finding"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // Checked is one history's result with what the report needs around it.
@@ -83,8 +84,9 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 		// Nothing was read or no checker ran (a timeout while reading).
 		fmt.Fprintf(&b, " (%s)\n", durationString(c.Elapsed))
 	} else {
-		fmt.Fprintf(&b, " (checker %s; %d transactions, %d committed, %d sessions, %d operations; %s)\n",
-			r.Checker, st.Transactions, st.Committed, st.Sessions, st.Operations, durationString(c.Elapsed))
+		fmt.Fprintf(&b, " (checker %s; %s, %d committed, %s, %s; %s)\n",
+			r.Checker, textfmt.Count(st.Transactions, "transaction"), st.Committed, textfmt.Count(st.Sessions, "session"),
+			textfmt.Count(st.Operations, "operation"), durationString(c.Elapsed))
 	}
 	if c.ImpliedBy != "" {
 		fmt.Fprintf(&b, "level %s (implied by the %s format; pass --level to choose)\n", r.Level.Name, c.ImpliedBy)
@@ -102,6 +104,9 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 		fmt.Fprintf(&b, "read-your-own-writes policy inferred from the history: %s (of the reads after their transaction's write of the key, %d saw that write, %d did not)\n", r.OwnReads, e.Own, e.External)
 	} else if r.OwnReads != history.MustReadOwn {
 		fmt.Fprintf(&b, "read-your-own-writes policy: %s\n", r.OwnReads)
+	}
+	if c.History != nil && len(c.History.Faults) > 0 {
+		writeFaults(&b, c.History)
 	}
 	for _, g := range Group(r.Anomalies) {
 		a0 := &r.Anomalies[g.Indices[0]]
@@ -408,4 +413,39 @@ func CoreNote(h *history.History, a *anomaly.Anomaly) string {
 		return fmt.Sprintf("(these %d transactions alone violate the level, and without any one of them it holds: %s)", len(a.Core), strings.Join(names, " "))
 	}
 	return fmt.Sprintf("(the smallest set found in the time allowed, not shown minimal: these %d transactions alone violate the level: %s)", len(a.Core), strings.Join(names, " "))
+}
+
+// maxFaultsShown bounds the faults the text lists.
+const maxFaultsShown = 8
+
+// writeFaults lists the faults recorded in h, their instants relative to
+// the earliest begin of a transaction.
+func writeFaults(b *strings.Builder, h *history.History) {
+	var start int64
+	for i := range h.Txns {
+		if t := &h.Txns[i]; t.HasTime && (start == 0 || t.Begin < start) {
+			start = t.Begin
+		}
+	}
+	fmt.Fprintf(b, "faults recorded in the history: %d\n", len(h.Faults))
+	for i, f := range h.Faults {
+		if i == maxFaultsShown {
+			fmt.Fprintf(b, "  … and %d more\n", len(h.Faults)-i)
+			break
+		}
+		rel := func(ns int64) string { return time.Duration(ns - start).Round(10 * time.Millisecond).String() }
+		when := rel(f.Begin)
+		if f.End > f.Begin {
+			when += " to " + rel(f.End)
+		}
+		line := "  " + f.Kind
+		if f.Node != "" {
+			line += " " + f.Node
+		}
+		line += ", " + when
+		if f.Info != "" {
+			line += ": " + f.Info
+		}
+		b.WriteString(line + "\n")
+	}
 }

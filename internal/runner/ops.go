@@ -21,6 +21,9 @@ type record struct {
 	startTS, commitTS uint64
 	hasTS             bool
 	ops               []history.Op
+	// fault, when set, makes the record a fault the nemesis applied
+	// rather than a transaction.
+	fault *history.Fault
 }
 
 // add appends op; a nil record (tracing off) records nothing.

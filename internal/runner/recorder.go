@@ -55,6 +55,18 @@ func (rc *recorder) drain(in <-chan *record, cancel context.CancelFunc) error {
 	}
 	lastFlush := time.Now()
 	for r := range in {
+		if r.fault != nil {
+			rc.h.Faults = append(rc.h.Faults, *r.fault)
+			if rc.w != nil && rc.err == nil {
+				if rc.err = rc.w.WriteFault(r.fault); rc.err == nil {
+					rc.err = rc.w.Flush()
+				}
+				if rc.err != nil {
+					cancel()
+				}
+			}
+			continue
+		}
 		rc.add(r)
 		if rc.w != nil && rc.err == nil {
 			if err := rc.w.WriteTxn(&rc.h.Txns[len(rc.h.Txns)-1]); err != nil {

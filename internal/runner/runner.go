@@ -54,6 +54,14 @@ type Config struct {
 	// is aborted, or unknown if its COMMIT was sent, and the session
 	// reconnects. 0 means DefaultStmtTimeout; negative, no limit.
 	StmtTimeout time.Duration
+	// Nemesis, when set, runs beside the sessions from the moment they
+	// start until they end (its context is then cancelled, and the run
+	// waits for it to return, having healed what it broke). It calls
+	// record for each fault it applied, once healed, with instants taken
+	// from now, the clock of the history's transactions. The faults go
+	// into the history (History.Faults, and Out as fault records) in the
+	// order recorded, and into Result.Faults.
+	Nemesis func(ctx context.Context, now func() int64, record func(history.Fault))
 	// ReconnectFor bounds how long a session that lost its connection
 	// keeps trying to connect again, with exponential back-off and
 	// jitter, from the moment it noticed the loss until the database
@@ -123,6 +131,9 @@ const FlushEvery = 200 * time.Millisecond
 // Progress counts finished transactions while a run goes on; every field
 // may be read at any time.
 type Progress struct {
+	// Committed counts planned transactions that committed, each once
+	// and after Done counts it (read it before Done, and it never exceeds
+	// Done); Aborted and Unknown count attempts as they end.
 	Committed, Aborted, Unknown atomic.Int64
 	// Done counts planned transactions that are finished: committed,
 	// unknown, or given up after their retries.
@@ -206,6 +217,9 @@ type Result struct {
 	// Outcomes says how every transaction ended, in the order they ended
 	// (kept with NoTrace too).
 	Outcomes []outcome.Outcome
+	// Faults are the faults the nemesis applied, in the order it recorded
+	// them (kept with NoTrace too).
+	Faults []history.Fault
 }
 
 // run is one run's shared state.
@@ -346,11 +360,32 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		s.out = records
 		wg.Go(func() { s.run(runCtx) })
 	}
+	var faults []history.Fault
+	nemesisDone := make(chan struct{})
+	nemesisCtx, stopNemesis := context.WithCancel(runCtx)
+	if c.Nemesis != nil {
+		var mu sync.Mutex
+		go func() {
+			defer close(nemesisDone)
+			c.Nemesis(nemesisCtx, r.clock.now, func(f history.Fault) {
+				mu.Lock()
+				faults = append(faults, f)
+				mu.Unlock()
+				if records != nil {
+					records <- &record{fault: &f}
+				}
+			})
+		}()
+	} else {
+		close(nemesisDone)
+	}
 	wg.Wait()
+	stopNemesis()
+	<-nemesisDone
 	elapsed := r.clock.since()
 
 	end := r.clock.now()
-	res := &Result{Start: r.clock.baseNS}
+	res := &Result{Start: r.clock.baseNS, Faults: faults}
 	sum := &res.Summary
 	sum.Planned = c.Plan.Len()
 	sum.Reasons = map[string]int{}

@@ -86,11 +86,13 @@ func (s *session) fresh() int64 {
 func (s *session) run(ctx context.Context) {
 	for i := range s.r.c.Plan.Sessions[s.idx] {
 		pt := &s.r.c.Plan.Sessions[s.idx][i]
+		committed := false
 		for attempt := 0; ; attempt++ {
 			if ctx.Err() != nil {
 				return
 			}
 			status, class, why, err := s.attempt(ctx, pt)
+			committed = status == history.Committed
 			if class == db.Disconnected && ctx.Err() == nil {
 				if !s.reconnect(ctx, why) {
 					return
@@ -117,7 +119,12 @@ func (s *session) run(ctx context.Context) {
 			}
 		}
 		s.done++
+		// Done first: a progress display that reads Committed before Done
+		// never shows more committed than done.
 		s.r.progress.Done.Add(1)
+		if committed {
+			s.r.progress.Committed.Add(1)
+		}
 	}
 }
 
@@ -180,6 +187,11 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 	}
 	c := s.conn
 	s.timedOut = false
+	if tc, ok := c.(*timedConn); ok {
+		if rt, ok := tc.Conn.(db.ReadRouter); ok {
+			rt.RouteReadOnly(!pt.Writes())
+		}
+	}
 	begin := s.r.clock.now()
 	err := c.Begin(ctx, s.r.c.Isolation)
 	for i := 0; err == nil && i < len(pt.Ops); i++ {
@@ -236,8 +248,7 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 	}
 	switch status {
 	case history.Committed:
-		s.committed++
-		s.r.progress.Committed.Add(1)
+		s.committed++ // the progress counts it once the transaction is done
 	case history.Aborted:
 		s.aborted++
 		s.r.progress.Aborted.Add(1)

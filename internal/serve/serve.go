@@ -75,6 +75,12 @@ type Config struct {
 	Queue int
 	// Tick is how often the checker's clock is advanced (100 ms when 0).
 	Tick time.Duration
+	// Stepped turns the ticks off: the checker's clock (Checker.Clock)
+	// is read only when a batch arrives or a source calls Advance, so
+	// that the verdicts depend on the batches and the clock alone, not on
+	// when a tick came (a shard worker replaying its input must reach the
+	// same verdicts).
+	Stepped bool
 	// Keep is how many recent violations /v1/violations serves (10,000
 	// when 0).
 	Keep int
@@ -111,6 +117,10 @@ type Config struct {
 	// gives the report's picture (htmlreport.AnomalySVG). Nil leaves the
 	// page without pictures.
 	Picture func(h *history.History, a *anomaly.Anomaly) []byte
+	// Annotate, when set, sees each violation's line before it is
+	// written, with the history and the anomaly it comes from (the ids
+	// and keys as their stream sent them): a shard's checker sets Rank.
+	Annotate func(h *history.History, a *anomaly.Anomaly, l *Line)
 	// Log receives what the service has to say besides findings: refused
 	// batches, a source's failure, the checker's (nothing when nil).
 	Log *slog.Logger
@@ -269,6 +279,13 @@ type Line struct {
 	Stream  string   `json:"stream,omitempty"`
 	Streams []string `json:"streams,omitempty"`
 	finding.Finding
+	// Rank is set by a checker of a key shard on a NoConflict finding
+	// (Config.Annotate): the index, in the earlier committer's whole
+	// transaction, of its first write of the finding's key. One checker
+	// names a pair of conflicting writers once, by the shared key whose
+	// first write comes last (a lost update first); the shards' findings
+	// of a pair are merged by it, and the merged line leaves it out.
+	Rank *int `json:"rank,omitempty"`
 }
 
 // New returns a server for cfg.
@@ -702,6 +719,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 	}()
 	ticker := time.NewTicker(s.cfg.Tick)
 	defer ticker.Stop()
+	if s.cfg.Stepped {
+		ticker.Stop()
+	}
 	stop, ticking := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(ticking)
@@ -785,6 +805,18 @@ func (s *Server) Sync() {
 	s.work <- item{barrier: b}
 	<-b
 }
+
+// Advance has the checker's clock read and the Ext verdicts whose timeout
+// has passed made final, in order with the batches queued before it, and
+// returns once that is done and the findings are written. Like Sync, it
+// is for a source, and must not be called after Serve returned.
+func (s *Server) Advance() {
+	s.work <- item{}
+	s.Sync()
+}
+
+// Progress returns the service's state, as /v1/state serves it.
+func (s *Server) Progress() State { return s.state() }
 
 // run is the checker's goroutine: it takes the batches in the queue and
 // the clock's ticks until the queue is closed.
@@ -926,6 +958,9 @@ func (s *Server) emit(v *aion.Violation, pending bool) {
 	var picture []byte
 	if s.cfg.Picture != nil {
 		picture = s.cfg.Picture(explained, &a)
+	}
+	if s.cfg.Annotate != nil {
+		s.cfg.Annotate(h, &a, &l)
 	}
 	b, err := json.Marshal(l)
 	if err != nil {

@@ -86,7 +86,34 @@ type Config struct {
 	// Initial holds the initial values of keys, by key; other keys start
 	// absent.
 	Initial map[history.Value]history.Value
+	// Axioms says which axioms the checker checks: all of them (the
+	// zero value), or one part of them, for a checker of a shard.
+	Axioms Axioms
 }
+
+// Axioms names a part of the axioms. A history's transactions can be cut
+// into pieces — one per group of keys, with the operations on those keys,
+// and one per transaction for its session — each piece carrying its
+// transaction's id, session and timestamps; checkers of KeyAxioms over the
+// key pieces (each group to one checker) and of SessionAxioms over the
+// session pieces report together what one checker of AllAxioms reports
+// over the whole transactions.
+type Axioms uint8
+
+// The parts of the axioms.
+const (
+	// AllAxioms checks Session, Int, Ext and NoConflict (and, under
+	// serializability, the order of a key's writers).
+	AllAxioms Axioms = iota
+	// KeyAxioms checks the axioms that concern keys — Int, Ext,
+	// NoConflict and Aion-SER's order of a key's writers — and not the
+	// Session axiom nor a commit_ts below start_ts.
+	KeyAxioms
+	// SessionAxioms checks the Session axiom and a commit_ts below
+	// start_ts only: a transaction's operations are ignored (and an
+	// aborted one's writes not remembered).
+	SessionAxioms
+)
 
 // Violation is one final finding. Anomaly names transactions and keys of
 // History, a small history that holds just the transactions involved
@@ -301,6 +328,9 @@ func New(cfg Config) (*Checker, error) {
 	if cfg.MemoryBound < 0 {
 		return nil, fmt.Errorf("aion: negative memory bound %d", cfg.MemoryBound)
 	}
+	if cfg.Axioms > SessionAxioms {
+		return nil, fmt.Errorf("aion: unknown part of the axioms %d", cfg.Axioms)
+	}
 	if cfg.MemoryBound > 0 && cfg.Store == nil {
 		return nil, errors.New("aion: a memory bound needs a store to spill to")
 	}
@@ -348,7 +378,9 @@ func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 		t := &txns[i]
 		if t.Status != history.Committed {
 			c.stats.Skipped++
-			c.setAside(src, t)
+			if c.cfg.Axioms != SessionAxioms {
+				c.setAside(src, t)
+			}
 			continue
 		}
 		c.add(c.convert(src, t))
@@ -525,8 +557,12 @@ func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 		line = int32(t.Line)
 	}
 	x := &txn{id: t.ID, sess: *s - 1, sts: t.StartTS, cts: t.CommitTS, line: line}
-	c.ops = slices.Grow(c.ops[:0], len(t.Ops))[:len(t.Ops)]
-	for j, o := range t.Ops {
+	ops := t.Ops
+	if c.cfg.Axioms == SessionAxioms {
+		ops = nil
+	}
+	c.ops = slices.Grow(c.ops[:0], len(ops))[:len(ops)]
+	for j, o := range ops {
 		v := o.Value
 		if o.Kind == history.Delete {
 			v = history.NullValue

@@ -177,6 +177,42 @@ func TestImmediateFindings(t *testing.T) {
 	}
 }
 
+// TestAxiomParts: a checker of the key axioms reports the history's
+// findings but the session and commit-before-start ones, which a checker of
+// the session axioms reports, ignoring the operations.
+func TestAxiomParts(t *testing.T) {
+	h := tiny(
+		tinyTxn{1, 0, 10, 30, []history.Op{rnull(x), w(x, 1)}},
+		tinyTxn{2, 1, 20, 40, []history.Op{rnull(x), w(x, 2)}},
+		tinyTxn{3, 0, 25, 50, []history.Op{w(y, 3), r(y, 4)}},
+		tinyTxn{4, 2, 60, 55, []history.Op{r(y, 3), r(y, 5)}},
+	)
+	clk := &clock{now: time.Unix(100, 0)}
+	keys := newChecker(t, clk, aion.Config{Axioms: aion.KeyAxioms})
+	if err := keys.Add(h, h.Txns); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"lost-update/G-SIa txns=1,2 key=x value=null ops=2:0,1:1,2:1",
+		"non-repeatable-read/ txns=4 key=y value=5 ops=4:0,4:1",
+		"not-my-own-write/ txns=3 key=y value=4 ops=3:1,3:0",
+	}
+	if got := aionFindings(keys.Take()); !slices.Equal(got, want) {
+		t.Fatalf("key axioms: got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	sessions := newChecker(t, clk, aion.Config{Axioms: aion.SessionAxioms})
+	if err := sessions.Add(h, h.Txns); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{
+		"commit-before-start/ txns=4 key= value=null ops=",
+		"session-guarantee-violation/ txns=1,3 key= value=null ops=",
+	}
+	if got := aionFindings(sessions.Take()); !slices.Equal(got, want) {
+		t.Fatalf("sessions: got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
 // TestBadInput: a batch with a bad transaction is refused whole, with an
 // error naming the transaction and its line.
 func TestBadInput(t *testing.T) {

@@ -132,10 +132,17 @@ func (g *Graph) Edge(from, to int32, d anomaly.Dep, k history.KeyID, when Cond) 
 	if when.Const < 0 {
 		return
 	}
-	if g.nedges%edgeChunk == 0 {
-		g.edges = append(g.edges, make([]Edge, 0, edgeChunk))
+	if len(g.edges) == 0 {
+		// A small history's graph stays small: the first chunk grows as
+		// append grows it, up to edgeChunk, and only the later ones are
+		// made whole.
+		g.edges = append(g.edges, make([]Edge, 0, 64))
 	}
 	last := &g.edges[len(g.edges)-1]
+	if len(*last) == edgeChunk {
+		g.edges = append(g.edges, make([]Edge, 0, edgeChunk))
+		last = &g.edges[len(g.edges)-1]
+	}
 	*last = append(*last, Edge{from, to, d, k, when})
 	g.nedges++
 }

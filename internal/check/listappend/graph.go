@@ -1,6 +1,7 @@
 package listappend
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
@@ -195,6 +196,10 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 	for i, v := range order {
 		pos[v] = i
 	}
+	if a.orders == nil {
+		a.orders = map[history.KeyID][]history.Value{}
+	}
+	a.orders[k] = order
 	appender := func(i int) history.TxnID {
 		if i < 0 {
 			return history.Init
@@ -255,3 +260,114 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 // snapshot reports whether l is snapshot isolation, with session order or
 // without (generalized SI): the split graph.
 func snapshot(l level.Level) bool { return l.ID == level.SnapshotIsolation || l.ID == level.GSI }
+
+// cursorGuess orders the unobserved appenders of every open key for
+// cursor stability: the one that read the key's whole observed list first
+// (its version can then follow the one it read), the others in a
+// topological order of the ww and wr edges. It returns that order per key
+// and as ww edges, or false when two of them read the whole observed list
+// (one of the two then loses the other's update whatever the order, and
+// the solver says so with its counterexample).
+func (a *analysis) cursorGuess(l level.Level) (map[history.KeyID][]history.TxnID, []checker.Edge, bool) {
+	if len(a.open) == 0 {
+		return nil, nil, true
+	}
+	merged := a.build(l, false, nil)
+	comp, _ := merged.G.SCC(merged.Mask & dsg.Mask(anomaly.WW, anomaly.WR))
+	readAll := map[elemKey]bool{} // (key, transaction) read the whole observed list
+	for _, r := range a.listReads {
+		k := a.h.Txns[r.t].Ops[r.op].Key
+		if len(r.external) == len(a.orders[k]) {
+			readAll[elemKey{k, history.IntValue(int64(r.t))}] = true
+		}
+	}
+	order := map[history.KeyID][]history.TxnID{}
+	var extra []checker.Edge
+	for _, o := range a.open {
+		ts := slices.Clone(o.txns)
+		first := -1
+		for i, t := range ts {
+			if readAll[elemKey{o.k, history.IntValue(int64(t))}] {
+				if first >= 0 {
+					return nil, nil, false
+				}
+				first = i
+			}
+		}
+		slices.SortFunc(ts, func(x, y history.TxnID) int {
+			// An edge from u to v has comp[u] >= comp[v].
+			return cmp.Or(cmp.Compare(comp[dsg.Node(y)], comp[dsg.Node(x)]), cmp.Compare(x, y))
+		})
+		if first >= 0 {
+			t := o.txns[first]
+			i := slices.Index(ts, t)
+			ts = append([]history.TxnID{t}, slices.Delete(ts, i, i+1)...)
+		}
+		order[o.k] = ts
+		for i := 1; i < len(ts); i++ {
+			extra = append(extra, checker.Edge{From: ts[i-1], To: ts[i], Dep: anomaly.WW, Key: o.k})
+		}
+	}
+	return order, extra, true
+}
+
+// cursor returns the lost updates (G-cursor) the lists show with every
+// key's order known (guessed, for the unobserved appends of an open key:
+// unobserved[k], after every observed one): a transaction read a version
+// of a key and appends to it, and another effective appender's version
+// lies between the one it read and its own (its own comes after every
+// observed one when no read saw it).
+func (a *analysis) cursor(unobserved map[history.KeyID][]history.TxnID) []anomaly.Anomaly {
+	h := a.h
+	appendsTo := map[elemKey]bool{} // (key, transaction id as a value)
+	for ek, ref := range a.appends {
+		appendsTo[elemKey{ek.k, history.IntValue(int64(ref.t))}] = true
+	}
+	lost := func(r readRef, k history.KeyID, w history.TxnID, op int32) anomaly.Anomaly {
+		return anomaly.Anomaly{
+			Kind: anomaly.LostUpdate, Phenomenon: anomaly.GCursor, Txns: []history.TxnID{r.t, w},
+			Cycle: []anomaly.Step{{From: r.t, To: w, Dep: anomaly.RW, Key: k}, {From: w, To: r.t, Dep: anomaly.WW, Key: k}},
+			Key:   k, Value: history.NullValue,
+			Ops: []history.OpRef{{Txn: r.t, Op: r.op}, {Txn: w, Op: op}},
+		}
+	}
+	var out []anomaly.Anomaly
+reads:
+	for _, r := range a.listReads {
+		k := h.Txns[r.t].Ops[r.op].Key
+		if !appendsTo[elemKey{k, history.IntValue(int64(r.t))}] {
+			continue
+		}
+		order := a.orders[k]
+		for i := len(r.external); i < len(order); i++ {
+			ref := a.appends[elemKey{k, order[i]}]
+			if ref.t == r.t {
+				continue reads // its own version: nothing between
+			}
+			if a.isEffective(ref.t) {
+				out = append(out, lost(r, k, ref.t, ref.op))
+				continue reads
+			}
+		}
+		for _, u := range unobserved[k] {
+			if u == r.t {
+				break
+			}
+			if a.isEffective(u) {
+				out = append(out, lost(r, k, u, a.firstAppend(u, k)))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// firstAppend returns the position of t's first append to k.
+func (a *analysis) firstAppend(t history.TxnID, k history.KeyID) int32 {
+	for j, op := range a.h.Txns[t].Ops {
+		if op.Kind == history.Append && op.Key == k {
+			return int32(j)
+		}
+	}
+	return -1
+}

@@ -1,8 +1,10 @@
 // Package listappend checks list-append histories (Elle's workload: appends
-// of unique elements to lists, and reads of whole lists) against
-// read committed, snapshot isolation and serializability (with session
-// order, or without it: generalized SI and plain serializability) and
-// strict serializability. The lists reveal most of the version order.
+// of unique elements to lists, and reads of whole lists) against every
+// level but read uncommitted: read committed, snapshot isolation and
+// serializability (with session order, or without it: generalized SI and
+// plain serializability) and strict serializability by the graph below,
+// the others with the solver (last paragraph). The lists reveal most of
+// the version order.
 //
 // A read of [1 2 3] says that the appends of 1, 2 and 3 were installed in
 // that order, so the longest list read of each key orders every append it
@@ -29,6 +31,17 @@
 // solver checker (internal/check/polygraph) orders the unobserved
 // appends, with the order the lists reveal given as known edges. No other
 // history is searched.
+//
+// At the axiomatic levels (rc-session, read atomic, causal and prefix
+// consistency: Biswas and Enea's commit-order axioms) a list's versions
+// are its appends applied in commit order, so the order the lists reveal
+// is commit order among the appenders. After the lists' own anomalies,
+// which each of those levels forbids, the history goes to the solver
+// rewritten as registers as above, with that order as known edges: the
+// solver finds a commit order or proves none exists. Cursor stability,
+// PL-2+, PL-FCV and repeatable read, which forbid only some cycles
+// through anti-dependencies, go the same way, the lists' order being the
+// version order.
 package listappend
 
 import (
@@ -52,8 +65,8 @@ func (Checker) Name() string { return "list-append" }
 func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities{} }
 
 // Plan accepts histories made only of appends and list reads, with each
-// element appended at most once per key, at read committed, snapshot
-// isolation, serializability and (with instants) strict serializability.
+// element appended at most once per key, at every level but read
+// uncommitted (strict serializability with instants).
 // The check finds the intra-transaction and read anomalies of the lists,
 // then the cycles of the dependency graph the version order gives. At
 // snapshot isolation, when that graph has no cycle, the lists are
@@ -70,9 +83,12 @@ func (Checker) Plan(ix *history.Index, l level.Level, o checker.Options) (checke
 // decides returns nil when Plan accepts ix's history at l.
 func decides(ix *history.Index, l level.Level) error {
 	switch l.ID {
-	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable:
+	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable,
+		level.RepeatableRead, level.CursorStability:
 	default:
-		return fmt.Errorf("it decides read-committed, snapshot isolation (with session order or without), serializability (with or without) and strict-serializable, not %s", l.Name)
+		if !viaSolver(l) {
+			return fmt.Errorf("it decides every level but read-uncommitted, not %s", l.Name)
+		}
 	}
 	h := ix.History()
 	type ke struct {
@@ -112,13 +128,73 @@ func decides(ix *history.Index, l level.Level) error {
 	return nil
 }
 
+// viaSolver reports whether l is one of the levels this checker leaves
+// to the solver after the lists' own anomalies: the axiomatic ones
+// (rc-session, read atomic, causal, prefix) and PL-2+ and PL-FCV, which
+// forbid only the cycles with one anti-dependency (cursor stability goes
+// to the solver only when some key's order is open; repeatable read is
+// serializability without session order on lists).
+func viaSolver(l level.Level) bool {
+	switch l.ID {
+	case level.RCSession, level.ReadAtomic, level.Causal, level.Prefix,
+		level.CursorStability, level.PL2Plus, level.PLFCV:
+		return true
+	}
+	return false
+}
+
 // check runs the check Plan returns.
 func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Options) ([]anomaly.Anomaly, error) {
+	if l.ID == level.RepeatableRead {
+		// Lists have no predicate reads, so G2-item is all of G2: PL-2.99
+		// is serializability without session order.
+		l = level.Get(level.PlainSerializable)
+	}
 	a := newAnalysis(ix.History(), l)
 	a.resolve()
 	a.reads()
 	if err := ctx.Err(); err != nil {
 		return a.found, err
+	}
+	if l.ID == level.CursorStability {
+		// With every key's version order known from the lists, cursor
+		// stability is G0 and G1c (cycles of ww and wr) and G-cursor
+		// (a writer between the version a transaction read and its own
+		// append), each found directly; open keys go to the solver.
+		a.collect(l)
+		if len(a.found) > 0 {
+			return a.found, nil
+		}
+		order, extra, ok := a.cursorGuess(l)
+		if !ok {
+			return a.solve(ctx, l, o)
+		}
+		g := a.build(l, false, extra)
+		found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask&dsg.Mask(anomaly.WW, anomaly.WR), g.Nodes)
+		if err != nil {
+			return found, err
+		}
+		if len(found) == 0 {
+			found = a.cursor(order)
+		}
+		if len(found) == 0 || len(a.open) == 0 {
+			return found, nil
+		}
+		// The guessed order of some key's unobserved appends shows a
+		// violation, which another order might not: the solver decides.
+		return a.solve(ctx, l, o)
+	}
+	if viaSolver(l) {
+		// The axiomatic levels constrain a commit order, and the others
+		// forbid only some cycles of the graph: after the lists' own
+		// anomalies (which every one of them forbids), the solver decides
+		// the history rewritten as registers, with the order the lists
+		// give as version (or commit) order.
+		a.collect(l)
+		if len(a.found) > 0 {
+			return a.found, nil
+		}
+		return a.solve(ctx, l, o)
 	}
 	g := a.graph(l)
 	found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask, g.Nodes)
@@ -164,6 +240,9 @@ type analysis struct {
 	// open (collect fills them).
 	edges []depEdge
 	open  []openKey
+	// orders holds each key's order of observed elements: its longest
+	// list read (collect fills it).
+	orders map[history.KeyID][]history.Value
 }
 
 // openKey is a key whose unobserved appenders (two or more transactions)

@@ -246,6 +246,7 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	if l.RealTime {
 		auxN, chain = dsg.RealTimeChain(h, p.Present)
 	}
+	checker.MeterFrom(ctx).SetPhase("encoding")
 	enc, err := Encode(ctx, p, si, auxN, !c.NoTwoWidth, c.BCGraph)
 	if err != nil {
 		return nil, st, err
@@ -265,7 +266,8 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	st.Vars, st.Clauses, st.TwoWidth, st.Edges = low.S.NumVars(), low.Clauses, enc.TwoWidth, enc.G.NumEdges()
 	st.Encode = time.Since(start)
 	start = time.Now()
-	low.S.Interrupt = func() bool { return ctx.Err() != nil }
+	low.S.Interrupt = interrupt(ctx, low.S)
+	checker.MeterFrom(ctx).Solving(low.S.NumVars(), low.Clauses)
 	st.Result = low.S.Solve()
 	st.Solve, st.Solver = time.Since(start), low.S.Stats()
 	switch st.Result {
@@ -515,7 +517,7 @@ func cursorCounterexample(ctx context.Context, p *Polygraph, lim checker.Limits)
 	if err != nil {
 		return anomaly.Anomaly{}, false
 	}
-	low.S.Interrupt = func() bool { return ctx.Err() != nil }
+	low.S.Interrupt = interrupt(ctx, low.S)
 	low.S.ConflictLimit, low.S.WorkLimit = lim.Conflicts, lim.Work
 	switch low.S.Solve() {
 	case sat.Unsat:
@@ -608,4 +610,20 @@ func (e *Encoding) counterexample(conflict []sat.Lit) (anomaly.Anomaly, bool) {
 		a.Cycle = steps
 	}
 	return a, true
+}
+
+// interrupt is the solver's Interrupt for a check under ctx: it stops the
+// search when ctx ends, and shows the search's progress on the meter ctx
+// carries, if any.
+func interrupt(ctx context.Context, s *sat.Solver) func() bool {
+	m := checker.MeterFrom(ctx)
+	if m == nil {
+		return func() bool { return ctx.Err() != nil }
+	}
+	return func() bool {
+		st := s.Stats()
+		m.Conflicts.Store(st.Conflicts)
+		m.Decisions.Store(st.Decisions)
+		return ctx.Err() != nil
+	}
 }

@@ -56,11 +56,19 @@ func (c *checker) adya(id level.ID, eff []int) (bool, error) {
 		key    int
 		pred   bool
 		cands  []int
+		list   string // a list read's external part (listEncoding)
 	}
 	var all []obs
 	for q, i := range eff {
 		for _, r := range c.txns[i].ext {
 			o := obs{reader: q, key: int(r.key), pred: r.exact}
+			if c.lists {
+				// Its source is the version the order gives the list it
+				// read (try).
+				o.list = r.value.S
+				all = append(all, o)
+				continue
+			}
 			if r.matches(c.init[r.key]) {
 				o.cands = append(o.cands, -1)
 			}
@@ -80,6 +88,9 @@ func (c *checker) adya(id level.ID, eff []int) (bool, error) {
 		writes[q] = make([]bool, len(c.h.Keys))
 		for _, w := range c.txns[i].final {
 			writes[q][w.key] = true
+		}
+		for _, a := range c.txns[i].appends {
+			writes[q][a.key] = true
 		}
 	}
 	order := make([]int, n)
@@ -163,6 +174,34 @@ func (c *checker) adya(id level.ID, eff []int) (bool, error) {
 	try := func() bool {
 		for p, q := range order {
 			pos[q] = p
+		}
+		if c.lists {
+			// The order is every key's version order: a list read reads
+			// from the appender whose version is the list it returned.
+			version := make([]map[int]string, n)
+			state := map[int]string{}
+			for _, q := range order {
+				version[q] = map[int]string{}
+				for _, a := range c.txns[eff[q]].appends {
+					state[int(a.key)] += a.value.S
+					version[q][int(a.key)] = state[int(a.key)]
+				}
+			}
+			for x := range all {
+				o := &all[x]
+				o.cands = o.cands[:0]
+				if o.list == "" {
+					o.cands = append(o.cands, -1)
+				}
+				for p := range n {
+					if v, ok := version[p][o.key]; ok && p != o.reader && v == o.list {
+						o.cands = append(o.cands, p)
+					}
+				}
+				if len(o.cands) == 0 {
+					return false // no version is the list it read
+				}
+			}
 		}
 		return assign(0)
 	}

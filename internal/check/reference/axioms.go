@@ -35,13 +35,8 @@ import (
 // MaxTxns transactions take effect.
 func (c *checker) axiomatic(ax level.Axiom, eff []int) (bool, error) {
 	n := len(eff)
-	if n > MaxTxns {
-		return false, fmt.Errorf("reference: %d effective transactions, more than the %d the axiomatic enumeration takes", n, MaxTxns)
-	}
-	for _, i := range eff {
-		if !c.txns[i].intOK {
-			return false, nil
-		}
+	if ok, err := c.enumerable(eff); !ok || err != nil {
+		return false, err
 	}
 	var all []observation
 	for q, i := range eff {
@@ -197,4 +192,19 @@ func prefixHolds(n int, all []observation, pick []int, writes [][]bool, pos []in
 		}
 	}
 	return true
+}
+
+// enumerable reports whether the axiomatic enumeration may go on with
+// eff: an error when it has more than MaxTxns transactions, false when
+// one of them is not internally consistent (no order can help it).
+func (c *checker) enumerable(eff []int) (bool, error) {
+	if len(eff) > MaxTxns {
+		return false, fmt.Errorf("reference: %d effective transactions, more than the %d the axiomatic enumeration takes", len(eff), MaxTxns)
+	}
+	for _, i := range eff {
+		if !c.txns[i].intOK {
+			return false, nil
+		}
+	}
+	return true, nil
 }

@@ -48,9 +48,9 @@ func appendElement(b []byte, e history.Value) []byte {
 	return append(b, 'n', ';')
 }
 
-// listOp records one append or list read of transaction t; own holds the
-// elements t appended so far, per key.
-func (c *checker) listOp(t *txn, op history.Op, own map[history.KeyID][]history.Value) {
+// listOp records one append or list read of transaction t, its operation
+// at position pos; own holds the elements t appended so far, per key.
+func (c *checker) listOp(t *txn, op history.Op, pos int, own map[history.KeyID][]history.Value) {
 	k := op.Key
 	if op.Kind == history.Append {
 		own[k] = append(own[k], op.Value)
@@ -68,16 +68,18 @@ func (c *checker) listOp(t *txn, op history.Op, own map[history.KeyID][]history.
 		t.intOK = false
 		return
 	}
-	t.ext = append(t.ext, kv{key: k, value: listEncoding(list[:len(list)-len(mine)])})
+	t.ext = append(t.ext, kv{key: k, value: listEncoding(list[:len(list)-len(mine)]), op: pos})
 }
 
 // listLevel checks that the oracle models lists at level id, and that the
 // history's operations are all appends and list reads.
 func (c *checker) listLevel(id level.ID) error {
 	switch id {
-	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable:
+	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable,
+		level.RCSession, level.ReadAtomic, level.Causal, level.Prefix,
+		level.CursorStability, level.PL2Plus, level.PLFCV, level.RepeatableRead:
 	default:
-		return fmt.Errorf("reference: lists are modelled at read committed, snapshot isolation, serializability (with session order or without) and strict serializability, not %v", id)
+		return fmt.Errorf("reference: lists are modelled at every level but read uncommitted, not %v", id)
 	}
 	if c.plain {
 		return fmt.Errorf("reference: a history that mixes lists with reads, writes, deletes or ranges is not modelled")
@@ -173,4 +175,155 @@ func (c *checker) readCommittedLists(eff []int) bool {
 		return false
 	}
 	return search(0)
+}
+
+// axiomaticLists decides an axiomatic level (see axiomatic) for lists, for
+// one choice of effective transactions, with the commit order co as the
+// order in which appends are applied: for every strict total order co of
+// the effective transactions that extends session order, each key's
+// versions are the initial empty list and, after each of its appenders in
+// co order, the list so far followed by that appender's elements. Every
+// external list read must return exactly one of those versions — it reads
+// from (wr) the initial state or the appender that installed it, which co
+// puts before the reader — and the axiom must hold of every read: every
+// other appender t2 of the key whose premise holds of t2 and the reader
+// precedes the read's source in co (and the source is not the initial
+// state). The level holds iff some order passes. Unlike axiomatic, which
+// assigns each read a writer first, here the order decides the versions,
+// so every order is tried (at most MaxTxns transactions: 9! orders).
+func (c *checker) axiomaticLists(ax level.Axiom, eff []int) (bool, error) {
+	n := len(eff)
+	if ok, err := c.enumerable(eff); !ok || err != nil {
+		return false, err
+	}
+	type read struct {
+		reader, key, op int
+		value           string
+	}
+	var reads []read
+	appends := make([]map[int]string, n) // appends[q][key]: the elements q appends
+	for q, i := range eff {
+		appends[q] = map[int]string{}
+		for _, a := range c.txns[i].appends {
+			appends[q][int(a.key)] = a.value.S
+		}
+		for _, r := range c.txns[i].ext {
+			reads = append(reads, read{reader: q, key: int(r.key), op: r.op, value: r.value.S})
+		}
+	}
+	var so [MaxTxns]uint32
+	for p, i := range eff {
+		for q, j := range eff {
+			if p < q && c.txns[i].session == c.txns[j].session {
+				so[p] |= 1 << q
+			}
+		}
+	}
+	order := make([]int, 0, n)
+	pos := make([]int, n)
+	source := make([]int, len(reads))
+	// passes checks the complete order.
+	passes := func() bool {
+		for q, p := range order {
+			pos[p] = q
+		}
+		// Every version of every key, by the appender that installed it.
+		version := make([]map[int]string, n)
+		state := map[int]string{}
+		for _, p := range order {
+			version[p] = map[int]string{}
+			for k, els := range appends[p] {
+				state[k] += els
+				version[p][k] = state[k]
+			}
+		}
+		var wr [MaxTxns]uint32
+		for x, r := range reads {
+			source[x] = -2
+			if r.value == "" {
+				source[x] = -1
+			}
+			for p := range n {
+				if v, ok := version[p][r.key]; ok && v == r.value && p != r.reader {
+					source[x] = p
+				}
+			}
+			switch {
+			case source[x] == -2:
+				return false // no version of the key is what it read
+			case source[x] >= 0:
+				if pos[source[x]] > pos[r.reader] {
+					return false // co extends wr
+				}
+				wr[source[x]] |= 1 << r.reader
+			}
+		}
+		var step [MaxTxns]uint32
+		for p := range n {
+			step[p] = so[p] | wr[p]
+		}
+		hb := closure(step[:n])
+		premise := func(t2 int, x int) bool {
+			t3 := reads[x].reader
+			switch ax {
+			case level.AxiomRC:
+				for y, r := range reads {
+					if r.reader == t3 && r.op < reads[x].op && source[y] == t2 {
+						return true
+					}
+				}
+				return false
+			case level.AxiomRA:
+				return step[t2]&(1<<t3) != 0
+			case level.AxiomCC:
+				return hb[t2]&(1<<t3) != 0
+			}
+			for t4 := range n { // AxiomPrefix
+				if (t4 == t2 || pos[t2] < pos[t4]) && step[t4]&(1<<t3) != 0 {
+					return true
+				}
+			}
+			return false
+		}
+		for x, r := range reads {
+			t1 := source[x]
+			for t2 := range n {
+				if _, writes := appends[t2][r.key]; t2 == t1 || !writes || !premise(t2, x) {
+					continue
+				}
+				if t1 < 0 || pos[t2] > pos[t1] {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	var search func(placed uint32) bool
+	search = func(placed uint32) bool {
+		if len(order) == n {
+			return passes()
+		}
+		for q := range n {
+			if placed&(1<<q) != 0 {
+				continue
+			}
+			ready := true
+			for p := range n {
+				if so[p]&(1<<q) != 0 && placed&(1<<p) == 0 {
+					ready = false
+				}
+			}
+			if !ready {
+				continue
+			}
+			order = append(order, q)
+			ok := search(placed | 1<<q)
+			order = order[:len(order)-1]
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	return search(0), nil
 }

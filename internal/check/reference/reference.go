@@ -95,8 +95,12 @@ func (c *checker) check(id level.ID) (bool, error) {
 				eff = append(eff, i)
 			}
 		}
-		if level.Get(id).Axiom != level.NoAxiom {
-			if ok, err := c.axiomatic(level.Get(id).Axiom, eff); ok || err != nil {
+		if ax := level.Get(id).Axiom; ax != level.NoAxiom {
+			axiomatic := c.axiomatic
+			if c.lists {
+				axiomatic = c.axiomaticLists
+			}
+			if ok, err := axiomatic(ax, eff); ok || err != nil {
 				return ok, err
 			}
 			continue
@@ -229,7 +233,7 @@ func newChecker(h *history.History) (*checker, error) {
 				return nil, fmt.Errorf("reference: transaction %s, operation %d: key id %d out of range", h.TxnName(history.TxnID(i)), j+1, op.Key)
 			}
 			if op.Kind == history.Append || op.Kind == history.ReadList {
-				c.listOp(t, op, ownList)
+				c.listOp(t, op, j, ownList)
 				continue
 			}
 			x := kv{key: op.Key, value: op.Value, op: j}

@@ -195,6 +195,9 @@ func (rd *reader) op(v edn.Value) error {
 		if inv.f != e.f {
 			return rd.errf(e.line, "f", "process %s invoked %q but completes %q", rd.processName(e), inv.f, e.f)
 		}
+		if inv.hasTime && e.hasTime && e.time < inv.time {
+			return rd.errf(e.line, "time", "process %s completes at time %d, before it invoked at %d (line %d)", rd.processName(e), e.time, inv.time, inv.line)
+		}
 		return rd.add(inv, e)
 	}
 	return rd.add(nil, e)

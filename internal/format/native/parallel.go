@@ -54,6 +54,8 @@ type chunk struct {
 	kind     history.ValueKind
 	kindLine int
 	lists    bool // an append or a list read
+	// faults are the chunk's fault records, in order.
+	faults []history.Fault
 
 	// keyMap and sessionMap take the chunk-local ids of a parsed chunk
 	// to the history's (set by the merge).
@@ -199,9 +201,15 @@ func (w *Reader) parse(c *chunk) {
 	// longer than 24 bytes.
 	txns := make([]history.Txn, 0, min(bytes.Count(c.data, []byte{'\n'})+1, len(c.data)/24+1))
 	limit := w.opts.Limits.Line()
+	var faults []history.Fault
 	err := eachLine(c.data, c.line, func(b []byte, line int) error {
 		if int64(len(b)) > limit {
 			return errLong
+		}
+		if isFault(b) {
+			f, err := parseFault(b, w.s.file, line)
+			faults = append(faults, f)
+			return err
 		}
 		w.s.reset(b, line)
 		txns = append(txns, history.Txn{})
@@ -213,7 +221,7 @@ func (w *Reader) parse(c *chunk) {
 	if cap(txns) > 2*len(txns)+64 { // mostly blank lines: give back the slots
 		txns = append([]history.Txn(nil), txns...)
 	}
-	c.parsed, c.txns, c.keys, c.sessions = true, txns, w.h.Keys, w.h.Sessions
+	c.parsed, c.txns, c.keys, c.sessions, c.faults = true, txns, w.h.Keys, w.h.Sessions, faults
 	c.kind, c.kindLine, c.lists = w.keyKind, w.keyKindLine, w.lists
 }
 
@@ -235,6 +243,18 @@ func (r *Reader) merge(c *chunk, sp *splitter) error {
 			if int64(len(b)) > limit {
 				return format.LimitErr(r.s.file, line, "line", limit)
 			}
+			if isFault(b) {
+				f, err := parseFault(b, r.s.file, line)
+				if err != nil {
+					if line == c.open && r.opts.AllowTorn && len(r.lines) > 0 {
+						r.torn = &format.Torn{File: r.s.file, Line: line, Err: err}
+						return nil
+					}
+					return err
+				}
+				r.h.Faults = append(r.h.Faults, f)
+				return nil
+			}
 			r.s.reset(b, line)
 			c.txns = append(c.txns, history.Txn{})
 			t := &c.txns[len(c.txns)-1]
@@ -254,6 +274,7 @@ func (r *Reader) merge(c *chunk, sp *splitter) error {
 		return c.err
 	}
 	r.lists = r.lists || c.lists
+	r.h.Faults = append(r.h.Faults, c.faults...)
 	c.sessionMap = make([]int32, len(c.sessions))
 	for i, v := range c.sessions {
 		c.sessionMap[i] = r.internSession(v)

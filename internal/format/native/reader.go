@@ -317,16 +317,30 @@ func (r *Reader) next(t *history.Txn) error {
 
 func (r *Reader) read(t *history.Txn) error {
 	var line []byte
-	if r.pending != nil {
-		line = r.pending
-		r.s.reset(line, r.pendingLine)
-		r.pending = nil
-	} else {
-		var err error
-		if line, err = r.nextLine(); err != nil {
+	for {
+		if r.pending != nil {
+			line = r.pending
+			r.s.reset(line, r.pendingLine)
+			r.pending = nil
+		} else {
+			var err error
+			if line, err = r.nextLine(); err != nil {
+				return err
+			}
+			r.s.reset(line, r.line)
+		}
+		if !isFault(line) {
+			break
+		}
+		f, err := parseFault(line, r.s.file, r.s.line)
+		if err != nil {
+			if r.unterminated && r.opts.AllowTorn && len(r.lines) > 0 {
+				r.torn = &format.Torn{File: r.s.file, Line: r.s.line, Err: err}
+				return io.EOF
+			}
 			return err
 		}
-		r.s.reset(line, r.line)
+		r.h.Faults = append(r.h.Faults, f)
 	}
 	if err := r.txn(t); err != nil {
 		if r.unterminated && r.opts.AllowTorn && len(r.lines) > 0 {

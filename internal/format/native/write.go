@@ -42,6 +42,9 @@ func Write(w io.Writer, h *history.History) error {
 			buf = buf[:0]
 		}
 	}
+	for i := range h.Faults {
+		buf = appendFault(buf, &h.Faults[i])
+	}
 	if len(buf) > 0 {
 		_, err = w.Write(buf)
 	}
@@ -275,4 +278,10 @@ func appendOp(b []byte, h *history.History, op *history.Op) ([]byte, error) {
 		b = append(b, `,{"lock":true}`...)
 	}
 	return append(b, ']'), nil
+}
+
+// AppendTxn appends t, a transaction of h, to b as one line of the format
+// (with its newline), as Write writes it.
+func AppendTxn(b []byte, h *history.History, t *history.Txn) ([]byte, error) {
+	return appendTxn(b, h, t)
 }

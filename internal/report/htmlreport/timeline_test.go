@@ -120,3 +120,25 @@ func TestTimelineFileOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineFaults: a fault recorded in the history is shaded across
+// the lanes over the instants it covers, with its kind and node in the
+// tooltip; one outside the instants drawn is left out.
+func TestTimelineFaults(t *testing.T) {
+	h := history.MustParse("t1: s0: @10-20: w x 1 | t2: s1: @30-40: r x 1 w x 2 | t3: s0: @50-60: r x 2")
+	h.Faults = []history.Fault{{Kind: "partition", Node: "n2", Begin: 25, End: 45}, {Kind: "kill", Node: "n1", Begin: 100, End: 200}}
+	svg, timed := timelineSVG(h, []history.TxnID{0, 1, 2}, timelineMarks{})
+	if !timed {
+		t.Fatal("the axis is not time")
+	}
+	if n := strings.Count(string(svg), `class="fault"`); n != 1 {
+		t.Fatalf("%d fault bands, want 1:\n%s", n, svg)
+	}
+	if !strings.Contains(string(svg), "<title>partition n2</title>") {
+		t.Errorf("no tooltip naming the fault:\n%s", svg)
+	}
+	h.Faults = nil
+	if svg, _ := timelineSVG(h, []history.TxnID{0, 1, 2}, timelineMarks{}); strings.Contains(string(svg), `class="fault"`) {
+		t.Error("a history without faults has a fault band")
+	}
+}

@@ -45,8 +45,8 @@ func timelineSVG(h *history.History, txns []history.TxnID, m timelineMarks) (tem
 	type span struct{ lo, hi int }
 	spans := make([]span, len(txns))
 	var slots int
+	var inst []int64
 	if timed {
-		var inst []int64
 		for _, t := range txns {
 			tx := &h.Txns[t]
 			inst = append(inst, tx.Begin, tx.End)
@@ -106,6 +106,9 @@ func timelineSVG(h *history.History, txns []history.TxnID, m timelineMarks) (tem
 		lbl := "session " + clip(sessionName(h, s), 14)
 		b.s(`<text class="lane" x="6" y="`, num(y+barY+barH-4), `" font-size="12">`, esc(lbl), `</text>`)
 	}
+	if timed {
+		faultBands(&b, h, inst, slot, ht)
+	}
 	var marked svgBuf
 	for i, t := range txns {
 		tx := &h.Txns[t]
@@ -157,4 +160,37 @@ func instants(tx *history.Txn) string {
 		return b.Format("2006-01-02 15:04:05.000000000Z") + " + " + d.String()
 	}
 	return "@" + strconv.FormatInt(tx.Begin, 10) + "–" + strconv.FormatInt(tx.End, 10)
+}
+
+// faultBands shades, across every lane, the stretch of the axis that each
+// fault recorded in h covers (the slots of the instants inst within it;
+// a fault between two instants, or an instant one, as a thin band at its
+// place), with the fault in its tooltip. Faults wholly outside the
+// instants drawn are left out.
+func faultBands(b *svgBuf, h *history.History, inst []int64, slot, height float64) {
+	if len(inst) == 0 {
+		return
+	}
+	for _, f := range h.Faults {
+		if f.End < inst[0] || f.Begin > inst[len(inst)-1] {
+			continue
+		}
+		lo, _ := slices.BinarySearch(inst, f.Begin) // first instant at or after the beginning
+		hi, found := slices.BinarySearch(inst, f.End)
+		if !found {
+			hi-- // last instant before the end
+		}
+		x0, x1 := laneLabelW+float64(lo)*slot, laneLabelW+float64(hi+1)*slot
+		if hi < lo { // no instant inside: a thin band where it falls
+			x0, x1 = laneLabelW+float64(lo)*slot-1.5, laneLabelW+float64(lo)*slot+1.5
+		}
+		tip := f.Kind
+		if f.Node != "" {
+			tip += " " + f.Node
+		}
+		if f.Info != "" {
+			tip += ": " + f.Info
+		}
+		b.s(`<rect class="fault" x="`, num(x0), `" y="0" width="`, num(x1-x0), `" height="`, num(height), `" fill="#884ea0" fill-opacity="0.16"><title>`, esc(tip), `</title></rect>`)
+	}
 }

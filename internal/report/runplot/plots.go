@@ -26,7 +26,37 @@ var (
 	colP95       = color.RGBA{0xe6, 0x9f, 0x00, 0xff}
 	colP99       = color.RGBA{0xd5, 0x5e, 0x00, 0xff}
 	colGrid      = color.Gray{0xe4}
+	// colFault shades a fault's window, translucent over the lines.
+	colFault = color.NRGBA{0x88, 0x4e, 0xa0, 0x38}
 )
+
+// shadeFaults draws each fault of the run as a shaded band over the whole
+// height of p (whose axes are set), at least a two-hundredth of the run
+// wide so that an instant fault (a cut) shows, with one legend entry.
+func shadeFaults(p *plot.Plot, r *Run) error {
+	minWidth := p.X.Max / 200
+	for i, w := range r.Faults {
+		lo, hi := w.Start.Seconds(), w.End.Seconds()
+		if hi-lo < minWidth {
+			lo, hi = lo-minWidth/2, hi+minWidth/2
+		}
+		lo, hi = max(lo, p.X.Min), min(hi, p.X.Max)
+		if hi <= lo {
+			continue
+		}
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: p.Y.Min}, {X: hi, Y: p.Y.Min}, {X: hi, Y: p.Y.Max}, {X: lo, Y: p.Y.Max}})
+		if err != nil {
+			return err
+		}
+		poly.Color = colFault
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		if i == 0 {
+			p.Legend.Add("fault", poly)
+		}
+	}
+	return nil
+}
 
 // newPlot returns a plot with the report's look: sans-serif text, a bold
 // title, a light grid.
@@ -126,7 +156,7 @@ func throughputPlot(title string, r *Run, bs []bucket) (*plot.Plot, error) {
 	// Head room for the legend.
 	p.Y.Min, p.Y.Max = 0, max(top*1.3, 1)
 	p.Y.Tick.Marker = linearTicks{}
-	return p, nil
+	return p, shadeFaults(p, r)
 }
 
 // latencyPlot draws the p50, p95 and p99 latencies of the committed
@@ -156,7 +186,7 @@ func latencyPlot(title string, r *Run, bs []bucket) (*plot.Plot, error) {
 	p.Y.Tick.Marker = logTicks{}
 	// Head room for the legend: a factor of three above the slowest p99.
 	p.Y.Min, p.Y.Max = niceFloor(bottom), niceCeil(top*3)
-	return p, nil
+	return p, shadeFaults(p, r)
 }
 
 // abortPlot draws a horizontal bar per reason: the aborted transactions,

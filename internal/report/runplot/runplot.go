@@ -55,6 +55,28 @@ type Run struct {
 	// transaction gave them, in this order; other reasons found in Txns
 	// follow, the most frequent first.
 	Reasons []string
+	// Faults are the faults injected during the run, drawn as shaded
+	// windows on the throughput and latency plots.
+	Faults []Window
+}
+
+// Window is a stretch of a run (relative to its start) named by Label: a
+// fault from its beginning to its healing.
+type Window struct {
+	Start, End time.Duration
+	Label      string
+}
+
+// AddFaults adds the faults (instants on the clock of the history) as
+// windows relative to start, the instant the run started.
+func (r *Run) AddFaults(start int64, faults []history.Fault) {
+	for _, f := range faults {
+		label := f.Kind
+		if f.Node != "" {
+			label += " " + f.Node
+		}
+		r.Faults = append(r.Faults, Window{Start: time.Duration(f.Begin - start), End: time.Duration(f.End - start), Label: label})
+	}
 }
 
 // FromOutcomes returns a run's transactions as the plots take them: the

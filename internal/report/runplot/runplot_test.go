@@ -329,3 +329,40 @@ func TestFromOutcomes(t *testing.T) {
 		t.Errorf("no outcomes: %+v", r)
 	}
 }
+
+// TestFaultWindows: a run's faults are shaded on the throughput and
+// latency plots, one legend entry for all, and not on the abort bars; a
+// run without faults has no shading.
+func TestFaultWindows(t *testing.T) {
+	r := handBuilt()
+	r.AddFaults(1000, []history.Fault{{Kind: "partition", Node: "n2", Begin: 1000 + 5e8, End: 1000 + 9e8}, {Kind: "cut", Node: "n1", Begin: 1000 + 15e8, End: 1000 + 15e8}})
+	if len(r.Faults) != 2 || r.Faults[0].Start != 5e8 || r.Faults[0].Label != "partition n2" {
+		t.Fatalf("windows %+v", r.Faults)
+	}
+	figs, err := Draw(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Draw(handBuilt())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range figs {
+		d, p := parseSVG(t, f.SVG), parseSVG(t, plain[i].SVG)
+		shaded := d.fills["#874d9f"]
+		switch f.Name {
+		case Throughput, Latency:
+			// Two bands and the legend's swatch.
+			if shaded != 3 || !slices.Contains(d.texts, "fault") {
+				t.Errorf("%s: %d shaded areas, legend %v; want 3 and a fault entry", f.Name, shaded, slices.Contains(d.texts, "fault"))
+			}
+		default:
+			if shaded != 0 {
+				t.Errorf("%s: %d shaded areas, want none", f.Name, shaded)
+			}
+		}
+		if p.fills["#874d9f"] != 0 {
+			t.Errorf("%s without faults is shaded", f.Name)
+		}
+	}
+}

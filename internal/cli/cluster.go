@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/isoscope/isoscope/internal/cluster"
+	"github.com/isoscope/isoscope/internal/db"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/nemesis"
+)
+
+// clusterFlags are run's flags for a cluster isoscope stands up and the
+// faults it injects.
+type clusterFlags struct {
+	// Cluster is KIND[:NODES] (cluster.ParseSpec); ClusterDir where its
+	// nodes live (default: a fresh temporary directory).
+	Cluster, ClusterDir string
+	// Faults lists the nemesis's faults; FaultInterval is the calm before
+	// each and how long each lasts.
+	Faults        string
+	FaultInterval time.Duration
+	// Hop moves each session to the next node every Hop transactions.
+	Hop int
+	// cluster is the cluster stood up for the run.
+	cluster *cluster.Cluster
+}
+
+func (f *clusterFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Cluster, "cluster", "", "stand up a replicated cluster on 127.0.0.1 for the run and tear it down after: galera[:N] (MariaDB Galera, N multi-master nodes, default 3) or postgres-standby[:N] (a PostgreSQL 15 primary and N-1 hot standbys, default 2); sessions spread across the nodes, and transactions that only read go to a standby")
+	fs.StringVar(&f.ClusterDir, "cluster-dir", "", "where --cluster's nodes keep their data and logs (default: a fresh temporary directory); removed when the run ends")
+	fs.StringVar(&f.Faults, "faults", "", "with --cluster: inject faults while the workload runs, on a schedule drawn from --seed: partition (cut a node off from the others), kill (SIGKILL, started again after the interval), pause (SIGSTOP, SIGCONT), restart (SIGTERM, started again), cut (drop the clients' connections to a node), or all; comma-separated. Recorded in the history as fault records")
+	fs.DurationVar(&f.FaultInterval, "fault-interval", 5*time.Second, "the calm before each fault, and how long each lasts")
+	fs.IntVar(&f.Hop, "hop", 0, "on a cluster (--cluster, or several --db): each session moves to the next node every N transactions, keeping its session order, as a client behind a load balancer does (0: a session stays on its node until it reconnects)")
+}
+
+// check validates the flags against the --db addresses, and returns what
+// makes the run's nemesis once the cluster is up.
+func (f *clusterFlags) check(dbs, readDBs []string) (func(*cluster.Cluster, uint64, io.Writer) func(context.Context, func() int64, func(history.Fault)), error) {
+	none := func(*cluster.Cluster, uint64, io.Writer) func(context.Context, func() int64, func(history.Fault)) {
+		return nil
+	}
+	if f.Hop < 0 {
+		return nil, errors.New("--hop cannot be negative")
+	}
+	if f.Cluster == "" {
+		if f.Hop > 0 && len(dbs) < 2 {
+			return nil, errors.New("--hop needs a cluster: --cluster, or several --db")
+		}
+		if f.Faults != "" {
+			return nil, errors.New("--faults needs --cluster: isoscope breaks only the clusters it runs (their processes and the proxies between their nodes)")
+		}
+		if len(readDBs) > 0 && len(dbs) == 0 {
+			return nil, errors.New("--read-db needs a --db that takes writes")
+		}
+		return none, nil
+	}
+	if len(dbs) > 0 || len(readDBs) > 0 {
+		return nil, errors.New("--cluster stands up its own nodes: give it without --db and --read-db")
+	}
+	if _, err := cluster.ParseSpec(f.Cluster); err != nil {
+		return nil, fmt.Errorf("--cluster: %v", err)
+	}
+	if f.Faults == "" {
+		return none, nil
+	}
+	kinds, err := nemesis.ParseKinds(f.Faults)
+	if err != nil {
+		return nil, fmt.Errorf("--faults: %v", err)
+	}
+	if f.FaultInterval <= 0 {
+		return nil, errors.New("--fault-interval must be positive")
+	}
+	return func(cl *cluster.Cluster, seed uint64, log io.Writer) func(context.Context, func() int64, func(history.Fault)) {
+		cfg := nemesis.Config{Faults: kinds, Interval: f.FaultInterval, Seed: seed, Log: func(s string) {
+			fmt.Fprintf(log, "%s %s\n", time.Now().Format("15:04:05.0"), s)
+		}}
+		return func(ctx context.Context, now func() int64, record func(history.Fault)) {
+			nemesis.Run(ctx, cl, cfg, now, record)
+		}
+	}, nil
+}
+
+// standUp stands the --cluster up and points the run's --db and
+// --read-db at its nodes.
+func (c *runCommand) standUp(ctx context.Context) (*cluster.Cluster, error) {
+	spec, _ := cluster.ParseSpec(c.Cluster)
+	start := time.Now()
+	cl, err := cluster.Up(ctx, spec, c.ClusterDir, func(s string) {
+		fmt.Fprintf(c.io.Stderr, "%s %s\n", time.Now().Format("15:04:05.0"), s)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--cluster %s: %v", spec, err)
+	}
+	c.cluster = cl
+	dsns := cl.DSNs()
+	for i, n := range cl.Nodes {
+		if n.Role == "standby" {
+			c.ReadDBs = append(c.ReadDBs, dsns[i])
+		} else {
+			c.DBs = append(c.DBs, dsns[i])
+		}
+	}
+	fmt.Fprintf(c.io.Stderr, "cluster %s up in %s under %s: %s\n", spec, time.Since(start).Round(100*time.Millisecond), cl.Dir, strings.Join(dsns, " "))
+	return cl, nil
+}
+
+// tearDown stops the run's cluster and removes its directory.
+func (c *runCommand) tearDown(cl *cluster.Cluster) {
+	start := time.Now()
+	cl.Stop()
+	fmt.Fprintf(c.io.Stderr, "cluster %s stopped and removed in %s\n", cl.Spec, time.Since(start).Round(100*time.Millisecond))
+}
+
+// openDatabase opens the --db addresses (and --read-db): one database,
+// or one Multi of the cluster's nodes. The target returned is the first
+// node's, for naming the database.
+func (c *runCommand) openDatabase(ctx context.Context) (db.Target, db.Database, error) {
+	openCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	open := func(addrs []string) ([]db.Database, []db.Target, error) {
+		var ds []db.Database
+		var ts []db.Target
+		for _, a := range addrs {
+			t, err := db.ParseTarget(a)
+			if err != nil {
+				return ds, ts, err
+			}
+			t.StmtTimeout = c.StmtTimeout
+			if c.LockRMW && t.Kind == db.Badger {
+				return ds, ts, errors.New("--lock-rmw: badger has no locking reads (a Badger transaction locks nothing; its reads are checked at commit)")
+			}
+			if len(addrs)+len(c.ReadDBs) > 1 && t.InMemory() {
+				return ds, ts, fmt.Errorf("%s lives in this process: it cannot be a node of a cluster", t.Display)
+			}
+			d, err := t.Open(openCtx, c.Table)
+			if err != nil {
+				return ds, ts, err
+			}
+			ds, ts = append(ds, d), append(ts, t)
+		}
+		return ds, ts, nil
+	}
+	closeAll := func(ds []db.Database) {
+		for _, d := range ds {
+			_ = d.Close()
+		}
+	}
+	writers, wt, err := open(c.DBs)
+	if err != nil {
+		closeAll(writers)
+		return db.Target{}, nil, err
+	}
+	if len(writers) == 1 && len(c.ReadDBs) == 0 {
+		return wt[0], writers[0], nil
+	}
+	readers, _, err := open(c.ReadDBs)
+	if err != nil {
+		closeAll(writers)
+		closeAll(readers)
+		return db.Target{}, nil, err
+	}
+	m, err := db.NewMulti(writers, readers)
+	if err != nil {
+		closeAll(writers)
+		closeAll(readers)
+		return db.Target{}, nil, err
+	}
+	m.Hop = c.Hop
+	t := wt[0]
+	t.Display = fmt.Sprintf("%s and %d more nodes", t.Display, len(writers)+len(readers)-1)
+	return t, m, nil
+}
+
+// printFaults lists the faults of a run, with their instants relative to
+// its start.
+func printFaults(w io.Writer, faults []history.Fault, start int64) {
+	if len(faults) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %d faults:\n", len(faults))
+	for _, f := range faults {
+		fmt.Fprintf(w, "    %s\n", faultLine(f, start))
+	}
+}
+
+// faultLine is one fault in words: kind, node, when (relative to start)
+// and what the nemesis said of it.
+func faultLine(f history.Fault, start int64) string {
+	rel := func(ns int64) string { return time.Duration(ns - start).Round(10 * time.Millisecond).String() }
+	when := rel(f.Begin) + " into the run"
+	if f.End > f.Begin {
+		when = fmt.Sprintf("%s to %s into the run", rel(f.Begin), rel(f.End))
+	}
+	s := f.Kind
+	if f.Node != "" {
+		s += " " + f.Node
+	}
+	s += ", " + when
+	if f.Info != "" {
+		s += ": " + f.Info
+	}
+	return s
+}
+
+// newClusterCommand is `isoscope cluster up|down`.
+func newClusterCommand(std IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "stand up a replicated database cluster on 127.0.0.1, or tear one down",
+		Example: `  # a PostgreSQL primary with a hot standby, kept up until Ctrl-C
+  isoscope cluster up postgres-standby:2 --dir pg-cluster
+
+  # from another terminal: stop it (or one a killed isoscope left behind)
+  isoscope cluster down pg-cluster
+
+  # a three-node Galera cluster for one run, partitioned every 5 s
+  #   isoscope run --cluster galera:3 --faults partition --isolation repeatable-read`,
+		Long: `cluster up KIND[:NODES] stands up a replicated cluster on 127.0.0.1 and keeps
+it up until interrupted (SIGINT, SIGTERM), then stops every node by its process
+id and removes the directory; it prints each node's address and the run
+command to aim at them. cluster down DIR stops a cluster another isoscope left
+behind (one that was killed) and removes DIR.
+
+Kinds: galera[:N] (MariaDB with Galera 4, N multi-master nodes, default 3;
+Debian's mariadb-server, galera-4 and rsync) and postgres-standby[:N] (a
+PostgreSQL 15 primary and N-1 hot standbys by streaming replication,
+default 2; Debian's postgresql-15). Each node has its own data directory,
+ports and log; the nodes reach one another, and clients reach each node,
+through TCP proxies inside this isoscope, so that isoscope run --cluster
+--faults can partition them. isoscope run --cluster KIND stands a cluster
+up for one run by itself.`,
+	}
+	var dir string
+	up := &cobra.Command{
+		Use:   "up KIND[:NODES]",
+		Short: "stand up a cluster and keep it up until interrupted",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := cluster.ParseSpec(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			ctx := cmd.Context()
+			start := time.Now()
+			cl, err := cluster.Up(ctx, spec, dir, func(s string) {
+				fmt.Fprintf(std.Stderr, "%s %s\n", time.Now().Format("15:04:05.0"), s)
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return &exitError{code: ExitUnknown, err: fmt.Errorf("interrupted while the cluster was starting: %v", err)}
+				}
+				return badInput(err)
+			}
+			defer cl.Stop()
+			fmt.Fprintf(std.Stdout, "cluster %s up in %s under %s\n", spec, time.Since(start).Round(100*time.Millisecond), cl.Dir)
+			var dbs []string
+			for i, d := range cl.DSNs() {
+				n := cl.Nodes[i]
+				role := ""
+				if n.Role != "" {
+					role = " (" + n.Role + ")"
+				}
+				fmt.Fprintf(std.Stdout, "  %s%s: %s  log %s\n", n.Name, role, d, n.Log)
+				flag := "--db"
+				if n.Role == "standby" {
+					flag = "--read-db"
+				}
+				dbs = append(dbs, flag+" '"+d+"'")
+			}
+			fmt.Fprintf(std.Stdout, "run against it: isoscope run %s\n", strings.Join(dbs, " "))
+			fmt.Fprintf(std.Stdout, "interrupt (Ctrl-C) to stop it, or: isoscope cluster down %s\n", cl.Dir)
+			<-ctx.Done()
+			fmt.Fprintf(std.Stderr, "stopping the cluster\n")
+			return nil
+		},
+	}
+	up.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: a fresh temporary directory); it must be empty or absent")
+	down := &cobra.Command{
+		Use:   "down DIR",
+		Short: "stop the cluster recorded in DIR and remove DIR",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := os.Stat(args[0]); err != nil {
+				return badInput(err)
+			}
+			stopped, err := cluster.Down(args[0], 30*time.Second)
+			if err != nil {
+				return badInput(err)
+			}
+			if len(stopped) > 0 {
+				fmt.Fprintf(std.Stdout, "stopped %s; removed %s\n", strings.Join(stopped, " "), args[0])
+			} else {
+				fmt.Fprintf(std.Stdout, "no node was running; removed %s\n", args[0])
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(up, down)
+	return cmd
+}

@@ -1,0 +1,507 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Kind is a kind of cluster isoscope can stand up.
+type Kind string
+
+// The kinds of clusters.
+const (
+	// Galera is MariaDB with the Galera 4 provider: n multi-master nodes.
+	Galera Kind = "galera"
+	// PostgresStandby is a PostgreSQL primary with n-1 hot standbys
+	// (streaming replication); sessions write on the primary and read on
+	// a standby.
+	PostgresStandby Kind = "postgres-standby"
+	// Etcd is n etcd members.
+	Etcd Kind = "etcd"
+)
+
+// Kinds lists the kinds in the order the help shows them.
+var Kinds = []Kind{Galera, PostgresStandby, Etcd}
+
+// Spec says what to stand up: the kind and the number of nodes.
+type Spec struct {
+	Kind  Kind
+	Nodes int
+}
+
+// String is the spec as ParseSpec reads it ("galera:3").
+func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nodes) }
+
+// ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
+// postgres), etcd:3; without NODES the kind's default (3 for galera and
+// etcd, 2 for postgres-standby).
+func ParseSpec(s string) (Spec, error) {
+	name, n, hasN := strings.Cut(strings.ToLower(strings.TrimSpace(s)), ":")
+	var sp Spec
+	switch name {
+	case "galera", "mariadb-galera":
+		sp = Spec{Kind: Galera, Nodes: 3}
+	case "postgres-standby", "postgres", "pg", "postgresql":
+		sp = Spec{Kind: PostgresStandby, Nodes: 2}
+	case "etcd":
+		sp = Spec{Kind: Etcd, Nodes: 3}
+	default:
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N] or etcd[:N])", s, name)
+	}
+	if hasN {
+		k, err := strconv.Atoi(n)
+		if err != nil {
+			return Spec{}, fmt.Errorf("cluster %q: the number of nodes %q is not a number", s, n)
+		}
+		sp.Nodes = k
+	}
+	lo, hi := 1, 9
+	if sp.Kind == PostgresStandby {
+		lo = 2
+	}
+	if sp.Nodes < lo || sp.Nodes > hi {
+		return Spec{}, fmt.Errorf("cluster %q: %s takes %d to %d nodes", s, sp.Kind, lo, hi)
+	}
+	return sp, nil
+}
+
+// Node is one server of a cluster.
+type Node struct {
+	// Name is the node's name in the cluster and in fault records
+	// ("n1", "n2", …).
+	Name string
+	// Dir is the node's data directory; Log its log file.
+	Dir, Log string
+	// Role is "primary", "standby" or "" (a multi-master node).
+	Role string
+
+	proc *proc
+	// client forwards the clients' connections to the node's SQL port;
+	// peer forwards the other nodes' connections to the node's peer port.
+	client, peer *proxy
+	// launch starts the node's server once more (on its existing data).
+	launch func() (*proc, error)
+	paused bool
+}
+
+// Cluster is a running cluster: its nodes, their processes and proxies.
+type Cluster struct {
+	Spec Spec
+	// Dir holds the nodes' directories and the state file; Stop removes
+	// it.
+	Dir   string
+	Nodes []*Node
+	// ReadyTimeout bounds how long Start and Restart wait for a node.
+	ReadyTimeout time.Duration
+	// ownDir says Dir was made by Up and is removed by Stop.
+	ownDir bool
+	mu     sync.Mutex
+	// ready waits for node i to answer clients.
+	ready func(ctx context.Context, i int) error
+	// dsn is node i's address for clients, through its proxy.
+	dsn func(i int) string
+	// isolate, when set, cuts node i off in the kind's own way.
+	isolate func(i int)
+	stopped bool
+}
+
+// Up stands up a cluster of spec's kind under dir (a fresh directory in
+// the system's temporary directory when dir is ""), and returns when every
+// node answers clients. On failure it stops what it started and removes
+// the directory it made. The log says what it is doing (nil: nothing).
+func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster, error) {
+	if log == nil {
+		log = func(string) {}
+	}
+	c := &Cluster{Spec: spec, ReadyTimeout: 90 * time.Second}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "isoscope-cluster-")
+		if err != nil {
+			return nil, err
+		}
+		dir, c.ownDir = d, true
+	} else {
+		// The servers are given paths under it from their own working
+		// directories (PostgreSQL's socket lock, Galera's state files):
+		// a relative name would not find them.
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		dir = abs
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+			return nil, fmt.Errorf("cluster directory %s is not empty (isoscope cluster down %s stops and removes an old cluster)", dir, dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		c.ownDir = true
+	}
+	// The servers run as their own users, which must reach their
+	// directories.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	c.Dir = dir
+	if err := reachable(dir); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	var err error
+	switch spec.Kind {
+	case Galera:
+		err = upGalera(ctx, c, log)
+	case PostgresStandby:
+		err = upPostgres(ctx, c, log)
+	case Etcd:
+		err = upEtcd(ctx, c, log)
+	default:
+		err = fmt.Errorf("unknown cluster kind %q", spec.Kind)
+	}
+	if err == nil {
+		err = c.writeState()
+	}
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// DSNs are the clients' addresses of the nodes, in node order, each
+// through the node's client proxy.
+func (c *Cluster) DSNs() []string {
+	out := make([]string, len(c.Nodes))
+	for i := range c.Nodes {
+		out[i] = c.dsn(i)
+	}
+	return out
+}
+
+// node returns node i, or an error naming the range.
+func (c *Cluster) node(i int) (*Node, error) {
+	if i < 0 || i >= len(c.Nodes) {
+		return nil, fmt.Errorf("no node %d (the cluster has %d)", i, len(c.Nodes))
+	}
+	return c.Nodes[i], nil
+}
+
+// Isolate cuts node i off from every other node: its peer proxy refuses
+// and drops the others' connections, and theirs refuse and drop its. The
+// clients still reach it.
+func (c *Cluster) Isolate(i int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.node(i)
+	if err != nil {
+		return err
+	}
+	if c.isolate != nil {
+		c.isolate(i)
+		return nil
+	}
+	if n.peer != nil {
+		n.peer.block("*")
+	}
+	for _, o := range c.Nodes {
+		if o != n && o.peer != nil {
+			o.peer.block(n.Name)
+		}
+	}
+	return nil
+}
+
+// Heal lets every node reach every other again.
+func (c *Cluster) Heal() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.Nodes {
+		if n.peer != nil {
+			n.peer.unblock()
+		}
+	}
+}
+
+// Kill sends SIGKILL to node i's server (its whole process group).
+func (c *Cluster) Kill(i int) error {
+	p, err := c.running(i)
+	if err != nil {
+		return err
+	}
+	p.kill()
+	return nil
+}
+
+// StopNode stops node i's server gracefully (SIGTERM; SIGKILL after a
+// grace period).
+func (c *Cluster) StopNode(i int) error {
+	p, err := c.running(i)
+	if err != nil {
+		return err
+	}
+	p.stop(30 * time.Second)
+	return nil
+}
+
+// running returns node i's server process, if it runs. The lock is not
+// held while a caller waits for the process: the proxies ask whoIs,
+// which takes it.
+func (c *Cluster) running(i int) (*proc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.node(i)
+	if err != nil {
+		return nil, err
+	}
+	if n.proc == nil || n.proc.exited() {
+		return nil, fmt.Errorf("%s is not running", n.Name)
+	}
+	n.paused = false
+	return n.proc, nil
+}
+
+// Start starts node i's server again on its data, if it is not running,
+// and waits until it answers clients (at most ReadyTimeout).
+func (c *Cluster) Start(ctx context.Context, i int) error {
+	c.mu.Lock()
+	n, err := c.node(i)
+	if err != nil || c.stopped {
+		c.mu.Unlock()
+		if err == nil {
+			err = errors.New("the cluster is stopped")
+		}
+		return err
+	}
+	if n.proc != nil && !n.proc.exited() {
+		c.mu.Unlock()
+		return nil
+	}
+	p, err := n.launch()
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	n.proc = p
+	c.mu.Unlock()
+	_ = c.writeState()
+	rctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
+	defer cancel()
+	if err := c.ready(rctx, i); err != nil {
+		return fmt.Errorf("%w; the end of its log:\n%s", err, logTail(n.Log, 8))
+	}
+	return nil
+}
+
+// logTail returns the last lines of a log file, indented.
+func logTail(file string, lines int) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "  (" + err.Error() + ")"
+	}
+	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	ls = ls[max(0, len(ls)-lines):]
+	return "  " + strings.Join(ls, "\n  ")
+}
+
+// Pause stops node i's server with SIGSTOP; Resume continues it.
+func (c *Cluster) Pause(i int) error { return c.pause(i, true) }
+
+// Resume continues node i's server with SIGCONT.
+func (c *Cluster) Resume(i int) error { return c.pause(i, false) }
+
+func (c *Cluster) pause(i int, stop bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.node(i)
+	if err != nil {
+		return err
+	}
+	if n.proc == nil {
+		return fmt.Errorf("%s is not running", n.Name)
+	}
+	sig := syscall.SIGCONT
+	if stop {
+		sig = syscall.SIGSTOP
+	}
+	if err := n.proc.signalTree(sig); err != nil {
+		return err
+	}
+	n.paused = stop
+	return nil
+}
+
+// CutClients drops every client connection to node i, and says how many
+// it dropped.
+func (c *Cluster) CutClients(i int) (int, error) {
+	n, err := c.node(i)
+	if err != nil {
+		return 0, err
+	}
+	return n.client.cut(), nil
+}
+
+// stopGrace is how long Stop lets a server stop cleanly before SIGKILL:
+// the data is removed anyway, and etcd's last member, without a quorum,
+// takes about ten seconds to leave.
+const stopGrace = 5 * time.Second
+
+// Stop stops every node's server (SIGCONT, SIGTERM, then SIGKILL after
+// stopGrace), closes the proxies and removes the directory Up made.
+// It may be called more than once.
+func (c *Cluster) Stop() {
+	// The lock is not held while waiting: the proxies ask whoIs, which
+	// takes it.
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, n := range c.Nodes {
+		if n.proc != nil {
+			wg.Go(func() { n.proc.stop(stopGrace) })
+		}
+	}
+	wg.Wait()
+	for _, n := range c.Nodes {
+		for _, p := range []*proxy{n.client, n.peer} {
+			if p != nil {
+				p.close()
+			}
+		}
+	}
+	if c.ownDir && c.Dir != "" {
+		_ = os.RemoveAll(c.Dir)
+	}
+}
+
+// pids maps the running servers' process ids to their nodes' names.
+func (c *Cluster) pids() map[int]string {
+	out := map[int]string{}
+	for _, n := range c.Nodes {
+		if n.proc != nil && !n.proc.exited() {
+			out[n.proc.pid()] = n.Name
+		}
+	}
+	return out
+}
+
+// whoIs names the node whose server opened the connection from port.
+func (c *Cluster) whoIs(port int) string {
+	c.mu.Lock()
+	pids := c.pids()
+	c.mu.Unlock()
+	return sockOwner(port, pids)
+}
+
+// lookupAccount finds a system user.
+func lookupAccount(name string) (*account, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("the %s user is needed to run its server: %v", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &account{name: name, uid: uint32(uid), gid: uint32(gid)}, nil
+}
+
+// chown gives dir (recursively) to a, when isoscope runs as root.
+func chown(dir string, a *account) error {
+	if os.Geteuid() != 0 || a == nil {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(a.uid), int(a.gid))
+	})
+}
+
+// freePorts returns n distinct free ports.
+func freePorts(n int) ([]int, error) {
+	out := make([]int, 0, n)
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}
+
+// poll calls try every interval until it succeeds or ctx ends, and then
+// returns its last error.
+func poll(ctx context.Context, interval time.Duration, try func(context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := try(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(interval):
+		}
+	}
+}
+
+// NodeNames names the nodes, in order.
+func (c *Cluster) NodeNames() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// reachable says which directory above dir other users cannot enter:
+// the servers run as their own users (mysql, postgres).
+func reachable(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("cluster directory %s: the servers run as their own users, who cannot enter %s (mode %v): choose a directory they can reach", dir, d, fi.Mode().Perm())
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// runningNow says whether node i's server is running: an error naming
+// its log when it exited.
+func (c *Cluster) runningNow(i int) error {
+	c.mu.Lock()
+	p := c.Nodes[i].proc
+	c.mu.Unlock()
+	if p == nil || p.exited() {
+		return fmt.Errorf("%s exited (log: %s)", c.Nodes[i].Name, c.Nodes[i].Log)
+	}
+	return nil
+}

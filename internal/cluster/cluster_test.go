@@ -1,0 +1,247 @@
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// up stands a cluster up for a test and stops it at the end, checking
+// that nothing is left: no process, no listener, no directory.
+func up(t *testing.T, spec string) *Cluster {
+	t.Helper()
+	sp, err := ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := Up(ctx, sp, "", func(s string) { t.Log(s) })
+	if err != nil {
+		t.Fatalf("up %s: %v", spec, err)
+	}
+	t.Cleanup(func() {
+		addrs := c.DSNs()
+		var pids []int
+		for _, n := range c.Nodes {
+			if n.proc != nil {
+				pids = append(pids, n.proc.pid())
+			}
+		}
+		c.Stop()
+		assertGone(t, c.Dir, pids, addrs)
+	})
+	return c
+}
+
+// assertGone fails unless dir is gone, no process of pids is alive and
+// nothing listens at the addresses' hosts and ports.
+func assertGone(t *testing.T, dir string, pids []int, dsns []string) {
+	t.Helper()
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is still there (%v)", dir, err)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d is still alive", pid)
+		}
+	}
+	for _, d := range dsns {
+		host := d[strings.Index(d, "@")+1:]
+		host = host[:strings.IndexByte(host, '/')]
+		if c, err := net.DialTimeout("tcp", host, time.Second); err == nil {
+			c.Close()
+			t.Errorf("something still listens at %s", host)
+		}
+	}
+}
+
+func TestParseSpec(t *testing.T) {
+	for in, want := range map[string]Spec{"galera": {Galera, 3}, "galera:5": {Galera, 5}, "pg": {PostgresStandby, 2}, "postgres-standby:3": {PostgresStandby, 3}, "etcd": {Etcd, 3}} {
+		if got, err := ParseSpec(in); err != nil || got != want {
+			t.Errorf("%s: got %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"cockroach:3", "galera:x", "etcd:0", "galera:0", "pg:1", "galera:10"} {
+		if _, err := ParseSpec(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: got %v, want an error naming it", bad, err)
+		}
+	}
+}
+
+// TestPostgresStandby stands up a primary and a standby: a write on the
+// primary reaches the standby; with the standby cut off it does not, and
+// after healing it does; the primary killed, restarted, paused and its
+// clients cut comes back each time.
+func TestPostgresStandby(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
+	c := up(t, "postgres-standby:2")
+	ctx := context.Background()
+	primary, standby := openPG(t, c.DSNs()[0]), openPG(t, c.DSNs()[1])
+	mustExec(t, primary, "CREATE TABLE t (k int PRIMARY KEY, v int)", "INSERT INTO t VALUES (1, 1)")
+	waitValue(t, standby, 1, 10*time.Second)
+
+	if err := c.Isolate(1); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, primary, "UPDATE t SET v = 2")
+	time.Sleep(1500 * time.Millisecond)
+	if v := value(standby); v != 1 {
+		t.Fatalf("the standby cut off from the primary read %d, want the old 1", v)
+	}
+	c.Heal()
+	waitValue(t, standby, 2, 30*time.Second)
+
+	for _, fault := range []string{"kill", "restart"} {
+		var err error
+		if fault == "kill" {
+			err = c.Kill(0)
+		} else {
+			err = c.StopNode(0)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := primary.PingContext(ctx); err == nil {
+			t.Fatalf("after %s the primary still answers", fault)
+		}
+		if err := c.Start(ctx, 0); err != nil {
+			t.Fatalf("starting the primary after %s: %v", fault, err)
+		}
+		mustExec(t, primary, "UPDATE t SET v = v + 1")
+	}
+	waitValue(t, standby, 4, 30*time.Second)
+
+	if err := c.Pause(0); err != nil {
+		t.Fatal(err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	if _, err := primary.ExecContext(pctx, "UPDATE t SET v = v + 1"); err == nil {
+		t.Error("a paused primary answered")
+	}
+	cancel()
+	if err := c.Resume(0); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := standby.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.CutClients(1); err != nil || n == 0 {
+		t.Fatalf("cut %d connections, %v; want at least 1", n, err)
+	}
+	if err := conn.PingContext(ctx); err == nil {
+		t.Error("a connection whose proxy link was cut still answers")
+	}
+	conn.Close()
+}
+
+// TestGalera stands up three Galera nodes: a write on one is read on
+// the others; the third, cut off from the others, leaves the primary
+// component (refusing queries with 1047) while the other two go on, and
+// after healing it is synced again; a node killed and started again
+// rejoins.
+func TestGalera(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
+	c := up(t, "galera:3")
+	ctx := context.Background()
+	var dbs []*sql.DB
+	for _, d := range c.DSNs() {
+		db, err := openMySQL(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs = append(dbs, db)
+	}
+	mustExec(t, dbs[0], "CREATE TABLE test.t (k int PRIMARY KEY, v int)", "INSERT INTO test.t VALUES (1, 1)")
+	mustExec(t, dbs[1], "SET SESSION wsrep_sync_wait = 1")
+	if v := valueOf(dbs[1], "SELECT v FROM test.t WHERE k = 1"); v != 1 {
+		t.Fatalf("n2 read %d with wsrep_sync_wait, want 1", v)
+	}
+	if err := c.Isolate(2); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := dbs[2].ExecContext(ctx, "SELECT v FROM test.t")
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1047 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("n3 cut off from the others still serves: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	mustExec(t, dbs[0], "UPDATE test.t SET v = 2")
+	c.Heal()
+	rctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := galeraReady(rctx, c, 2); err != nil {
+		t.Fatalf("n3 after healing: %v", err)
+	}
+	if err := c.Kill(1); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, dbs[0], "UPDATE test.t SET v = 3")
+	if err := c.Start(ctx, 1); err != nil {
+		t.Fatalf("n2 after kill: %v", err)
+	}
+	if v := valueOf(dbs[1], "SELECT v FROM test.t WHERE k = 1"); v != 3 {
+		t.Fatalf("n2 rejoined and read %d, want 3", v)
+	}
+}
+
+func openPG(t *testing.T, dsn string) *sql.DB {
+	db, err := sql.Open("pgx", dsn+"&connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustExec(t *testing.T, db *sql.DB, stmts ...string) {
+	t.Helper()
+	for _, s := range stmts {
+		var err error
+		for range 50 { // a connection that a fault broke is retried
+			if _, err = db.ExecContext(context.Background(), s); err == nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func valueOf(db *sql.DB, q string) int {
+	var v int
+	if err := db.QueryRowContext(context.Background(), q).Scan(&v); err != nil {
+		return -1
+	}
+	return v
+}
+
+func value(db *sql.DB) int { return valueOf(db, "SELECT v FROM t WHERE k = 1") }
+
+func waitValue(t *testing.T, db *sql.DB, want int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for value(db) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby reads %d, want %d", value(db), want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

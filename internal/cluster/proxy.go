@@ -1,0 +1,229 @@
+package cluster
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// proxy forwards TCP connections from a port of its own on 127.0.0.1 to a
+// target address. It knows, for each connection, which node opened it
+// (by the client socket's owner, see sockOwner), so that it can refuse
+// and drop the connections of chosen nodes: one side of a partition. It
+// can also drop every connection at once (a client cut).
+type proxy struct {
+	name   string
+	ln     net.Listener
+	target string
+	// whoIs names the node that opened a connection from a port of
+	// 127.0.0.1 ("" when no node did: a client).
+	whoIs func(port int) string
+
+	mu      sync.Mutex
+	links   map[*link]struct{}
+	blocked map[string]bool
+	closed  bool
+	wg      sync.WaitGroup
+	// accepted counts the connections it forwarded.
+	accepted atomic.Int64
+	// rewrite, when set before the first connection, replaces byte
+	// strings in the traffic both ways (see copyRewriting).
+	rewrite []replacement
+}
+
+// replacement is a byte string and what replaces it, of the same length.
+type replacement struct{ from, to []byte }
+
+// link is one forwarded connection: the client's side and the target's.
+type link struct {
+	from       string
+	down, up   net.Conn
+	closedOnce sync.Once
+}
+
+func (l *link) close() {
+	l.closedOnce.Do(func() {
+		_ = l.down.Close()
+		if l.up != nil {
+			_ = l.up.Close()
+		}
+	})
+}
+
+// newProxy listens on a free port of 127.0.0.1 and forwards to target.
+func newProxy(name, target string, whoIs func(int) string) (*proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{name: name, ln: ln, target: target, whoIs: whoIs, links: map[*link]struct{}{}, blocked: map[string]bool{}}
+	p.wg.Go(p.serve)
+	return p, nil
+}
+
+// port is the proxy's port on 127.0.0.1.
+func (p *proxy) port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+// addr is the proxy's address.
+func (p *proxy) addr() string { return "127.0.0.1:" + strconv.Itoa(p.port()) }
+
+func (p *proxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		from := ""
+		if p.whoIs != nil {
+			from = p.whoIs(c.RemoteAddr().(*net.TCPAddr).Port)
+		}
+		l := &link{from: from, down: c}
+		p.mu.Lock()
+		if p.closed || p.blocked[from] || p.blocked["*"] {
+			p.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		p.links[l] = struct{}{}
+		p.mu.Unlock()
+		p.accepted.Add(1)
+		p.wg.Go(func() { p.forward(l) })
+	}
+}
+
+// forward dials the target and copies both ways until either side ends.
+func (p *proxy) forward(l *link) {
+	defer func() {
+		l.close()
+		p.mu.Lock()
+		delete(p.links, l)
+		p.mu.Unlock()
+	}()
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	l.up = up
+	gone := p.closed || p.blocked[l.from] || p.blocked["*"]
+	p.mu.Unlock()
+	if gone {
+		_ = up.Close()
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = copyRewriting(up, l.down, p.rewrite); l.close() })
+	_ = copyRewriting(l.down, up, p.rewrite)
+	l.close()
+	wg.Wait()
+}
+
+// block refuses connections opened by the named nodes ("*": by anyone)
+// and drops those open now.
+func (p *proxy) block(nodes ...string) {
+	p.mu.Lock()
+	var drop []*link
+	for _, n := range nodes {
+		p.blocked[n] = true
+	}
+	for l := range p.links {
+		if p.blocked[l.from] || p.blocked["*"] {
+			drop = append(drop, l)
+		}
+	}
+	p.mu.Unlock()
+	for _, l := range drop {
+		l.close()
+	}
+}
+
+// unblock lets every node connect again.
+func (p *proxy) unblock() {
+	p.mu.Lock()
+	clear(p.blocked)
+	p.mu.Unlock()
+}
+
+// cut drops every connection open now; new ones are accepted.
+func (p *proxy) cut() int {
+	p.mu.Lock()
+	drop := make([]*link, 0, len(p.links))
+	for l := range p.links {
+		drop = append(drop, l)
+	}
+	p.mu.Unlock()
+	for _, l := range drop {
+		l.close()
+	}
+	return len(drop)
+}
+
+// close stops listening, drops every connection and waits for the
+// proxy's goroutines.
+func (p *proxy) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	_ = p.ln.Close()
+	p.cut()
+	p.wg.Wait()
+}
+
+// copyRewriting copies src to dst until either fails, replacing each
+// rep.from with rep.to (same lengths, so that the framing of a binary
+// protocol is kept). A suffix of what was read that could be the start of
+// a from string is held back until the next read completes it or shows
+// it is not one; anything else is written at once.
+func copyRewriting(dst io.Writer, src io.Reader, rep []replacement) error {
+	if len(rep) == 0 {
+		_, err := io.Copy(dst, src)
+		return err
+	}
+	buf := make([]byte, 0, 64<<10)
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		for _, r := range rep {
+			for i := 0; ; {
+				j := bytes.Index(buf[i:], r.from)
+				if j < 0 {
+					break
+				}
+				copy(buf[i+j:], r.to)
+				i += j + len(r.to)
+			}
+		}
+		keep := 0
+		if err == nil {
+			keep = heldBack(buf, rep)
+		}
+		if out := buf[:len(buf)-keep]; len(out) > 0 {
+			if _, werr := dst.Write(out); werr != nil {
+				return werr
+			}
+		}
+		buf = append(buf[:0], buf[len(buf)-keep:]...)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// heldBack is the length of the longest suffix of b that is a proper
+// prefix of some replacement's from string.
+func heldBack(b []byte, rep []replacement) int {
+	best := 0
+	for _, r := range rep {
+		for k := min(len(r.from)-1, len(b)); k > best; k-- {
+			if bytes.HasSuffix(b, r.from[:k]) {
+				best = k
+				break
+			}
+		}
+	}
+	return best
+}

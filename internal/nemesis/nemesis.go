@@ -1,0 +1,197 @@
+// Package nemesis breaks a cluster while a workload runs, on a seeded
+// schedule, and says what it did and when: it partitions a node from the
+// others, kills a node with SIGKILL and starts it again, stops and
+// continues it (SIGSTOP, SIGCONT), restarts it gracefully, and cuts the
+// clients' connections to it. Each fault is healed before the next, and
+// every fault is recorded, once healed, as a history.Fault with its
+// instants on the run's clock.
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// Kind is a kind of fault.
+type Kind string
+
+// The faults.
+const (
+	// Partition cuts a node off from every other node (the clients still
+	// reach it) for an interval.
+	Partition Kind = "partition"
+	// Kill sends SIGKILL to a node's server and starts it again after an
+	// interval.
+	Kill Kind = "kill"
+	// Pause stops a node's server with SIGSTOP and continues it with
+	// SIGCONT after an interval.
+	Pause Kind = "pause"
+	// Restart stops a node's server gracefully (SIGTERM) and starts it
+	// again at once.
+	Restart Kind = "restart"
+	// Cut drops every client connection to a node, at once.
+	Cut Kind = "cut"
+)
+
+// Kinds lists every fault, in the order the help names them.
+var Kinds = []Kind{Partition, Kill, Pause, Restart, Cut}
+
+// ParseKinds reads a comma-separated list of faults ("all": every one).
+func ParseKinds(s string) ([]Kind, error) {
+	var out []Kind
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if f == "" {
+			continue
+		}
+		if f == "all" {
+			return slices.Clone(Kinds), nil
+		}
+		k := Kind(f)
+		if !slices.Contains(Kinds, k) {
+			names := make([]string, len(Kinds))
+			for i, k := range Kinds {
+				names[i] = string(k)
+			}
+			return nil, fmt.Errorf("unknown fault %q (%s, or all)", f, strings.Join(names, ", "))
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no faults named in %q", s)
+	}
+	return out, nil
+}
+
+// Target is what a nemesis breaks: a cluster's nodes, by index.
+type Target interface {
+	// NodeNames names the nodes.
+	NodeNames() []string
+	// Isolate cuts node i off from the other nodes; Heal mends every cut.
+	Isolate(i int) error
+	Heal()
+	// Kill sends SIGKILL to node i; StopNode stops it gracefully; Start
+	// starts it again and waits until it serves clients.
+	Kill(i int) error
+	StopNode(i int) error
+	Start(ctx context.Context, i int) error
+	// Pause stops node i with SIGSTOP; Resume continues it.
+	Pause(i int) error
+	Resume(i int) error
+	// CutClients drops the clients' connections to node i and says how
+	// many.
+	CutClients(i int) (int, error)
+}
+
+// Config says which faults to apply, how often, and from which seed.
+type Config struct {
+	Faults []Kind
+	// Interval is the calm before each fault and how long a fault lasts.
+	Interval time.Duration
+	Seed     uint64
+	// Log, when set, is told each fault as it begins and ends.
+	Log func(string)
+	// StartFor bounds how long a node that was killed or restarted is
+	// waited for (default a minute).
+	StartFor time.Duration
+}
+
+// Run applies faults until ctx ends: Interval of calm, then a fault drawn
+// from the seeded generator — its kind among Faults, its node among the
+// target's — for Interval (a cut lasts no time), healed, recorded with
+// its instants from now; and again. When ctx ends during a fault, the
+// fault is healed (a killed node started again) before Run returns.
+func Run(ctx context.Context, t Target, cfg Config, now func() int64, record func(history.Fault)) {
+	if len(cfg.Faults) == 0 || cfg.Interval <= 0 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6e656d65736973))
+	names := t.NodeNames()
+	say := cfg.Log
+	if say == nil {
+		say = func(string) {}
+	}
+	startFor := cfg.StartFor
+	if startFor <= 0 {
+		startFor = time.Minute
+	}
+	// healCtx outlives ctx: what was broken is mended after the run.
+	healCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), startFor)
+	}
+	for {
+		if !sleep(ctx, cfg.Interval) {
+			return
+		}
+		kind := cfg.Faults[rng.IntN(len(cfg.Faults))]
+		i := rng.IntN(len(names))
+		node := names[i]
+		f := history.Fault{Kind: string(kind), Node: node, Begin: now()}
+		var err error
+		switch kind {
+		case Partition:
+			if err = t.Isolate(i); err == nil {
+				say(fmt.Sprintf("nemesis: partition: %s cut off from the other nodes", node))
+				sleep(ctx, cfg.Interval)
+				t.Heal()
+				f.Info = node + " cut off from the other nodes"
+			}
+		case Pause:
+			if err = t.Pause(i); err == nil {
+				say(fmt.Sprintf("nemesis: pause: SIGSTOP %s", node))
+				sleep(ctx, cfg.Interval)
+				err = t.Resume(i)
+				f.Info = "SIGSTOP " + node + ", then SIGCONT"
+			}
+		case Kill:
+			if err = t.Kill(i); err == nil {
+				say(fmt.Sprintf("nemesis: kill: SIGKILL %s", node))
+				sleep(ctx, cfg.Interval)
+				hc, cancel := healCtx()
+				restarted := time.Now()
+				err = t.Start(hc, i)
+				cancel()
+				f.Info = fmt.Sprintf("SIGKILL %s, started again after %s, serving after %s more", node, cfg.Interval, time.Since(restarted).Round(100*time.Millisecond))
+			}
+		case Restart:
+			if err = t.StopNode(i); err == nil {
+				say(fmt.Sprintf("nemesis: restart: SIGTERM %s", node))
+				hc, cancel := healCtx()
+				err = t.Start(hc, i)
+				cancel()
+				f.Info = "SIGTERM " + node + ", started again at once"
+			}
+		case Cut:
+			var n int
+			if n, err = t.CutClients(i); err == nil {
+				f.Info = fmt.Sprintf("dropped %d client connections to %s", n, node)
+			}
+		}
+		f.End = now()
+		if err != nil {
+			f.Info = strings.TrimSpace(f.Info + " (failed: " + err.Error() + ")")
+		}
+		say(fmt.Sprintf("nemesis: %s %s healed: %s", kind, node, f.Info))
+		record(f)
+	}
+}
+
+// sleep waits d or until ctx ends, and reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
