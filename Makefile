@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race evidence
+.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race race-veristrong evidence
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
@@ -65,6 +65,13 @@ bench:
 # pins, in its own module, which CI never builds.
 race:
 	GO=$(GO) bench/race.sh
+
+# race-veristrong: isoscope against VeriStrong's checker on its fig13
+# histories, fauna-page and (COBRALOGS=dir) CobraLogs' 100k histories;
+# VeriStrong is built from VERISTRONG_SRC, a checkout of its repository
+# (docs/benchmarks.md).
+race-veristrong:
+	GO=$(GO) bench/race-veristrong.sh
 
 # bench-weak: rc-session, read-atomic and causal on causal-store histories
 # of 2^10 to 2^20 transactions with 50 and 100 sessions (docs/benchmarks.md).
