@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -515,13 +514,9 @@ func (a *Aggregator) auth(h http.HandlerFunc) http.HandlerFunc {
 
 // listViolations serves the kept findings with seq above ?after.
 func (a *Aggregator) listViolations(w http.ResponseWriter, r *http.Request) {
-	var after uint64
-	if s := r.URL.Query().Get("after"); s != "" {
-		var err error
-		if after, err = strconv.ParseUint(s, 10, 64); err != nil {
-			http.Error(w, "after: not a sequence number: "+s, http.StatusBadRequest)
-			return
-		}
+	after, ok := serve.AfterParam(w, r)
+	if !ok {
+		return
 	}
 	a.mu.Lock()
 	var out []byte

@@ -662,16 +662,27 @@ type Source struct {
 	Run func(ctx context.Context, submit func(id Identity, name string, body []byte) (int, error)) error
 }
 
+// AfterParam reads a /v1/violations request's ?after=SEQ (0 when absent);
+// when it is not a sequence number it answers 400 and returns false.
+func AfterParam(w http.ResponseWriter, r *http.Request) (uint64, bool) {
+	a := r.URL.Query().Get("after")
+	if a == "" {
+		return 0, true
+	}
+	after, err := strconv.ParseUint(a, 10, 64)
+	if err != nil {
+		http.Error(w, "after: not a sequence number: "+a, http.StatusBadRequest)
+		return 0, false
+	}
+	return after, true
+}
+
 // listViolations serves the kept violations with seq above ?after, as
 // JSON lines.
 func (s *Server) listViolations(w http.ResponseWriter, r *http.Request) {
-	var after uint64
-	if a := r.URL.Query().Get("after"); a != "" {
-		var err error
-		if after, err = strconv.ParseUint(a, 10, 64); err != nil {
-			http.Error(w, "after: not a sequence number: "+a, http.StatusBadRequest)
-			return
-		}
+	after, ok := AfterParam(w, r)
+	if !ok {
+		return
 	}
 	s.mu.Lock()
 	var out []byte

@@ -15,6 +15,7 @@ package checker
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
@@ -98,4 +99,27 @@ func Simple(ix *history.Index, l level.Level, decides func(*history.Index, level
 		return nil, err
 	}
 	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return check(ctx, ix, l) }, nil
+}
+
+// UniqueRegisters returns nil when every transaction that took effect in
+// ix's history only reads and writes, and no value is written twice to a
+// key — the histories the checkers that need unique values decide — and
+// otherwise says which transaction or value is in the way.
+func UniqueRegisters(ix *history.Index) error {
+	h := ix.History()
+	for i := range h.Txns {
+		if !ix.Effective(history.TxnID(i)) {
+			continue
+		}
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind != history.Read && op.Kind != history.Write {
+				return fmt.Errorf("transaction %s has a %s operation; it handles reads and writes", h.TxnName(history.TxnID(i)), op.Kind)
+			}
+		}
+	}
+	if !ix.Unique() {
+		k, v, _ := ix.Duplicate()
+		return fmt.Errorf("values repeat (%s is written more than once at %s); it needs unique values", v, h.KeyName(k))
+	}
+	return nil
 }

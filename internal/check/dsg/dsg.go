@@ -31,22 +31,7 @@ func decides(ix *history.Index, l level.Level) error {
 	if l.ID != level.ReadCommitted && l.ID != level.ReadUncommitted {
 		return fmt.Errorf("it decides read-committed and read-uncommitted, not %s", l.Name)
 	}
-	h := ix.History()
-	for i := range h.Txns {
-		if !ix.Effective(history.TxnID(i)) {
-			continue
-		}
-		for _, op := range h.Txns[i].Ops {
-			if op.Kind != history.Read && op.Kind != history.Write {
-				return fmt.Errorf("transaction %s has a %s operation; it handles reads and writes", h.TxnName(history.TxnID(i)), op.Kind)
-			}
-		}
-	}
-	if !ix.Unique() {
-		k, v, _ := ix.Duplicate()
-		return fmt.Errorf("values repeat (%s is written more than once at %s); it needs unique values", v, h.KeyName(k))
-	}
-	return nil
+	return checker.UniqueRegisters(ix)
 }
 
 // check is the check Plan returns: it returns one G0/G1c cycle per strongly connected component of the

@@ -261,6 +261,12 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 // without (generalized SI): the split graph.
 func snapshot(l level.Level) bool { return l.ID == level.SnapshotIsolation || l.ID == level.GSI }
 
+// keyTxn is a key and a transaction.
+type keyTxn struct {
+	k history.KeyID
+	t history.TxnID
+}
+
 // cursorGuess orders the unobserved appenders of every open key for
 // cursor stability: the one that read the key's whole observed list first
 // (its version can then follow the one it read), the others in a
@@ -274,11 +280,11 @@ func (a *analysis) cursorGuess(l level.Level) (map[history.KeyID][]history.TxnID
 	}
 	merged := a.build(l, false, nil)
 	comp, _ := merged.G.SCC(merged.Mask & dsg.Mask(anomaly.WW, anomaly.WR))
-	readAll := map[elemKey]bool{} // (key, transaction) read the whole observed list
+	readAll := map[keyTxn]bool{} // read the whole observed list of the key
 	for _, r := range a.listReads {
 		k := a.h.Txns[r.t].Ops[r.op].Key
 		if len(r.external) == len(a.orders[k]) {
-			readAll[elemKey{k, history.IntValue(int64(r.t))}] = true
+			readAll[keyTxn{k, r.t}] = true
 		}
 	}
 	order := map[history.KeyID][]history.TxnID{}
@@ -287,7 +293,7 @@ func (a *analysis) cursorGuess(l level.Level) (map[history.KeyID][]history.TxnID
 		ts := slices.Clone(o.txns)
 		first := -1
 		for i, t := range ts {
-			if readAll[elemKey{o.k, history.IntValue(int64(t))}] {
+			if readAll[keyTxn{o.k, t}] {
 				if first >= 0 {
 					return nil, nil, false
 				}
@@ -319,9 +325,9 @@ func (a *analysis) cursorGuess(l level.Level) (map[history.KeyID][]history.TxnID
 // observed one when no read saw it).
 func (a *analysis) cursor(unobserved map[history.KeyID][]history.TxnID) []anomaly.Anomaly {
 	h := a.h
-	appendsTo := map[elemKey]bool{} // (key, transaction id as a value)
+	appendsTo := map[keyTxn]bool{}
 	for ek, ref := range a.appends {
-		appendsTo[elemKey{ek.k, history.IntValue(int64(ref.t))}] = true
+		appendsTo[keyTxn{ek.k, ref.t}] = true
 	}
 	lost := func(r readRef, k history.KeyID, w history.TxnID, op int32) anomaly.Anomaly {
 		return anomaly.Anomaly{
@@ -335,7 +341,7 @@ func (a *analysis) cursor(unobserved map[history.KeyID][]history.TxnID) []anomal
 reads:
 	for _, r := range a.listReads {
 		k := h.Txns[r.t].Ops[r.op].Key
-		if !appendsTo[elemKey{k, history.IntValue(int64(r.t))}] {
+		if !appendsTo[keyTxn{k, r.t}] {
 			continue
 		}
 		order := a.orders[k]

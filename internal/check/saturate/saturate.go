@@ -43,22 +43,7 @@ func Decides(ix *history.Index, l level.Level) error {
 	default:
 		return fmt.Errorf("it decides rc-session, read-atomic and causal, not %s", l.Name)
 	}
-	h := ix.History()
-	for i := range h.Txns {
-		if !ix.Effective(history.TxnID(i)) {
-			continue
-		}
-		for _, op := range h.Txns[i].Ops {
-			if op.Kind != history.Read && op.Kind != history.Write {
-				return fmt.Errorf("transaction %s has a %s operation; it handles reads and writes", h.TxnName(history.TxnID(i)), op.Kind)
-			}
-		}
-	}
-	if !ix.Unique() {
-		k, v, _ := ix.Duplicate()
-		return fmt.Errorf("values repeat (%s is written more than once at %s); it needs unique values", v, h.KeyName(k))
-	}
-	return nil
+	return checker.UniqueRegisters(ix)
 }
 
 // premise is what put an inferred edge's source t2 before the writer the
