@@ -73,11 +73,16 @@ const (
 	// Timestamps (rt, start-order module): the source's commit_ts
 	// precedes the target's start_ts.
 	Timestamps
+	// EitherOrder (ww): both writers read the same version of the key
+	// before overwriting it (a lost update no version order avoids): the
+	// cycle shows one order of their writes, and the other order loses
+	// the other update the same way.
+	EitherOrder
 	numBases
 )
 
 var basisNames = [numBases]string{"missing", "read", "read-modify-write", "list-order", "version-order", "commit-order",
-	"initial-state", "version-chain", "inferred", "chosen", "session", "real-time", "timestamps"}
+	"initial-state", "version-chain", "inferred", "chosen", "session", "real-time", "timestamps", "either-order"}
 
 // String is the basis's name in the JSON result ("read-modify-write", …).
 func (b Basis) String() string {

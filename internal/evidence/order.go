@@ -28,6 +28,9 @@ type keyFacts struct {
 	// writes, list orders, consecutive writers of the version order and
 	// of commit order.
 	succ map[history.TxnID][]Link
+	// rmwFrom maps each writer that read the key before writing it to
+	// the one transaction (or the initial state) whose version it read.
+	rmwFrom map[history.TxnID]history.TxnID
 }
 
 // facts returns the facts of key k, indexing it when needed (nil for a
@@ -49,7 +52,8 @@ func (f *Finder) index(keys []history.KeyID) {
 	want := make(map[history.KeyID]*keyFacts, len(keys))
 	for _, k := range keys {
 		kf := &keyFacts{key: k, final: map[history.TxnID]int32{}, first: map[history.TxnID]int32{},
-			elems: map[history.Value]history.OpRef{}, succ: map[history.TxnID][]Link{}}
+			elems: map[history.Value]history.OpRef{}, succ: map[history.TxnID][]Link{},
+			rmwFrom: map[history.TxnID]history.TxnID{}}
 		want[k] = kf
 		f.keys[k] = kf
 	}
@@ -105,7 +109,13 @@ func (f *Finder) index(keys []history.KeyID) {
 			if _, writes := kf.final[t]; !writes {
 				return
 			}
-			if src := f.sources(t, o); len(src) == 1 && src[0] != history.Init {
+			src := f.sources(t, o)
+			if len(src) == 1 {
+				if _, ok := kf.rmwFrom[t]; !ok {
+					kf.rmwFrom[t] = src[0]
+				}
+			}
+			if len(src) == 1 && src[0] != history.Init {
 				kf.add(Link{From: src[0], To: t, Basis: ReadModifyWrite, Shown: history.OpRef{Txn: t, Op: o.Op}, HasShown: true})
 			}
 		})
@@ -276,6 +286,12 @@ func (f *Finder) order(e *Edge, kf *keyFacts, a, b history.TxnID, bestFound bool
 			e.Basis = Chain
 		}
 		return
+	}
+	if sa, ok := kf.rmwFrom[a]; ok {
+		if sb, ok := kf.rmwFrom[b]; ok && sa == sb {
+			e.Basis = EitherOrder
+			return
+		}
 	}
 	if path, ok := f.infer(kf.key, a, b); ok {
 		e.Basis, e.Path = Inferred, path

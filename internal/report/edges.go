@@ -130,6 +130,8 @@ func orderWhy(h *history.History, e *evidence.Edge) string {
 		return " (every write of " + keyName(h, e.Key) + " follows its initial state)"
 	case evidence.Chosen:
 		return " (no operation shows the order of the two writes: the solver chose it)"
+	case evidence.EitherOrder:
+		return " (both read the same version of " + keyName(h, e.Key) + " before writing it: in the other order of the two writes the other update is lost the same way)"
 	case evidence.Inferred:
 		if len(e.Path) == 0 {
 			return " (the checker inferred the order of the two writes: the other one closes a cycle of known dependencies)"

@@ -52,6 +52,8 @@ var goldenCases = []goldenCase{
 		kind: anomaly.CausalityViolation},
 	{name: "long-fork", notation: "init: x=0 y=0 | s1: r x 0 w x 1 | s2: r y 0 w y 1 | s3: r x 1 r y 0 | s4: r y 1 r x 0", level: level.Serializable, kind: anomaly.LongFork},
 	{name: "lost-update", notation: "init: x=0 | s1: r x 0 w x 1 | s2: r x 0 w x 2", level: level.SnapshotIsolation, kind: anomaly.LostUpdate},
+	{name: "lost-update-either-order", notation: "init: x=0 | s0: w x 5 | s1: r x 5 w x 1 | s2: r x 5 w x 2", level: level.CursorStability, kind: anomaly.LostUpdate,
+		checker: "sat", bases: []evidence.Basis{evidence.EitherOrder, evidence.ReadModifyWrite}},
 	{name: "write-skew", notation: "init: x=0 y=0 | s1: r x 0 r y 0 w x 1 | s2: r x 0 r y 0 w y 1", level: level.Serializable, kind: anomaly.WriteSkew},
 	{name: "real-time-violation", notation: "init: x=0 | s1: @0-1: r x 0 w x 1 | s2: @2-3: r x 0", level: level.StrictSerializable,
 		kind: anomaly.RealTimeViolation, bases: []evidence.Basis{evidence.RealTime}},

@@ -96,6 +96,10 @@ type Polygraph struct {
 	// which then closes a cycle).
 	inferred  []inference
 	initFirst []history.TxnID
+	// lost are the lost updates every version order shows
+	// (knownLostUpdates), found before the pairs; when there are any, the
+	// construction stops there.
+	lost []anomaly.Anomaly
 	// chains is the known graph's reachability in the sparse
 	// construction, nil in the dense one.
 	chains *chains
@@ -333,6 +337,14 @@ func build(ctx context.Context, ix *history.Index, l level.Level, dense bool, li
 	for _, m := range append([]checker.Module{HeaderVersionOrder{}}, modules...) {
 		if err := m.Extend(a); err != nil {
 			return nil, fmt.Errorf("module %s: %w", m.Name(), err)
+		}
+	}
+	if len(p.Choices) == 0 {
+		// Lost updates that every version order shows decide the check
+		// before the writers' pairs, quadratic in a hot key's writers, are
+		// built.
+		if p.lost = p.knownLostUpdates(); len(p.lost) > 0 {
+			return p, nil
 		}
 	}
 	switch {

@@ -194,6 +194,9 @@ func (c Checker) Run(ctx context.Context, ix *history.Index, l level.Level) ([]a
 	si := p.spec.split
 	st := Stats{Txns: len(h.Txns), Reads: len(p.Reads), Pairs: len(p.Pairs)}
 	st.Build = time.Since(start)
+	if len(p.lost) > 0 {
+		return p.lost, st, nil
+	}
 	start = time.Now()
 	if !c.NoPrune && (p.spec.anti || p.spec.cursor) {
 		st.PrunedPairs, _ = p.Prune(si, 0)
