@@ -25,8 +25,9 @@ import (
 // rows out of key order, a dead row), then, after a blank line, the final
 // transaction: a scan of everything with the final flag, an insert with
 // ready and the actual operation, a delete with ready; J100.log (no line
-// end) reads a negative value nobody writes (initial too) and scans up to
-// the largest key; J99.log is
+// end) reads a negative value nobody writes (initial too), a second value
+// nobody writes from key 2 (not initial: J3.log read another first) and
+// scans up to the largest key; J99.log is
 // empty, notes.txt and the directory Jdir are not logs.
 //
 // init: J1.log is ViperBench's initial transaction (a scan of everything,
