@@ -284,7 +284,7 @@ func crossCheck(t *testing.T, python, src, dir string) (*history.History, string
 // (ViperBench's getInitialTransaction), alone in its own file. A value v
 // >= 0 is written v+1, so that no transaction writes 0, the hash of
 // nothing, which a null read is written as.
-func writeViper(t *testing.T, dir string, h *history.History) {
+func writeViper(t testing.TB, dir string, h *history.History) {
 	t.Helper()
 	val := func(v history.Value) string {
 		switch {

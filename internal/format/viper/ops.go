@@ -27,90 +27,173 @@ type mop struct {
 	elems []json.RawMessage
 }
 
-func (m *mop) field(j int) string { return "value[" + strconv.Itoa(m.i) + "][" + strconv.Itoa(j) + "]" }
+func (m *mop) field(j int) string { return field(m.i, j) }
+
+// field names element j of operation i.
+func field(i, j int) string { return "value[" + strconv.Itoa(i) + "][" + strconv.Itoa(j) + "]" }
 
 func (m *mop) errf(j int, f string, args ...any) error {
-	field := "value[" + strconv.Itoa(m.i) + "]"
+	fld := "value[" + strconv.Itoa(m.i) + "]"
 	if j >= 0 {
-		field = m.field(j)
+		fld = m.field(j)
 	}
-	return m.at.errf(field, f, args...)
+	return m.at.errf(fld, f, args...)
 }
 
-// op reads operation i of the transaction that will be r.h.Txns[ti] and
-// appends what it means to ops.
-func (r *reader) op(at txnLine, ti int, ops []history.Op, i int, raw json.RawMessage) ([]history.Op, error) {
+// parsed is one operation as parsed, before it is applied to the
+// history: what parse (which names what is malformed) and the fast path
+// (fastLine) both give.
+type parsed struct {
+	name     string
+	n        int // its number of elements
+	key      history.Value
+	v, readV history.Value
+	succ     bool
+	bound    [2]history.Value
+	open     [2]bool
+	rows     []prow
+}
+
+// prow is a row of a range result: its part (0 live, 1 dead) and place.
+type prow struct {
+	part, pos int
+	id, val   history.Value
+}
+
+// parse parses operation i of a transaction line.
+func parse(at txnLine, i int, raw json.RawMessage) (parsed, error) {
 	m := &mop{at: at, i: i}
+	var p parsed
 	if err := json.Unmarshal(raw, &m.elems); err != nil || len(m.elems) == 0 {
-		return ops, m.errf(-1, "an operation must be a non-empty array [\"r\"|\"w\"|\"i\"|\"d\"|\"range\", …]")
+		return p, m.errf(-1, "an operation must be a non-empty array [\"r\"|\"w\"|\"i\"|\"d\"|\"range\", …]")
 	}
 	if err := json.Unmarshal(m.elems[0], &m.name); err != nil {
-		return ops, m.errf(0, "the operation's name must be a string: \"r\", \"w\", \"i\", \"d\" or \"range\"")
+		return p, m.errf(0, "the operation's name must be a string: \"r\", \"w\", \"i\", \"d\" or \"range\"")
 	}
+	p.name, p.n = m.name, len(m.elems)
 	ar, ok := arity[m.name]
 	if !ok {
-		return ops, m.errf(0, "unknown operation %q (want \"r\", \"w\", \"i\", \"d\" or \"range\")", m.name)
+		return p, m.errf(0, "unknown operation %q (want \"r\", \"w\", \"i\", \"d\" or \"range\")", m.name)
 	}
 	if n := len(m.elems); n < ar[0] || n > ar[1] {
 		want := strconv.Itoa(ar[0])
 		if ar[1] > ar[0] {
 			want += " to " + strconv.Itoa(ar[1])
 		}
-		return ops, m.errf(-1, "%q has %d elements, want %s: %s", m.name, n, want, shape(m.name))
+		return p, m.errf(-1, "%q has %d elements, want %s: %s", m.name, n, want, shape(m.name))
 	}
+	var err error
 	if m.name == "range" {
-		op, err := r.rangeOp(m, ti, len(ops))
-		if err != nil {
-			return ops, err
-		}
-		return append(ops, op), nil
+		return parseRange(m, p)
 	}
-	k, err := r.key(m, 1)
-	if err != nil {
-		return ops, err
+	v, ok := scalar(m.elems[1])
+	if !ok || v.IsNull() {
+		return p, m.errf(1, "the key must be a 64-bit integer or a string, not %s", clip(m.elems[1]))
 	}
-	v, err := value(m, 2, m.name == "r")
-	if err != nil {
-		return ops, err
+	p.key = v
+	if p.v, err = value(m, 2, m.name == "r"); err != nil {
+		return p, err
 	}
 	switch m.name {
 	case "r":
 		if len(m.elems) == 4 {
 			if _, err := flag(m, 3, "the is-dead flag"); err != nil {
-				return ops, err
+				return p, err
 			}
 		}
-		return append(ops, r.read(k, v, ti, len(ops))), nil
+		return p, nil
 	case "w":
-		succ, err := flag(m, 3, "the success flag")
+		p.succ, err = flag(m, 3, "the success flag")
+		return p, err
+	}
+	if p.readV, err = value(m, 3, true); err != nil {
+		return p, err
+	}
+	if _, err := flag(m, 4, "the is-dead flag"); err != nil {
+		return p, err
+	}
+	if p.succ, err = flag(m, 5, "the success flag"); err != nil {
+		return p, err
+	}
+	if m.name == "i" && len(m.elems) > 6 {
+		if _, err := flag(m, 6, "the ready flag"); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// parseRange parses a range query's bounds and rows.
+func parseRange(m *mop, p parsed) (parsed, error) {
+	for b := range 2 {
+		j := 1 + b
+		v, ok := scalar(m.elems[j])
+		switch {
+		case !ok || v.IsNull():
+			return p, m.errf(j, "a range bound must be a key or \"nil\" (no bound), not %s", clip(m.elems[j]))
+		case v == nilBound:
+			p.open[b] = true
+		default:
+			p.bound[b] = v
+		}
+	}
+	for part := range 2 {
+		j := 3 + part
+		var rows []row
+		if err := json.Unmarshal(m.elems[j], &rows); err != nil {
+			return p, m.errf(j, "the %s rows must be an array of {\"id\": key, \"sk\": key, \"val\": value} objects", [2]string{"live", "dead"}[part])
+		}
+		for pos, rw := range rows {
+			where := m.field(j) + "[" + strconv.Itoa(pos) + "]"
+			if rw.ID == nil || rw.Val == nil {
+				return p, m.at.errf(where, "a row must have an \"id\" and a \"val\"")
+			}
+			id, ok := scalar(rw.ID)
+			if !ok || id.IsNull() {
+				return p, m.at.errf(where+".id", "the key must be a 64-bit integer or a string, not %s", clip(rw.ID))
+			}
+			val, ok := scalar(rw.Val)
+			if !ok || val.IsNull() {
+				return p, m.at.errf(where+".val", "the value must be a 64-bit integer or a string, not %s", clip(rw.Val))
+			}
+			p.rows = append(p.rows, prow{part: part, pos: pos, id: id, val: val})
+		}
+	}
+	if len(m.elems) == 6 {
+		if _, err := flag(m, 5, "the final-query flag"); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// apply appends what operation i, parsed as p, means to ops, the
+// operations so far of the transaction that will be r.h.Txns[ti].
+func (r *reader) apply(at txnLine, ti int, ops []history.Op, i int, p *parsed) ([]history.Op, error) {
+	if p.name == "range" {
+		op, err := r.rangeOp(at, ti, len(ops), i, p)
 		if err != nil {
 			return ops, err
 		}
-		if succ {
-			ops = append(ops, r.write(k, v))
+		return append(ops, op), nil
+	}
+	if err := r.keyOfKind(at, func() string { return field(i, 1) }, p.key); err != nil {
+		return ops, err
+	}
+	k := r.key(p.key)
+	switch p.name {
+	case "r":
+		return append(ops, r.read(k, p.v, ti, len(ops))), nil
+	case "w":
+		if p.succ {
+			ops = append(ops, r.write(k, p.v))
 		}
 		return ops, nil
 	}
 	// "i" and "d": read readV, then write v if it succeeded.
-	readV, err := value(m, 3, true)
-	if err != nil {
-		return ops, err
-	}
-	if _, err := flag(m, 4, "the is-dead flag"); err != nil {
-		return ops, err
-	}
-	succ, err := flag(m, 5, "the success flag")
-	if err != nil {
-		return ops, err
-	}
-	if m.name == "i" && len(m.elems) > 6 {
-		if _, err := flag(m, 6, "the ready flag"); err != nil {
-			return ops, err
-		}
-	}
-	ops = append(ops, r.read(k, readV, ti, len(ops)))
-	if succ {
-		ops = append(ops, r.write(k, v))
+	ops = append(ops, r.read(k, p.readV, ti, len(ops)))
+	if p.succ {
+		ops = append(ops, r.write(k, p.v))
 	}
 	return ops, nil
 }
@@ -138,7 +221,7 @@ func (r *reader) read(k history.KeyID, v history.Value, ti, oi int) history.Op {
 }
 
 func (r *reader) write(k history.KeyID, v history.Value) history.Op {
-	r.written[kv{k, v}] = true
+	r.markWritten(k, v)
 	return history.Op{Kind: history.Write, Key: k, Value: v}
 }
 
@@ -196,24 +279,13 @@ func value(m *mop, j int, nullOK bool) (history.Value, error) {
 	return v, nil
 }
 
-// key reads element j, a key.
-func (r *reader) key(m *mop, j int) (history.KeyID, error) {
-	v, ok := scalar(m.elems[j])
-	if !ok || v.IsNull() {
-		return 0, m.errf(j, "the key must be a 64-bit integer or a string, not %s", clip(m.elems[j]))
-	}
-	if err := r.keyOfKind(m.at, m.field(j), v); err != nil {
-		return 0, err
-	}
-	return r.h.Key(v), nil
-}
-
 // keyOfKind checks that key v is of the history's kind of key.
-func (r *reader) keyOfKind(at txnLine, field string, v history.Value) error {
+// field names where v is, for the error.
+func (r *reader) keyOfKind(at txnLine, field func() string, v history.Value) error {
 	if r.keyKind == history.Null {
 		r.keyKind = v.Kind
 	} else if v.Kind != r.keyKind {
-		return at.errf(field, "the key %s is %s, and the history's keys before it are %ss (one kind of key per history)", v, article(v.Kind), r.keyKind)
+		return at.errf(field(), "the key %s is %s, and the history's keys before it are %ss (one kind of key per history)", v, article(v.Kind), r.keyKind)
 	}
 	return nil
 }
@@ -232,83 +304,56 @@ type row struct {
 	Val json.RawMessage `json:"val"`
 }
 
-// rangeOp reads a range query: a scan of k1 <= key <= k2.
-func (r *reader) rangeOp(m *mop, ti, oi int) (history.Op, error) {
+// rowField names the key of a range result's row.
+func rowField(i int, rw prow) string {
+	return field(i, 3+rw.part) + "[" + strconv.Itoa(rw.pos) + "].id"
+}
+
+// rangeOp makes a range query a scan of k1 <= key <= k2.
+func (r *reader) rangeOp(at txnLine, ti, oi, i int, p *parsed) (history.Op, error) {
 	rg := &history.Range{}
-	var bounds [2]history.Value
-	var open [2]bool
 	for b := range 2 {
-		j := 1 + b
-		v, ok := scalar(m.elems[j])
-		switch {
-		case !ok || v.IsNull():
-			return history.Op{}, m.errf(j, "a range bound must be a key or \"nil\" (no bound), not %s", clip(m.elems[j]))
-		case v == nilBound:
-			open[b] = true
-		default:
-			if err := r.keyOfKind(m.at, m.field(j), v); err != nil {
+		if !p.open[b] {
+			if err := r.keyOfKind(at, func() string { return field(i, 1+b) }, p.bound[b]); err != nil {
 				return history.Op{}, err
 			}
-			bounds[b] = v
-		}
-	}
-	if len(m.elems) == 6 {
-		if _, err := flag(m, 5, "the final-query flag"); err != nil {
-			return history.Op{}, err
 		}
 	}
 	in := func(k history.Value) bool {
-		return (open[0] || history.Compare(bounds[0], k) <= 0) && (open[1] || history.Compare(k, bounds[1]) <= 0)
+		return (p.open[0] || history.Compare(p.bound[0], k) <= 0) && (p.open[1] || history.Compare(k, p.bound[1]) <= 0)
 	}
-	seen := map[history.KeyID]bool{}
-	for part := range 2 {
-		j := 3 + part
-		var rows []row
-		if err := json.Unmarshal(m.elems[j], &rows); err != nil {
-			return history.Op{}, m.errf(j, "the %s rows must be an array of {\"id\": key, \"sk\": key, \"val\": value} objects", [2]string{"live", "dead"}[part])
+	rg.Pairs = make([]history.KV, 0, len(p.rows))
+	for _, rw := range p.rows {
+		if err := r.keyOfKind(at, func() string { return rowField(i, rw) }, rw.id); err != nil {
+			return history.Op{}, err
 		}
-		for p, rw := range rows {
-			where := m.field(j) + "[" + strconv.Itoa(p) + "]"
-			if rw.ID == nil || rw.Val == nil {
-				return history.Op{}, m.at.errf(where, "a row must have an \"id\" and a \"val\"")
-			}
-			kv, ok := scalar(rw.ID)
-			if !ok || kv.IsNull() {
-				return history.Op{}, m.at.errf(where+".id", "the key must be a 64-bit integer or a string, not %s", clip(rw.ID))
-			}
-			if err := r.keyOfKind(m.at, where+".id", kv); err != nil {
-				return history.Op{}, err
-			}
-			if !in(kv) {
-				return history.Op{}, m.at.errf(where+".id", "the key %s is outside the range [%s, %s]", kv, bound(bounds[0], open[0]), bound(bounds[1], open[1]))
-			}
-			val, ok := scalar(rw.Val)
-			if !ok || val.IsNull() {
-				return history.Op{}, m.at.errf(where+".val", "the value must be a 64-bit integer or a string, not %s", clip(rw.Val))
-			}
-			k := r.h.Key(kv)
-			if seen[k] {
-				return history.Op{}, m.at.errf(where+".id", "the key %s is in the result twice", kv)
-			}
-			seen[k] = true
-			rg.Pairs = append(rg.Pairs, history.KV{Key: k, Value: val})
+		if !in(rw.id) {
+			return history.Op{}, at.errf(rowField(i, rw), "the key %s is outside the range [%s, %s]", rw.id, bound(p.bound[0], p.open[0]), bound(p.bound[1], p.open[1]))
 		}
 	}
-	slices.SortFunc(rg.Pairs, func(a, b history.KV) int { return history.Compare(r.h.Keys[a.Key], r.h.Keys[b.Key]) })
-	if !open[0] {
-		rg.Lo = bounds[0]
+	// In key order (and, for one key, input order), a key twice is two
+	// rows side by side.
+	slices.SortStableFunc(p.rows, func(a, b prow) int { return history.Compare(a.id, b.id) })
+	for j, rw := range p.rows {
+		if j > 0 && p.rows[j-1].id == rw.id {
+			return history.Op{}, at.errf(rowField(i, rw), "the key %s is in the result twice", rw.id)
+		}
+		rg.Pairs = append(rg.Pairs, history.KV{Key: r.key(rw.id), Value: rw.val})
+	}
+	if !p.open[0] {
+		rg.Lo = p.bound[0]
 	} else {
 		r.openLo = append(r.openLo, opRef{ti, oi})
 	}
 	switch {
-	case open[1]:
+	case p.open[1]:
 		rg.HiOpen = true
-	case bounds[1].Kind == history.Int && bounds[1].N == math.MaxInt64:
+	case p.bound[1].Kind == history.Int && p.bound[1].N == math.MaxInt64:
 		rg.HiOpen = true
-	case bounds[1].Kind == history.Int:
-		rg.Hi = history.IntValue(bounds[1].N + 1)
+	case p.bound[1].Kind == history.Int:
+		rg.Hi = history.IntValue(p.bound[1].N + 1)
 	default:
-		rg.Hi = history.StringValue(bounds[1].S + "\x00")
+		rg.Hi = history.StringValue(p.bound[1].S + "\x00")
 	}
 	return history.Op{Kind: history.Scan, Key: history.NoKey, Range: rg}, nil
 }
@@ -323,28 +368,25 @@ func bound(v history.Value, open bool) string {
 // initial reads the initial transaction's operations: one range query
 // over everything, or successful writes (Viper's initial_state asserts
 // both).
-func (r *reader) initial(at txnLine, raws []json.RawMessage) error {
+func (r *reader) initial(at txnLine, ps []parsed) error {
 	r.init = map[history.KeyID]history.Value{}
-	for i, raw := range raws {
-		one, err := r.op(at, -1, nil, i, raw)
+	for i := range ps {
+		p := &ps[i]
+		one, err := r.apply(at, -1, nil, i, p)
 		if err != nil {
 			return err
 		}
 		m := &mop{at: at, i: i}
 		switch {
-		case len(one) == 1 && one[0].Kind == history.Scan && len(raws) == 1:
-			var elems []json.RawMessage
-			_ = json.Unmarshal(raw, &elems) // it parsed as a range query
-			lo, _ := scalar(elems[1])
-			hi, _ := scalar(elems[2])
-			if lo != nilBound || hi != nilBound {
+		case len(one) == 1 && one[0].Kind == history.Scan && len(ps) == 1:
+			if !p.open[0] || !p.open[1] {
 				return m.errf(-1, "the initial transaction's range query must have no bounds (\"nil\", \"nil\"), as Viper requires")
 			}
-			for _, p := range one[0].Range.Pairs {
-				r.init[p.Key] = p.Value
-				r.written[kv{p.Key, p.Value}] = true
+			for _, pr := range one[0].Range.Pairs {
+				r.init[pr.Key] = pr.Value
+				r.markWritten(pr.Key, pr.Value)
 			}
-		case len(one) == 1 && one[0].Kind == history.Write:
+		case len(one) == 1 && one[0].Kind == history.Write && p.name == "w":
 			r.init[one[0].Key] = one[0].Value
 		default:
 			return m.errf(-1, "the initial transaction must be one range query over every key, or successful writes [\"w\", key, value, true], as Viper requires")

@@ -182,12 +182,15 @@ type reader struct {
 	maxLine  int64
 	keyKind  history.ValueKind // Null until the first key
 	ids      map[string]bool
-	written  map[kv]bool
+	written  map[kv]bool    // the values written to each key, but integers
+	wInt     map[kvInt]bool // the integer values written to each key
+	intKeys  map[int64]history.KeyID
 	zeroOps  []opRef // reads of 0, null unless 0 is written
 	openLo   []opRef // ranges without a lower bound
 	initFile string
 	init     map[history.KeyID]history.Value
 	hasInit  bool
+	ps       []parsed // the operations of the line being read
 }
 
 func newReader(source string, lim format.Limits) *reader {
@@ -196,7 +199,7 @@ func newReader(source string, lim format.Limits) *reader {
 	h.Header.Present = true
 	h.Header.Version = 1
 	h.Header.Source = "converted from Viper logs " + source
-	return &reader{h: h, source: source, maxLine: lim.Line(), ids: map[string]bool{}, written: map[kv]bool{}}
+	return &reader{h: h, source: source, maxLine: lim.Line(), ids: map[string]bool{}, written: map[kv]bool{}, wInt: map[kvInt]bool{}, intKeys: map[int64]history.KeyID{}}
 }
 
 // line is one transaction line as decoded.
@@ -246,11 +249,27 @@ func (r *reader) file(lf logFile, in io.Reader) error {
 		if isInit {
 			return at.errf("", "a transaction after the initial transaction: Viper reads the initial transaction (isInitial) only when it is alone in its file, as ViperBench writes it")
 		}
-		l, err := decode(at, b)
-		if err != nil {
-			return err
+		ps, initial, fast := r.ps[:0], false, false
+		if fastLines {
+			ps, initial, fast = fastLine(b, ps)
 		}
-		if l.IsInitial != nil && *l.IsInitial {
+		var l *line
+		if !fast {
+			if l, err = decode(at, b); err != nil {
+				return err
+			}
+			initial = l.IsInitial != nil && *l.IsInitial
+			ps = ps[:0]
+			for i, raw := range l.Value {
+				p, err := parse(at, i, raw)
+				if err != nil {
+					return err
+				}
+				ps = append(ps, p)
+			}
+		}
+		r.ps = ps
+		if initial {
 			if lines > 0 {
 				return at.errf("isInitial", "the initial transaction follows other transactions in its file: Viper reads it only when it is alone in its file, as ViperBench writes it")
 			}
@@ -258,7 +277,7 @@ func (r *reader) file(lf logFile, in io.Reader) error {
 				return at.errf("isInitial", "a second initial transaction (the first is in %s)", r.initFile)
 			}
 			isInit, r.hasInit, r.initFile = true, true, lf.path
-			if err := r.initial(at, l.Value); err != nil {
+			if err := r.initial(at, ps); err != nil {
 				return err
 			}
 			continue
@@ -270,13 +289,15 @@ func (r *reader) file(lf logFile, in io.Reader) error {
 		}
 		r.ids[id] = true
 		t := history.Txn{ID: history.StringValue(id), Line: n}
-		if err := r.instants(at, l, &t); err != nil {
-			return err
+		if l != nil {
+			if err := r.instants(at, l, &t); err != nil {
+				return err
+			}
 		}
 		ti := len(r.h.Txns)
-		ops := make([]history.Op, 0, len(l.Value))
-		for i, raw := range l.Value {
-			if ops, err = r.op(at, ti, ops, i, raw); err != nil {
+		ops := make([]history.Op, 0, len(ps)+len(ps)/2)
+		for i := range ps {
+			if ops, err = r.apply(at, ti, ops, i, &ps[i]); err != nil {
 				return err
 			}
 		}
@@ -298,6 +319,9 @@ func (r *reader) file(lf logFile, in io.Reader) error {
 }
 
 var errLong = errors.New("line too long")
+
+// fastLines enables fastLine; off in a test, to compare.
+var fastLines = true
 
 // readLine returns the next line of br without its line end, at most max
 // bytes; buf is reused for lines that cross the buffer.
@@ -416,6 +440,40 @@ func kindName(goType string) string {
 	return goType
 }
 
+// kvInt is a key and an integer value.
+type kvInt struct {
+	k history.KeyID
+	n int64
+}
+
+func (r *reader) markWritten(k history.KeyID, v history.Value) {
+	if v.Kind == history.Int {
+		r.wInt[kvInt{k, v.N}] = true
+	} else {
+		r.written[kv{k, v}] = true
+	}
+}
+
+func (r *reader) isWritten(k history.KeyID, v history.Value) bool {
+	if v.Kind == history.Int {
+		return r.wInt[kvInt{k, v.N}]
+	}
+	return r.written[kv{k, v}]
+}
+
+// key interns key k.
+func (r *reader) key(k history.Value) history.KeyID {
+	if k.Kind != history.Int {
+		return r.h.Key(k)
+	}
+	if id, ok := r.intKeys[k.N]; ok {
+		return id
+	}
+	id := r.h.Key(k)
+	r.intKeys[k.N] = id
+	return id
+}
+
 // finish resolves what needed every log: reads of 0, the lower bound of
 // ranges without one, the initial state.
 func (r *reader) finish() (*history.History, error) {
@@ -429,7 +487,7 @@ func (r *reader) finish() (*history.History, error) {
 	}
 	for _, p := range r.zeroOps {
 		op := &h.Txns[p.txn].Ops[p.op]
-		if !r.written[kv{op.Key, zero}] {
+		if !r.isWritten(op.Key, zero) {
 			op.Value = history.NullValue
 		}
 	}
@@ -446,7 +504,7 @@ func (r *reader) finish() (*history.History, error) {
 		// transaction: the data loaded before the run.
 		init = map[history.KeyID]history.Value{}
 		see := func(k history.KeyID, v history.Value) {
-			if v.IsNull() || r.written[kv{k, v}] {
+			if v.IsNull() || r.isWritten(k, v) {
 				return
 			}
 			if _, ok := init[k]; !ok {

@@ -274,9 +274,24 @@ func FuzzViperRead(f *testing.F) {
 			f.Add(b, uint16(len(b)/2))
 		}
 	}
+	f.Add([]byte(`{"value": [["r", 1, 0, false], ["w", 1, 5, true], ["range", 0, 9, [{"id": 1, "sk": 1, "val": 5}], []]], "isInitial": false, "isFinal": true}`+"\n"+
+		`{"value": [["i", 2, 7, 0, false, true], ["d", 1, 6, 5, false, true], ["range", "nil", 3, [], [{"id": 1, "sk": 1, "val": 6}], false]]}`+"\n"), uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
 		c := min(int(cut), len(data))
 		h, err := readFiles("fuzz", []string{"J0.log", "J1.log"}, [][]byte{data[:c], data[c:]})
+		// The fast path for ViperBench's own lines reads what the
+		// decoding path reads.
+		fastLines = false
+		slow, slowErr := readFiles("fuzz", []string{"J0.log", "J1.log"}, [][]byte{data[:c], data[c:]})
+		fastLines = true
+		switch {
+		case (err == nil) != (slowErr == nil):
+			t.Fatalf("fast path: %v, decoding path: %v", err, slowErr)
+		case err != nil && err.Error() != slowErr.Error():
+			t.Fatalf("fast path: %v, decoding path: %v", err, slowErr)
+		case err == nil && history.Notation(h) != history.Notation(slow):
+			t.Fatalf("fast path read\n%s\ndecoding path\n%s", history.Notation(h), history.Notation(slow))
+		}
 		if err != nil {
 			var fe *format.Error
 			if !errors.As(err, &fe) {
