@@ -272,6 +272,10 @@ func FuzzViperRead(f *testing.F) {
 				f.Fatal(err)
 			}
 			f.Add(b, uint16(len(b)/2))
+			f.Add(b, uint16(len(b)))
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				f.Add(b, uint16(i+1)) // at a line's end
+			}
 		}
 	}
 	f.Add([]byte(`{"value": [["r", 1, 0, false], ["w", 1, 5, true], ["range", 0, 9, [{"id": 1, "sk": 1, "val": 5}], []]], "isInitial": false, "isFinal": true}`+"\n"+
