@@ -52,8 +52,9 @@
 //
 //   - Sessions are the files, ordered by the thread id of their name
 //     (then by name), labelled with the thread id (the file name when it
-//     is not J<integer>.log); a session's transactions keep their order in
-//     its file. A transaction's id is "<file name>:<line>".
+//     is not J<integer>.log, or when another file's name gave the same
+//     thread id); a session's transactions keep their order in its file.
+//     A transaction's id is "<file name>:<line>".
 //   - A read is a read of its value, dead or not: a tombstone is a value
 //     like any other, written by the delete that installed it.
 //   - A successful write writes its value; a failed one (succ false, an

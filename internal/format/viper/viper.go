@@ -191,6 +191,7 @@ type reader struct {
 	init     map[history.KeyID]history.Value
 	hasInit  bool
 	ps       []parsed // the operations of the line being read
+	labels   map[history.Value]bool
 }
 
 func newReader(source string, lim format.Limits) *reader {
@@ -199,7 +200,7 @@ func newReader(source string, lim format.Limits) *reader {
 	h.Header.Present = true
 	h.Header.Version = 1
 	h.Header.Source = "converted from Viper logs " + source
-	return &reader{h: h, source: source, maxLine: lim.Line(), ids: map[string]bool{}, written: map[kv]bool{}, wInt: map[kvInt]bool{}, intKeys: map[int64]history.KeyID{}}
+	return &reader{h: h, source: source, maxLine: lim.Line(), ids: map[string]bool{}, written: map[kv]bool{}, wInt: map[kvInt]bool{}, intKeys: map[int64]history.KeyID{}, labels: map[history.Value]bool{}}
 }
 
 // line is one transaction line as decoded.
@@ -306,10 +307,13 @@ func (r *reader) file(lf logFile, in io.Reader) error {
 		}
 		if sess < 0 {
 			sess = int32(len(r.h.Sessions))
-			label := history.StringValue(lf.name)
-			if lf.num {
-				label = history.IntValue(lf.tid)
+			// The thread id labels the session, unless another file's
+			// name gave it already (J7.log and J07.log).
+			label := history.IntValue(lf.tid)
+			if !lf.num || r.labels[label] {
+				label = history.StringValue(lf.name)
 			}
+			r.labels[label] = true
 			r.h.Sessions = append(r.h.Sessions, label)
 		}
 		t.Session = sess

@@ -211,6 +211,16 @@ func TestJSONFolder(t *testing.T) {
 	if got := history.Notation(h); got != "tJ7.log:1: s7: w 1 5" {
 		t.Errorf("one file: got %q", got)
 	}
+	// Two names of one thread id: the second session is labelled by its
+	// file's name.
+	write(t, filepath.Join(dir, "json"), "J07.log", `{"value": [["r", 1, 5, false]]}`+"\n")
+	h, err = ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := history.Notation(h); got != "tJ07.log:1: s7: r 1 5 | tJ7.log:1: sJ7.log: w 1 5" {
+		t.Errorf("J07.log and J7.log: got %q", got)
+	}
 }
 
 func write(t testing.TB, dir, name, content string) {
