@@ -18,7 +18,7 @@ var lineFields = map[string]bool{
 // "value" and perhaps "isInitial", "isFinal" and the four timestamps;
 // never a Jepsen operation's "type" or "f"), and whose "value" starts
 // with an empty list or an operation named "r", "w", "i", "d" or
-// "range". The lines after it are the reader's to judge.
+// "range". The rest of the lines are the reader's to judge.
 func Sniff(prefix []byte) bool {
 	b := firstLine(bytes.TrimPrefix(prefix, []byte("\xef\xbb\xbf")))
 	i := space(b, 0)
@@ -54,7 +54,14 @@ func Sniff(prefix []byte) bool {
 		}
 		i = space(b, i+1)
 		if string(key) == "value" {
-			return firstOp(b, i)
+			if sawValue || !firstOp(b, i) {
+				return false
+			}
+			sawValue = true
+			if i = skipArray(b, i); i >= len(b) {
+				return true // cut short by the prefix
+			}
+			continue
 		}
 		if i = skip(b, i); i < 0 {
 			return false
@@ -126,6 +133,29 @@ func str(b []byte, i int) (s []byte, j int, ok bool) {
 		}
 	}
 	return nil, len(b), false
+}
+
+// skipArray skips the array at b[i:] (which firstOp found to start
+// one); len(b) when the end of b cuts it short.
+func skipArray(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return len(b)
 }
 
 // skip skips the scalar (a number, true, false, null or a string without

@@ -244,12 +244,16 @@ func TestSniff(t *testing.T) {
 		`{"value": 3}`:                       false,
 		`{"ops": [["r", 1, null]]}`:          false,
 		`{"id": 1, "session": 0, "ops": []}`: false,
-		`{"type": "ok", "f": "txn", "value": [["r", 1, null]], "process": 0}`: false,
-		`{"value": [["r", 1, null]], "type": "ok"}`:                           true, // decided at "value"
-		`{:type :ok :f :txn :value [[:r 1 nil]]}`:                             false,
-		`[{"tid": 1, "sid": 1, "ops": []}]`:                                   false,
-		`r(1,1,0,0)`:                                                          false,
-		``:                                                                    false,
+		`{"type": "ok", "f": "txn", "value": [["r", 1, null]], "process": 0}`:                                   false,
+		`{"value": [["r", 1, null]], "type": "ok"}`:                                                             false,
+		`{"value": [["r", "a\"]", 0, false]], "isFinal": true}`:                                                 true,
+		`{"value": [["range", 1, 2, [{"id": 1, "sk": 1, "val": 2}], []]], "isInitial": true, "isFinal": false}`: true,
+		`{"value": [["r", 1, 0, false]], "value": []}`:                                                          false,
+		`{"value": [["r", 1, 0, false]], "isFinal": tr`:                                                         true, // cut short
+		`{:type :ok :f :txn :value [[:r 1 nil]]}`:                                                               false,
+		`[{"tid": 1, "sid": 1, "ops": []}]`:                                                                     false,
+		`r(1,1,0,0)`:                                                                                            false,
+		``:                                                                                                      false,
 	})
 	if !SniffDir(filepath.Join("testdata", "small")) || !SniffDir(filepath.Join("testdata", "init")) {
 		t.Error("SniffDir(testdata/…) = false")
