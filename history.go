@@ -304,6 +304,9 @@ func (h *History) Txn(i int) Txn {
 		Begin: x.Begin, End: x.End, Timed: x.HasTime,
 		StartTS: x.StartTS, CommitTS: x.CommitTS, Stamped: x.HasStartTS && x.HasCommitTS}
 	for _, o := range x.Ops {
+		if o.Kind.IsRange() {
+			continue // no key: Op cannot hold it
+		}
 		op := Op{Key: Value{h.h.Keys[o.Key]}, Value: Value{o.Value}, Lock: o.Lock}
 		switch o.Kind {
 		case history.Read:
