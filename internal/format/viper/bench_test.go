@@ -11,7 +11,17 @@ import (
 // BenchmarkReadDir reads a Viper directory of 20,000 transactions
 // (RandomRMWRange, 8 operations each, 24 threads, as in Viper's paper's
 // runs), written as ViperBench writes them.
-func BenchmarkReadDir(b *testing.B) {
+func BenchmarkReadDir(b *testing.B) { benchReadDir(b) }
+
+// BenchmarkReadDirDecoder reads it without the fast path: every line
+// through the JSON decoder.
+func BenchmarkReadDirDecoder(b *testing.B) {
+	fastLines = false
+	defer func() { fastLines = true }()
+	benchReadDir(b)
+}
+
+func benchReadDir(b *testing.B) {
 	h, err := gen.GenerateRange(gen.RangeConfig{Workload: gen.RandomRMWRange, Mode: gen.SnapshotIsolation,
 		Txns: 20000, Sessions: 24, Keys: 10000, Dist: workload.Uniform, Seed: 1, Populate: 0.2})
 	if err != nil {
