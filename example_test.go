@@ -116,6 +116,7 @@ func ExampleOpenHistory() {
 	// plume.txt         7 transactions: serializable violation (sat)
 	// porcupine.txt    11 transactions: strict-serializable satisfied (linear)
 	// timekiller.json   4 transactions: serializable satisfied (chronos)
+	// viper             5 transactions: serializable satisfied (mt)
 }
 
 // clientOrder is a module for a system whose clients saw transaction

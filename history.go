@@ -247,7 +247,8 @@ func NewHistory(txns []Txn, initial ...KV) (*History, error) {
 
 // ReadHistory reads a history from r in any of the stream formats isoscope
 // reads — its own JSON Lines, Jepsen's EDN and JSON, Cobra, dbcop,
-// PolySI/Plume, AWDIT, Knossos and Porcupine logs, TimeKiller — detected
+// PolySI/Plume, AWDIT, Knossos and Porcupine logs, TimeKiller, a Viper
+// log file — detected
 // as `isoscope check` detects them, gzip-compressed or not; name is used
 // in error messages. Bad input gives an error naming the line and the
 // field.
@@ -260,7 +261,7 @@ func ReadHistory(r io.Reader, name string) (*History, error) {
 }
 
 // OpenHistory reads the history at path, a file of any format isoscope
-// reads or a directory of Cobra logs, detected as `isoscope check`
+// reads or a directory of Cobra or Viper logs, detected as `isoscope check`
 // detects it. A context that ends stops the read.
 func OpenHistory(ctx context.Context, path string) (*History, error) {
 	o, err := registry.OpenWith(path, "auto", registry.Options{Context: ctx})
@@ -303,6 +304,9 @@ func (h *History) Txn(i int) Txn {
 		Begin: x.Begin, End: x.End, Timed: x.HasTime,
 		StartTS: x.StartTS, CommitTS: x.CommitTS, Stamped: x.HasStartTS && x.HasCommitTS}
 	for _, o := range x.Ops {
+		if o.Kind.IsRange() {
+			continue // no key: Op cannot hold it
+		}
 		op := Op{Key: Value{h.h.Keys[o.Key]}, Value: Value{o.Value}, Lock: o.Lock}
 		switch o.Kind {
 		case history.Read:

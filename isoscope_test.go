@@ -115,6 +115,19 @@ func TestBuiltEqualsRead(t *testing.T) {
 	}
 }
 
+// TestTxnLeavesOutScans: Txn of a transaction with a range scan gives
+// its other operations (it indexed the keys with the scan's missing key
+// before).
+func TestTxnLeavesOutScans(t *testing.T) {
+	h, err := isoscope.ReadHistory(strings.NewReader(`{"id":1,"session":0,"ops":[["w",1,5],["scan",0,9,[[1,5]]],["r",1,5]]}`+"\n"), "scan.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := h.Txn(0); len(x.Ops) != 2 || x.Ops[0].Kind != isoscope.Write || x.Ops[1].Kind != isoscope.Read {
+		t.Errorf("Txn(0) = %+v, want the write and the read", x)
+	}
+}
+
 // TestLevels: every level parses from its name and short form, and
 // implication runs downwards.
 func TestLevels(t *testing.T) {

@@ -42,6 +42,8 @@ func TestFlagValuesComplete(t *testing.T) {
 		{[]string{"check", "--checker", ""}, "linear", ""},
 		{[]string{"check", "--format", ""}, "cobra", ""},
 		{[]string{"convert", "--to", ""}, "jepsen", "cobra"},
+		{[]string{"convert", "--from", ""}, "viper", ""},
+		{[]string{"convert", "--to", ""}, "isoscope", "viper"},
 		{[]string{"run", "--workload", ""}, "list-append", ""},
 		{[]string{"gen", "--workload", ""}, "randomrange", "list-append"},
 		{[]string{"gen", "--plant", ""}, "write-skew", ""},

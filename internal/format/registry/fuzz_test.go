@@ -18,6 +18,7 @@ var seedFiles = []string{
 	"../native/testdata/small.jsonl", "../dbcop/testdata/small.bincode", "../plume/testdata/small.txt",
 	"../awdit/testdata/small.txt", "../knossos/testdata/small.log", "../porcupine/testdata/small.txt",
 	"../timekiller/testdata/kv.json", "../jepsen/testdata/small.edn", "../jepsen/testdata/rw.json",
+	"../viper/testdata/small/J12.log",
 }
 
 // gzipped returns data gzip-compressed.
@@ -76,8 +77,8 @@ func FuzzOpen(f *testing.F) {
 	})
 }
 
-// FuzzOpenDir opens arbitrary Cobra session logs as a directory (up to
-// three files, named from T0.log to T9.log, or not a session log's
+// FuzzOpenDir opens arbitrary Cobra or Viper logs as a directory (up to
+// three files, named from T0.log to T9.log, J3.log or J12.log, or not a log's
 // name) with detection: a history or an error, never a panic, and an
 // error that is bad input names the directory.
 func FuzzOpenDir(f *testing.F) {
@@ -92,13 +93,22 @@ func FuzzOpenDir(f *testing.F) {
 	f.Add(logs[0], logs[1], logs[2], uint16(0x210))
 	f.Add(logs[0], []byte{}, logs[2], uint16(0x3a0))
 	f.Add(logs[1], logs[1], []byte("x"), uint16(0xfff))
+	var vlogs [][]byte
+	for _, name := range []string{"J3.log", "J12.log"} {
+		b, err := os.ReadFile(filepath.Join("../viper/testdata/small", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		vlogs = append(vlogs, b)
+	}
+	f.Add(vlogs[0], vlogs[1], []byte{}, uint16(0x2ef))
 	f.Fuzz(func(t *testing.T, a, b, c []byte, names uint16) {
 		dir := t.TempDir()
 		for i, data := range [][]byte{a, b, c} {
 			n := int(names>>(4*i)) & 0xf
 			name := "T" + string(rune('0'+n%10)) + ".log"
 			if n >= 10 {
-				name = []string{"T-1.log", "T01.log", "x.log", "T1.txt", "T5.log", "T7.log"}[n-10]
+				name = []string{"T-1.log", "T01.log", "x.log", "T1.txt", "J12.log", "J3.log"}[n-10]
 			}
 			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 				t.Fatal(err)

@@ -183,6 +183,7 @@ func TestOpenLongLine(t *testing.T) {
 		{"porcupine", "", "\x00", "token", "-:1: a string, number or symbol longer than 16 MiB"},
 		{"knossos", "", "\x00", "line", "-:1: the line is longer than 1 MiB"},
 		{"plume", "w(1,5,1,10)\n", "x", "line", "-:2: the line is longer than 64 KiB"},
+		{"viper", `{"value": [["r", 1, 0, false]]}` + "\n" + `{"value": [["r", 1, `, "1", "line", "-:2: the line is longer than 64 MiB"},
 		{"awdit", "w 0 0\n", "7", "line", "-:2: the line is longer than 64 KiB"},
 	}
 	for _, c := range cases {

@@ -3,7 +3,7 @@
 // creates history files: the one place that knows all the format packages
 // and gzip, so that the CLI and the public API stay format-agnostic.
 //
-// Open and OpenWith read a file, a directory (Cobra) or standard input;
+// Open and OpenWith read a file, a directory (Cobra, Viper) or standard input;
 // Read reads any stream; Create makes a file to write a history to,
 // gzip-compressed when its name ends in .gz. Detection tries each format's
 // Sniff in Formats' order on the first 64 KiB (decompressed when they are
@@ -32,6 +32,7 @@ import (
 	"github.com/isoscope/isoscope/internal/format/plume"
 	"github.com/isoscope/isoscope/internal/format/porcupine"
 	"github.com/isoscope/isoscope/internal/format/timekiller"
+	"github.com/isoscope/isoscope/internal/format/viper"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -47,6 +48,9 @@ type Format struct {
 	Read func(r io.Reader, name string) (*history.History, error)
 	// ReadDir reads a history from a directory (nil for stream formats).
 	ReadDir func(path string) (*history.History, error)
+	// ReadDirWith, when set, is ReadDir within the read limits (the
+	// length of a line of a directory of line-oriented logs).
+	ReadDirWith func(path string, lim format.Limits) (*history.History, error)
 	// SniffDir reports whether a directory holds this format.
 	SniffDir func(path string) bool
 	// Write writes a history in this format (nil when it cannot).
@@ -65,6 +69,8 @@ func Formats() []Format {
 			Sniff: native.Sniff, Read: native.Read, Write: native.Write},
 		{Name: "cobra", Describe: "Cobra binary log directory (one T<n>.log per session)",
 			ReadDir: cobra.ReadDir, SniffDir: cobra.SniffDir},
+		{Name: "viper", Describe: "Viper (ViperBench) JSON logs: a directory of J<thread>.log files, one per session, or one such file",
+			Sniff: viper.Sniff, Read: viper.Read, ReadDir: viper.ReadDir, ReadDirWith: viper.ReadDirWith, SniffDir: viper.SniffDir},
 		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write, Whole: true},
 		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
@@ -156,7 +162,7 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 	}
 	if path != "-" {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			h, err := openDir(path, name)
+			h, err := openDir(path, name, o.Limits)
 			if err != nil {
 				return nil, err
 			}
@@ -299,14 +305,19 @@ func detect(prefix []byte) string {
 
 func isGzip(p []byte) bool { return len(p) >= 2 && p[0] == 0x1f && p[1] == 0x8b }
 
-func openDir(path, name string) (*history.History, error) {
+func openDir(path, name string, lim format.Limits) (*history.History, error) {
+	var dirFormats []string
 	for _, f := range Formats() {
 		if f.ReadDir == nil {
 			continue
 		}
+		dirFormats = append(dirFormats, f.Name)
 		if (name == "" || name == "auto") && f.SniffDir(path) || name == f.Name {
+			if f.ReadDirWith != nil {
+				return f.ReadDirWith(path, lim)
+			}
 			return f.ReadDir(path)
 		}
 	}
-	return nil, fmt.Errorf("%s: a directory, and not one of a directory format (cobra)", path)
+	return nil, fmt.Errorf("%s: a directory, and not one of a directory format (%s)", path, strings.Join(dirFormats, ", "))
 }

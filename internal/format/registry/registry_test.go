@@ -65,6 +65,7 @@ func TestOpenLaterBadLine(t *testing.T) {
 		{"porcupine", []byte(`{:process 0, :type :invoke, :f :get, :key "a", :value nil}` + "\n" + `{:process 0, :type :ok, :f :get, :key 7, :value nil}` + "\n"), 2, "7 is not a string"},
 		{"timekiller", []byte(`[{"tid":1,"sid":0,"sts":{"p":1,"l":0},"cts":{"p":2,"l":0},"ops":[{"t":"w","k":1,"v":1}]},` + "\n" +
 			`{"tid":2,"sid":0,"sts":{"p":3,"l":0},"cts":{"p":4,"l":0},"ops":[{"t":"x","k":1,"v":1}]}]` + "\n"), 2, `unknown operation type "x"`},
+		{"viper", []byte(`{"value": [["r", 1, 0, false]]}` + "\n" + `{"value": [["q", 1]]}` + "\n"), 2, `unknown operation "q"`},
 		{"jepsen", []byte("{:type :invoke, :process 0, :f :txn, :value [[:append 1 1]]}\n{:type :ok, :process 0, :f :txn, :value [[:append 1 1]]\n"), 3, "ends inside the map opened on line 2"},
 		{"jepsen", []byte(`{"type":"invoke","process":0,"f":"txn","value":[["append",1,1]]}` + "\n" + `{"type":"ok","process":0,"f":"txn","value":[["cas",1,1]]}` + "\n"), 2, "unknown micro-operation"},
 	}
@@ -156,6 +157,56 @@ func TestOpenDirLaterBadRecord(t *testing.T) {
 	}
 	if _, auto := Open(dir, "auto", nil, nil); auto == nil || auto.Error() != named.Error() {
 		t.Errorf("--format auto: got %v, want what --format cobra gives: %v", auto, named)
+	}
+}
+
+// TestOpenViperDir: a Viper log directory (or the folder holding its
+// json/) is detected and read as --format viper reads it; a bad line in a
+// later log is Viper's error either way; the read limits reach its lines.
+func TestOpenViperDir(t *testing.T) {
+	src := filepath.Join("..", "viper", "testdata", "small")
+	named, err := Open(src, "viper", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, err := Open(src, "auto", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if history.Notation(auto) != history.Notation(named) || len(auto.Txns) != 5 {
+		t.Errorf("--format auto read\n%s\nwant\n%s", history.Notation(auto), history.Notation(named))
+	}
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "json")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"J3.log", "J12.log"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "J12.log" {
+			b = append(b, "{\"value\": [[\"w\", 1, 2]]}\n"...) // no success flag
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, namedErr := Open(parent, "viper", nil, nil)
+	var fe *format.Error
+	if !errors.As(namedErr, &fe) || fe.File != filepath.Join(dir, "J12.log") || fe.Line != 4 || fe.Field != "value[0]" {
+		t.Fatalf("--format viper: got %v, want bad input at J12.log:4 value[0]", namedErr)
+	}
+	if _, autoErr := Open(parent, "auto", nil, nil); autoErr == nil || autoErr.Error() != namedErr.Error() {
+		t.Errorf("--format auto: got %v, want what --format viper gives: %v", autoErr, namedErr)
+	}
+	_, err = OpenWith(src, "auto", Options{Limits: format.Limits{MaxLine: 100}})
+	if !format.IsLimit(err) || !errors.As(err, &fe) || fe.Line != 1 || !strings.HasSuffix(fe.File, "J12.log") {
+		t.Errorf("a line past --max-line: got %v", err)
+	}
+	if _, err := Open(t.TempDir(), "auto", nil, nil); err == nil || !strings.Contains(err.Error(), "not one of a directory format (cobra, viper)") {
+		t.Errorf("an empty directory: %v", err)
 	}
 }
 
