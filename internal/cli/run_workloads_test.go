@@ -53,7 +53,7 @@ func TestRunPaperWorkloads(t *testing.T) {
 			}
 		})
 	}
-	if code, _, errs := runRun(t, context.Background(), "--workload", "randombench", "--max-width", "2000000000"); code != ExitBadInput || !strings.Contains(errs, "span") {
+	if code, _, errs := runRun(t, context.Background(), "--workload", "randombench", "--max-width", "2000000000"); code != ExitBadInput || !strings.Contains(errs, "max width") {
 		t.Errorf("a span of 2·10⁹ keys: exit %d, %s", code, errs)
 	}
 }

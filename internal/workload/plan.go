@@ -285,7 +285,7 @@ func (c *PlanConfig) validate() error {
 	case c.Ops > 1<<12:
 		return fmt.Errorf("at most %d operations per transaction, got %d", 1<<12, c.Ops)
 	case c.Span > 1<<30:
-		return fmt.Errorf("span %d is more than 2^30 keys", c.Span)
+		return fmt.Errorf("max width %d (the widest range) is more than 2^30 keys", c.Span)
 	case c.Values > 1<<30:
 		return fmt.Errorf("value domain %d is more than 2^30 values", c.Values)
 	}
