@@ -208,10 +208,12 @@ func EvidenceCounts(es []evidence.Edge) (forced, chosen int) {
 // edges that choice made.
 func BestFoundNote(es []evidence.Edge) string {
 	_, chosen := EvidenceCounts(es)
+	if chosen == 0 {
+		// The solver met it, but nothing in it is the solver's choice.
+		return "The solver found this cycle among the history's open dependencies (which write a read saw, or the order of two writes no operation shows), and each of its edges holds whichever way they are settled: the cycle itself is certain."
+	}
 	s := "The history leaves some dependencies open (which write a read saw, or the order of two writes no operation shows). Every way of settling them closes a cycle the level forbids, so the verdict is certain; this cycle is the one the solver met"
 	switch chosen {
-	case 0:
-		return s + ", and each of its edges holds whatever the choice."
 	case 1:
 		return s + ": one of its edges is the solver's choice, the others hold whatever the choice."
 	}
