@@ -54,8 +54,7 @@ func assertGone(t *testing.T, dir string, pids []int, dsns []string) {
 		}
 	}
 	for _, d := range dsns {
-		host := d[strings.Index(d, "@")+1:]
-		host = host[:strings.IndexByte(host, '/')]
+		host := dsnHost(d)
 		if c, err := net.DialTimeout("tcp", host, time.Second); err == nil {
 			c.Close()
 			t.Errorf("something still listens at %s", host)
@@ -63,13 +62,28 @@ func assertGone(t *testing.T, dir string, pids []int, dsns []string) {
 	}
 }
 
+// dsnHost is the host and port of a node's address: the first of a
+// scheme://[user@]host:port[,host:port…][/…][?…].
+func dsnHost(d string) string {
+	if _, rest, ok := strings.Cut(d, "://"); ok {
+		d = rest
+	}
+	if i := strings.IndexByte(d, '@'); i >= 0 {
+		d = d[i+1:]
+	}
+	if i := strings.IndexAny(d, "/?,"); i >= 0 {
+		d = d[:i]
+	}
+	return d
+}
+
 func TestParseSpec(t *testing.T) {
-	for in, want := range map[string]Spec{"galera": {Galera, 3}, "galera:5": {Galera, 5}, "pg": {PostgresStandby, 2}, "postgres-standby:3": {PostgresStandby, 3}, "etcd": {Etcd, 3}} {
+	for in, want := range map[string]Spec{"galera": {Galera, 3}, "galera:5": {Galera, 5}, "pg": {PostgresStandby, 2}, "postgres-standby:3": {PostgresStandby, 3}, "etcd": {Etcd, 3}, "dqlite": {Dqlite, 3}, "dqlite:5": {Dqlite, 5}} {
 		if got, err := ParseSpec(in); err != nil || got != want {
 			t.Errorf("%s: got %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"cockroach:3", "galera:x", "etcd:0", "galera:0", "pg:1", "galera:10"} {
+	for _, bad := range []string{"cockroach:3", "galera:x", "etcd:0", "galera:0", "pg:1", "galera:10", "dqlite:0", "dqlite:2", "dqlite:10"} {
 		if _, err := ParseSpec(bad); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: got %v, want an error naming it", bad, err)
 		}

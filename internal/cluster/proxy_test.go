@@ -21,3 +21,36 @@ func TestCopyRewriting(t *testing.T) {
 		t.Fatalf("got %q\nwant %q", out.Bytes(), want)
 	}
 }
+
+// TestProxyAvoidsHandedOutPorts: the ports freePorts hands out for
+// servers to bind are never a proxy's, nor handed out twice, though the
+// system offers them again at once.
+func TestProxyAvoidsHandedOutPorts(t *testing.T) {
+	ports, err := freePorts(50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]bool{}
+	for _, p := range ports {
+		out[p] = true
+	}
+	more, err := freePorts(50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range more {
+		if out[p] {
+			t.Errorf("port %d handed out twice", p)
+		}
+	}
+	for range 200 {
+		p, err := newProxy("t", "127.0.0.1:1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[p.port()] {
+			t.Errorf("a proxy listens on port %d, handed out for a server", p.port())
+		}
+		defer p.close()
+	}
+}
