@@ -3,6 +3,7 @@ module github.com/isoscope/isoscope
 go 1.26.8
 
 require (
+	github.com/canonical/go-dqlite v1.11.5
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
@@ -34,7 +35,6 @@ require (
 	github.com/Rican7/retry v0.3.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/canonical/go-dqlite v1.11.5 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-semver v0.3.0 // indirect
 	github.com/coreos/go-systemd/v22 v22.3.2 // indirect

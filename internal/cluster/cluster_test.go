@@ -28,9 +28,10 @@ func up(t *testing.T, spec string) *Cluster {
 		t.Fatalf("up %s: %v", spec, err)
 	}
 	t.Cleanup(func() {
-		addrs := c.DSNs()
+		var addrs []string
 		var pids []int
 		for _, n := range c.Nodes {
+			addrs = append(addrs, n.client.addr())
 			if n.proc != nil {
 				pids = append(pids, n.proc.pid())
 			}
@@ -42,8 +43,8 @@ func up(t *testing.T, spec string) *Cluster {
 }
 
 // assertGone fails unless dir is gone, no process of pids is alive and
-// nothing listens at the addresses' hosts and ports.
-func assertGone(t *testing.T, dir string, pids []int, dsns []string) {
+// nothing listens at the nodes' client addresses (host:port).
+func assertGone(t *testing.T, dir string, pids []int, addrs []string) {
 	t.Helper()
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s is still there (%v)", dir, err)
@@ -53,28 +54,12 @@ func assertGone(t *testing.T, dir string, pids []int, dsns []string) {
 			t.Errorf("process %d is still alive", pid)
 		}
 	}
-	for _, d := range dsns {
-		host := dsnHost(d)
+	for _, host := range addrs {
 		if c, err := net.DialTimeout("tcp", host, time.Second); err == nil {
 			c.Close()
 			t.Errorf("something still listens at %s", host)
 		}
 	}
-}
-
-// dsnHost is the host and port of a node's address: the first of a
-// scheme://[user@]host:port[,host:port…][/…][?…].
-func dsnHost(d string) string {
-	if _, rest, ok := strings.Cut(d, "://"); ok {
-		d = rest
-	}
-	if i := strings.IndexByte(d, '@'); i >= 0 {
-		d = d[i+1:]
-	}
-	if i := strings.IndexAny(d, "/?,"); i >= 0 {
-		d = d[:i]
-	}
-	return d
 }
 
 func TestParseSpec(t *testing.T) {
