@@ -226,7 +226,7 @@ func newClusterCommand(std IO) *cobra.Command {
   #   isoscope run --cluster galera:3 --faults partition --isolation repeatable-read
 
   # three dqlite voters for one run, the leader or a follower killed, cut off or paused every 2 s
-  isoscope run --cluster dqlite:3 --faults kill,partition,pause --fault-interval 2s --txns 1500 --level sser`,
+  isoscope run --cluster dqlite:3 --faults kill,partition,pause --fault-interval 2s --txns 1500`,
 		Long: `cluster up KIND[:NODES] stands up a replicated cluster on 127.0.0.1 and keeps
 it up until interrupted (SIGINT, SIGTERM), then stops every node by its process
 id and removes the directory; it prints each node's address and the run
