@@ -147,6 +147,8 @@ func classifyDqlite(err error) (ErrorClass, string, bool) {
 			return Aborted, "database busy (SQLITE_BUSY)", true
 		case 6:
 			return Aborted, "table locked (SQLITE_LOCKED)", true
+		case dqliteNotLeader:
+			return Aborted, "not committed, the node no longer leads (dqlite's RAFT_NOTLEADER as code 7)", true
 		case 10:
 			return Disconnected, fmt.Sprintf("replication failed, outcome unknown: %s (SQLITE_IOERR %d)", de.Message, de.Code), true
 		}
@@ -167,4 +169,33 @@ func classifyDqlite(err error) (ErrorClass, string, bool) {
 		return Disconnected, "connection lost: " + err.Error(), true
 	}
 	return 0, "", false
+}
+
+// dqliteNotLeader is the code dqlite 1.11 answers a statement with when
+// Raft refuses to replicate its commit (raft_apply fails, so nothing was
+// appended and the frames are dropped): Raft's own RAFT_NOTLEADER, 7,
+// which in SQLite's numbering reads SQLITE_NOMEM, with SQLite's message
+// for the statement's last step ("no more rows available"). It comes
+// from a leader whose leadership is being transferred (a node handing
+// over as it shuts down) or is gone; go-dqlite's driver does not know it
+// and keeps the connection.
+const dqliteNotLeader = 7
+
+// dqliteConn is a session's connection to a dqlite leader.
+type dqliteConn struct {
+	*sqlConn
+}
+
+// Commit commits; when dqlite answers that the node no longer leads (the
+// transaction was not committed), the connection is dropped, so that the
+// session's next BEGIN finds it closed and reconnects to the leader —
+// the driver itself would keep it on this node, which refuses every
+// commit until its leadership is transferred.
+func (c *dqliteConn) Commit(ctx context.Context) error {
+	err := c.sqlConn.Commit(ctx)
+	var de driver.Error
+	if errors.As(err, &de) && de.Code == dqliteNotLeader {
+		_ = c.sqlConn.Discard()
+	}
+	return err
 }

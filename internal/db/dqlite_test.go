@@ -2,9 +2,14 @@ package db
 
 import (
 	"context"
+	sqldriver "database/sql/driver"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/canonical/go-dqlite/driver"
 
 	"github.com/isoscope/isoscope/internal/cluster"
 )
@@ -103,4 +108,37 @@ func TestDqliteAdapter(t *testing.T) {
 		t.Errorf("COMMIT on a killed node: %v, classified %s (%s); want disconnected and not answered", err, class, why)
 	}
 	_ = a.Discard()
+}
+
+// TestClassifyDqlite: dqlite's answers as the driver returns them. A busy
+// lock or stale snapshot aborts; code 7 (Raft's RAFT_NOTLEADER, which
+// dqlite 1.11 answers a COMMIT with when Raft refuses to replicate it)
+// aborts — nothing was committed; SQLITE_IOERR (replication failed,
+// leadership lost) and the driver's bad connection are no answer: a
+// COMMIT that gets them is unknown.
+func TestClassifyDqlite(t *testing.T) {
+	d := &sqlDB{kind: Dqlite, dialect: dqliteDialect()}
+	for _, tc := range []struct {
+		err      error
+		class    ErrorClass
+		answered bool
+	}{
+		{driver.Error{Code: driver.ErrBusy, Message: "database is locked"}, Aborted, true},
+		{driver.Error{Code: driver.ErrBusySnapshot, Message: "database is locked"}, Aborted, true},
+		{driver.Error{Code: 7, Message: "no more rows available"}, Aborted, true},
+		{driver.Error{Code: 10 | 41<<8, Message: "leadership lost"}, Disconnected, false},
+		{driver.Error{Code: 10, Message: "disk I/O error"}, Disconnected, false},
+		{driver.Error{Code: 19, Message: "UNIQUE constraint failed"}, Failed, true},
+		{fmt.Errorf("exec: %w", sqldriver.ErrBadConn), Disconnected, false},
+		{fmt.Errorf("failed to create dqlite connection: %w", driver.ErrNoAvailableLeader), Disconnected, false},
+		{fmt.Errorf("call exec-sql (budget 2.9s): receive: header: %w", io.EOF), Disconnected, false},
+	} {
+		class, why := d.Classify(tc.err)
+		if class != tc.class || d.Answered(tc.err) != tc.answered || why == "" {
+			t.Errorf("%v: %s (%q), answered %v; want %s, answered %v", tc.err, class, why, d.Answered(tc.err), tc.class, tc.answered)
+		}
+	}
+	if _, why := d.Classify(fmt.Errorf("call exec-sql (budget 2.9s): receive: header: %w", io.EOF)); why != "connection lost: EOF" {
+		t.Errorf("a lost connection's reason %q names the request's budget", why)
+	}
 }

@@ -245,6 +245,9 @@ func (d *sqlDB) Connect(ctx context.Context) (Conn, error) {
 			return nil, err
 		}
 	}
+	if d.kind == Dqlite {
+		return &dqliteConn{sc}, nil
+	}
 	return sc, nil
 }
 
