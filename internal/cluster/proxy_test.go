@@ -23,8 +23,9 @@ func TestCopyRewriting(t *testing.T) {
 }
 
 // TestProxyAvoidsHandedOutPorts: the ports freePorts hands out for
-// servers to bind are never a proxy's, nor handed out twice, though the
-// system offers them again at once.
+// servers to bind lie below the ephemeral range (which outgoing
+// connections take their ports from), and are never a proxy's, nor
+// handed out twice, though the system would offer them again at once.
 func TestProxyAvoidsHandedOutPorts(t *testing.T) {
 	ports, err := freePorts(50)
 	if err != nil {
@@ -33,6 +34,9 @@ func TestProxyAvoidsHandedOutPorts(t *testing.T) {
 	out := map[int]bool{}
 	for _, p := range ports {
 		out[p] = true
+		if serverPortsTo > 0 && (p < serverPortsFrom || p > serverPortsTo) {
+			t.Errorf("port %d handed out, not in %d–%d, below the ephemeral range", p, serverPortsFrom, serverPortsTo)
+		}
 	}
 	more, err := freePorts(50)
 	if err != nil {
