@@ -23,6 +23,9 @@ if [ ${#rows[@]} -eq 0 ]; then
     galera:3/repeatable-read/kill/mt/si
     galera:3/serializable/partition/mt/ser
     galera:3/repeatable-read/pause/list-append/si
+    dqlite:3/serializable/partition/mt/ser
+    dqlite:3/serializable/kill,restart/mt/ser
+    dqlite:3/serializable/pause/mt/ser
   )
 fi
 mkdir -p "$out/histories"

@@ -35,7 +35,7 @@ type clusterFlags struct {
 }
 
 func (f *clusterFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Cluster, "cluster", "", "stand up a replicated cluster on 127.0.0.1 for the run and tear it down after: galera[:N] (MariaDB Galera, N multi-master nodes, default 3) or postgres-standby[:N] (a PostgreSQL 15 primary and N-1 hot standbys, default 2); sessions spread across the nodes, and transactions that only read go to a standby")
+	fs.StringVar(&f.Cluster, "cluster", "", "stand up a replicated cluster on 127.0.0.1 for the run and tear it down after: galera[:N] (MariaDB Galera, N multi-master nodes, default 3), postgres-standby[:N] (a PostgreSQL 15 primary and N-1 hot standbys, default 2), etcd[:N] (N etcd members, default 3) or dqlite[:N] (N dqlite nodes, three of them voters, default 3); sessions spread across the nodes, transactions that only read go to a standby, and dqlite's go to its leader")
 	fs.StringVar(&f.ClusterDir, "cluster-dir", "", "where --cluster's nodes keep their data and logs (default: a fresh temporary directory); removed when the run ends")
 	fs.StringVar(&f.Faults, "faults", "", "with --cluster: inject faults while the workload runs, on a schedule drawn from --seed: partition (cut a node off from the others), kill (SIGKILL, started again after the interval), pause (SIGSTOP, SIGCONT), restart (SIGTERM, started again), cut (drop the clients' connections to a node), or all; comma-separated. Recorded in the history as fault records")
 	fs.DurationVar(&f.FaultInterval, "fault-interval", 5*time.Second, "the calm before each fault, and how long each lasts")
@@ -223,7 +223,10 @@ func newClusterCommand(std IO) *cobra.Command {
   isoscope cluster down pg-cluster
 
   # a three-node Galera cluster for one run, partitioned every 5 s
-  #   isoscope run --cluster galera:3 --faults partition --isolation repeatable-read`,
+  #   isoscope run --cluster galera:3 --faults partition --isolation repeatable-read
+
+  # three dqlite voters for one run, the leader or a follower killed, cut off or paused every 2 s
+  isoscope run --cluster dqlite:3 --faults kill,partition,pause --fault-interval 2s --txns 1500`,
 		Long: `cluster up KIND[:NODES] stands up a replicated cluster on 127.0.0.1 and keeps
 it up until interrupted (SIGINT, SIGTERM), then stops every node by its process
 id and removes the directory; it prints each node's address and the run
@@ -231,9 +234,12 @@ command to aim at them. cluster down DIR stops a cluster another isoscope left
 behind (one that was killed) and removes DIR.
 
 Kinds: galera[:N] (MariaDB with Galera 4, N multi-master nodes, default 3;
-Debian's mariadb-server, galera-4 and rsync) and postgres-standby[:N] (a
+Debian's mariadb-server, galera-4 and rsync), postgres-standby[:N] (a
 PostgreSQL 15 primary and N-1 hot standbys by streaming replication,
-default 2; Debian's postgresql-15). Each node has its own data directory,
+default 2; Debian's postgresql-15), etcd[:N] (N etcd members, default 3;
+Debian's etcd-server) and dqlite[:N] (N dqlite nodes, 1 or 3 to 9, at most
+three of them voters, default 3; Debian's go-dqlite, whose dqlite-demo is
+the node). Each node has its own data directory,
 ports and log; the nodes reach one another, and clients reach each node,
 through TCP proxies inside this isoscope, so that isoscope run --cluster
 --faults can partition them. isoscope run --cluster KIND stands a cluster
@@ -244,6 +250,12 @@ up for one run by itself.`,
 		Use:   "up KIND[:NODES]",
 		Short: "stand up a cluster and keep it up until interrupted",
 		Args:  cobra.ExactArgs(1),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return flagValues("cluster", "cluster"), cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := cluster.ParseSpec(args[0])
 			if err != nil {

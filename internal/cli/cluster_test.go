@@ -72,8 +72,7 @@ func checkNothingLeft(t *testing.T, dir string, st *cluster.State) {
 				t.Errorf("%s (pid %d) is still running", n.Name, n.PID)
 			}
 		}
-		host := n.DSN[strings.Index(n.DSN, "@")+1:]
-		host = host[:strings.IndexByte(host, '/')]
+		host := n.Addr
 		if conn, err := net.DialTimeout("tcp", host, time.Second); err == nil {
 			conn.Close()
 			t.Errorf("something still listens at %s, %s's address", host, n.Name)
@@ -159,21 +158,25 @@ func TestRunEtcdFaults(t *testing.T) {
 // does, by its context) once it is under way: the run ends undecided,
 // and no process, listener or directory of the cluster is left.
 func TestRunClusterInterrupted(t *testing.T) {
-	t.Parallel() // each stands up its own cluster, on ports of its own
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := &runCommand{hook: func(n int) {
-		if n == 300 {
-			cancel()
-		}
-	}}
-	code, _, errs, file := clusterRun(t, ctx, c, "postgres-standby", "--faults", "pause", "--fault-interval", "1s",
-		"--txns", "1000000", "--sessions", "4", "--isolation", "serializable", "--level", "rc")
-	if code != ExitUnknown || !strings.Contains(errs, "interrupted") {
-		t.Errorf("exit %d, want %d for a run interrupted", code, ExitUnknown)
-	}
-	if h := readHistoryFile(t, file); len(h.Txns) < 300 {
-		t.Errorf("the history holds %d transactions, want at least 300", len(h.Txns))
+	for _, spec := range []string{"postgres-standby", "dqlite"} {
+		t.Run(spec, func(t *testing.T) {
+			t.Parallel() // each stands up its own cluster, on ports of its own
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := &runCommand{hook: func(n int) {
+				if n == 300 {
+					cancel()
+				}
+			}}
+			code, _, errs, file := clusterRun(t, ctx, c, spec, "--faults", "pause", "--fault-interval", "1s",
+				"--txns", "1000000", "--sessions", "4", "--isolation", "serializable", "--level", "rc")
+			if code != ExitUnknown || !strings.Contains(errs, "interrupted") {
+				t.Errorf("exit %d, want %d for a run interrupted", code, ExitUnknown)
+			}
+			if h := readHistoryFile(t, file); len(h.Txns) < 300 {
+				t.Errorf("the history holds %d transactions, want at least 300", len(h.Txns))
+			}
+		})
 	}
 }
 

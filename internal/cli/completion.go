@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/cluster"
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/level"
@@ -52,6 +53,12 @@ func flagValues(cmd string, name string) []string {
 		var out []string
 		for _, w := range workload.Workloads() {
 			out = append(out, w.String())
+		}
+		return out
+	case "cluster":
+		var out []string
+		for _, k := range cluster.Kinds {
+			out = append(out, string(k))
 		}
 		return out
 	case "dist":

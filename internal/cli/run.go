@@ -165,10 +165,10 @@ does.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&c.DBs, "db", nil, "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR or badger::memory:; default sqlite::memory:. Given more than once: the nodes of one replicated cluster (one address per node), sessions spread across them in turn")
+	f.StringArrayVar(&c.DBs, "db", nil, "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR, badger::memory:, etcd://host:2379[,host:port…] or dqlite://host:port[,host:port…][/db]; default sqlite::memory:. Given more than once: the nodes of one replicated cluster (one address per node), sessions spread across them in turn")
 	f.StringArrayVar(&c.ReadDBs, "read-db", nil, "a node that only takes reads (a hot standby), repeatable: transactions that only read go to these nodes (a serializable one at repeatable read, which a PostgreSQL standby allows), the others to the --db nodes")
 	c.clusterFlags.register(f)
-	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite and Badger: serializable only)")
+	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite, dqlite and Badger: serializable only)")
 	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated); on Badger, the prefix of the keys. isoscope marks the tables it creates and refuses (exit 2) to reset one that exists without its mark")
 	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
 	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each (fewer than gen's simulated 24: each holds a server connection)")
@@ -180,7 +180,7 @@ does.`,
 	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose written values come from a small zipfian domain (not unique)")
 	f.IntVar(&c.Span, "max-width", workload.DefaultSpan, "randombench, randomrange, randomrmwrange: the widest range a scan or iterator covers, in keys (the paper's; gen's default is 20)")
 	f.IntVar(&c.Values, "value-domain", workload.DefaultValues, "randombench, randomrange: written values come from 1..N, so they repeat (gen's default is 5); blindw writes fresh values unless it is given")
-	f.BoolVar(&c.LockRMW, "lock-rmw", false, "read-modify-writes lock what they read: every read of a key the transaction writes later is SELECT … FOR UPDATE, recorded with the lock attribute (PostgreSQL, MariaDB; on SQLite every read already holds the write lock)")
+	f.BoolVar(&c.LockRMW, "lock-rmw", false, "read-modify-writes lock what they read: every read of a key the transaction writes later is SELECT … FOR UPDATE, recorded with the lock attribute (PostgreSQL, MariaDB; on SQLite and dqlite every read already holds the write lock)")
 	f.Uint64Var(&c.Seed, "seed", 0, "random seed of the plan (0: from the clock; the history's source records it)")
 	f.IntVar(&c.Retries, "retries", runner.DefaultMaxRetries, "how often to retry a transaction the database aborted (each retry is a new transaction)")
 	f.DurationVar(&c.StmtTimeout, "stmt-timeout", runner.DefaultStmtTimeout, "the server cancels a statement that runs longer (PostgreSQL statement_timeout, MariaDB max_statement_time); a statement, COMMIT or connection attempt with no answer after half as long again counts as a lost connection. 0: no limit")

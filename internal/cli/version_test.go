@@ -49,6 +49,9 @@ func TestFlagValuesComplete(t *testing.T) {
 		{[]string{"gen", "--plant", ""}, "write-skew", ""},
 		{[]string{"check", "--module", ""}, "innodb-rr", ""},
 		{[]string{"run", "--isolation", ""}, "repeatable-read", ""},
+		{[]string{"run", "--cluster", ""}, "dqlite", ""},
+		{[]string{"run", "--cluster", ""}, "etcd", ""},
+		{[]string{"cluster", "up", ""}, "dqlite", ""},
 	} {
 		var stdout, stderr bytes.Buffer
 		Main(context.Background(), append([]string{"__complete"}, tc.args...), nil, &stdout, &stderr)

@@ -28,10 +28,13 @@ const (
 	PostgresStandby Kind = "postgres-standby"
 	// Etcd is n etcd members.
 	Etcd Kind = "etcd"
+	// Dqlite is n dqlite nodes (Debian's dqlite-demo), at most three of
+	// them voters; transactions go to the leader.
+	Dqlite Kind = "dqlite"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -43,8 +46,8 @@ type Spec struct {
 func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nodes) }
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
-// postgres), etcd:3; without NODES the kind's default (3 for galera and
-// etcd, 2 for postgres-standby).
+// postgres), etcd:3, dqlite:3; without NODES the kind's default (3 for
+// galera, etcd and dqlite, 2 for postgres-standby).
 func ParseSpec(s string) (Spec, error) {
 	name, n, hasN := strings.Cut(strings.ToLower(strings.TrimSpace(s)), ":")
 	var sp Spec
@@ -55,8 +58,10 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: PostgresStandby, Nodes: 2}
 	case "etcd":
 		sp = Spec{Kind: Etcd, Nodes: 3}
+	case "dqlite":
+		sp = Spec{Kind: Dqlite, Nodes: 3}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N] or etcd[:N])", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N] or dqlite[:N])", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -68,6 +73,11 @@ func ParseSpec(s string) (Spec, error) {
 	lo, hi := 1, 9
 	if sp.Kind == PostgresStandby {
 		lo = 2
+	}
+	if sp.Kind == Dqlite && sp.Nodes == 2 {
+		// go-dqlite's app keeps a joining node a spare until the cluster
+		// has three: two nodes would be one voter and a spare.
+		return Spec{}, fmt.Errorf("cluster %q: dqlite takes 1 or 3 to %d nodes (a second node stays a spare until a third joins)", s, hi)
 	}
 	if sp.Nodes < lo || sp.Nodes > hi {
 		return Spec{}, fmt.Errorf("cluster %q: %s takes %d to %d nodes", s, sp.Kind, lo, hi)
@@ -165,6 +175,8 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 		err = upPostgres(ctx, c, log)
 	case Etcd:
 		err = upEtcd(ctx, c, log)
+	case Dqlite:
+		err = upDqlite(ctx, c, log)
 	default:
 		err = fmt.Errorf("unknown cluster kind %q", spec.Kind)
 	}
@@ -436,7 +448,7 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := listenFree(true)
 		if err != nil {
 			return nil, err
 		}

@@ -28,9 +28,10 @@ func up(t *testing.T, spec string) *Cluster {
 		t.Fatalf("up %s: %v", spec, err)
 	}
 	t.Cleanup(func() {
-		addrs := c.DSNs()
+		var addrs []string
 		var pids []int
 		for _, n := range c.Nodes {
+			addrs = append(addrs, n.client.addr())
 			if n.proc != nil {
 				pids = append(pids, n.proc.pid())
 			}
@@ -42,8 +43,8 @@ func up(t *testing.T, spec string) *Cluster {
 }
 
 // assertGone fails unless dir is gone, no process of pids is alive and
-// nothing listens at the addresses' hosts and ports.
-func assertGone(t *testing.T, dir string, pids []int, dsns []string) {
+// nothing listens at the nodes' client addresses (host:port).
+func assertGone(t *testing.T, dir string, pids []int, addrs []string) {
 	t.Helper()
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s is still there (%v)", dir, err)
@@ -53,9 +54,7 @@ func assertGone(t *testing.T, dir string, pids []int, dsns []string) {
 			t.Errorf("process %d is still alive", pid)
 		}
 	}
-	for _, d := range dsns {
-		host := d[strings.Index(d, "@")+1:]
-		host = host[:strings.IndexByte(host, '/')]
+	for _, host := range addrs {
 		if c, err := net.DialTimeout("tcp", host, time.Second); err == nil {
 			c.Close()
 			t.Errorf("something still listens at %s", host)
@@ -64,12 +63,12 @@ func assertGone(t *testing.T, dir string, pids []int, dsns []string) {
 }
 
 func TestParseSpec(t *testing.T) {
-	for in, want := range map[string]Spec{"galera": {Galera, 3}, "galera:5": {Galera, 5}, "pg": {PostgresStandby, 2}, "postgres-standby:3": {PostgresStandby, 3}, "etcd": {Etcd, 3}} {
+	for in, want := range map[string]Spec{"galera": {Galera, 3}, "galera:5": {Galera, 5}, "pg": {PostgresStandby, 2}, "postgres-standby:3": {PostgresStandby, 3}, "etcd": {Etcd, 3}, "dqlite": {Dqlite, 3}, "dqlite:5": {Dqlite, 5}} {
 		if got, err := ParseSpec(in); err != nil || got != want {
 			t.Errorf("%s: got %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"cockroach:3", "galera:x", "etcd:0", "galera:0", "pg:1", "galera:10"} {
+	for _, bad := range []string{"cockroach:3", "galera:x", "etcd:0", "galera:0", "pg:1", "galera:10", "dqlite:0", "dqlite:2", "dqlite:10"} {
 		if _, err := ParseSpec(bad); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: got %v, want an error naming it", bad, err)
 		}

@@ -55,7 +55,7 @@ func (l *link) close() {
 
 // newProxy listens on a free port of 127.0.0.1 and forwards to target.
 func newProxy(name, target string, whoIs func(int) string) (*proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenFree(false)
 	if err != nil {
 		return nil, err
 	}

@@ -21,3 +21,40 @@ func TestCopyRewriting(t *testing.T) {
 		t.Fatalf("got %q\nwant %q", out.Bytes(), want)
 	}
 }
+
+// TestProxyAvoidsHandedOutPorts: the ports freePorts hands out for
+// servers to bind lie below the ephemeral range (which outgoing
+// connections take their ports from), and are never a proxy's, nor
+// handed out twice, though the system would offer them again at once.
+func TestProxyAvoidsHandedOutPorts(t *testing.T) {
+	ports, err := freePorts(50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]bool{}
+	for _, p := range ports {
+		out[p] = true
+		if serverPortsTo > 0 && (p < serverPortsFrom || p > serverPortsTo) {
+			t.Errorf("port %d handed out, not in %d–%d, below the ephemeral range", p, serverPortsFrom, serverPortsTo)
+		}
+	}
+	more, err := freePorts(50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range more {
+		if out[p] {
+			t.Errorf("port %d handed out twice", p)
+		}
+	}
+	for range 200 {
+		p, err := newProxy("t", "127.0.0.1:1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[p.port()] {
+			t.Errorf("a proxy listens on port %d, handed out for a server", p.port())
+		}
+		defer p.close()
+	}
+}

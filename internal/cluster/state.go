@@ -28,6 +28,9 @@ type NodeState struct {
 	Name string `json:"name"`
 	PID  int    `json:"pid"`
 	DSN  string `json:"dsn"`
+	// Addr is the host:port the node's clients reach (its client
+	// proxy).
+	Addr string `json:"addr,omitempty"`
 	Dir  string `json:"dir"`
 	Log  string `json:"log"`
 }
@@ -37,6 +40,9 @@ func (c *Cluster) writeState() error {
 	st := State{Spec: c.Spec.String(), Owner: os.Getpid()}
 	for i, n := range c.Nodes {
 		ns := NodeState{Name: n.Name, Dir: n.Dir, Log: n.Log}
+		if n.client != nil {
+			ns.Addr = n.client.addr()
+		}
 		if c.dsn != nil {
 			ns.DSN = c.dsn(i)
 		}

@@ -34,6 +34,9 @@ func (c *sqlConn) Begin(ctx context.Context, iso Isolation) error {
 		}
 		c.iso = iso
 	}
+	if c.d.beginWait != nil {
+		return c.d.beginWait(ctx, func() error { return c.exec(ctx, c.d.begin(iso)) })
+	}
 	return c.exec(ctx, c.d.begin(iso))
 }
 

@@ -81,9 +81,13 @@ const (
 	// writes and commits them in one Txn whose compares check that what
 	// it read is unchanged (optimistic concurrency, as etcd's STM).
 	Etcd
+	// Dqlite is dqlite (SQLite replicated by Raft), through go-dqlite's
+	// driver: every transaction runs on the leader's SQLite.
+	Dqlite
 )
 
-// String names the kind ("postgres", "mysql", "sqlite", "badger", "etcd").
+// String names the kind ("postgres", "mysql", "sqlite", "badger", "etcd",
+// "dqlite").
 func (k Kind) String() string {
 	switch k {
 	case Postgres:
@@ -96,6 +100,8 @@ func (k Kind) String() string {
 		return "badger"
 	case Etcd:
 		return "etcd"
+	case Dqlite:
+		return "dqlite"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }

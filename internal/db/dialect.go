@@ -43,6 +43,10 @@ type dialect struct {
 	// LockingReader); empty where every read already locks (SQLite's
 	// BEGIN IMMEDIATE holds the database's write lock).
 	forUpdate string
+	// beginWait, when set, runs begin (the BEGIN statement) until the
+	// database lets the transaction start: a server that refuses a busy
+	// lock at once (dqlite) waits as SQLite's busy timeout would.
+	beginWait func(ctx context.Context, begin func() error) error
 }
 
 // sqlFor fills in the dialect's statements for table t.

@@ -23,6 +23,8 @@ type Target struct {
 	mysql *mysql.Config
 	// etcd is the parsed etcd address.
 	etcd *etcdAddr
+	// dqlite is the parsed dqlite address.
+	dqlite *dqliteAddr
 	// memory says the SQLite or Badger database lives in memory; path is
 	// the file (SQLite) or directory (Badger) otherwise.
 	memory bool
@@ -49,6 +51,8 @@ const DefaultAddress = "sqlite::memory:"
 //	sqlite::memory: (also sqlite://:memory:; "" is the default, in memory)
 //	badger://DIR, badger:DIR, badger:///ABSOLUTE/DIR
 //	badger::memory: (also badger://:memory:, badger://memory)
+//	etcd://host:port[,host:port…][?reads=serializable]
+//	dqlite://host:port[,host:port…][/database]  (database: default test)
 func ParseTarget(addr string) (Target, error) {
 	addr = strings.TrimSpace(addr)
 	if addr == "" {
@@ -78,12 +82,14 @@ func ParseTarget(addr string) (Target, error) {
 		return parseBadger(addr, rest)
 	case "etcd":
 		return parseEtcd(addr, rest)
+	case "dqlite":
+		return parseDqlite(addr, rest)
 	}
 	return Target{}, badAddress(addr)
 }
 
 func badAddress(addr string) error {
-	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR, badger::memory: or etcd://host:2379[,host:port…][?reads=serializable])", addr)
+	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR, badger::memory:, etcd://host:2379[,host:port…][?reads=serializable] or dqlite://host:port[,host:port…][/database])", addr)
 }
 
 // parseMySQL accepts go-sql-driver's DSN form (user:pass@tcp(host:port)/db)

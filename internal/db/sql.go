@@ -83,6 +83,9 @@ func (t Target) Open(ctx context.Context, table string) (Database, error) {
 			dsn = "file:/isoscope-" + randomSuffix() + "?vfs=memdb&" + pragmas
 		}
 		d.db, err = sql.Open("sqlite", dsn)
+	case Dqlite:
+		d.dialect = dqliteDialect()
+		d.db, err = openDqliteDB(t)
 	default:
 		return nil, fmt.Errorf("unknown database kind %s", t.Kind)
 	}
@@ -165,6 +168,9 @@ func (d *sqlDB) Version(ctx context.Context) (string, error) {
 // "10.11.19-MariaDB-0+deb12u1" is "MariaDB 10.11.19", "8.0.36" is
 // "MySQL 8.0.36".
 func productVersion(v string) string {
+	if strings.HasPrefix(v, "dqlite ") {
+		return v
+	}
 	if f := strings.Fields(v); len(f) >= 2 && (f[0] == "PostgreSQL" || f[0] == "SQLite") {
 		return f[0] + " " + f[1]
 	}
@@ -238,6 +244,9 @@ func (d *sqlDB) Connect(ctx context.Context) (Conn, error) {
 			_ = sc.Discard()
 			return nil, err
 		}
+	}
+	if d.kind == Dqlite {
+		return &dqliteConn{sc}, nil
 	}
 	return sc, nil
 }
