@@ -78,8 +78,8 @@ func ExampleReadHistory() {
 	// Output:
 	// read-committed satisfied by list-append
 	// snapshot-isolation violation by list-append
-	//   lost-update [3 2]
-	//   T3 read key 1, T2 then wrote it, and T3 overwrote that write without having seen it: T2's write is lost
+	//   lost-update [2 3]
+	//   T2 and T3 both read key 1 and both overwrote it: whichever wrote second had not seen the other's write, so one update is lost
 }
 
 // One small history of every format isoscope reads, each opened with its
