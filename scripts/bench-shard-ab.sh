@@ -18,7 +18,7 @@
 #   build shards shard round cpu_seconds us_per_txn
 set -euo pipefail
 OLD=$1 NEW=$2 ROUNDS=${3:-5} TXNS=${4:-300000}
-DIR=$(mktemp -d)
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/bench-shard-ab.XXXXXX")
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DIR"; }
 trap cleanup EXIT
@@ -26,7 +26,7 @@ clk_tck=$(getconf CLK_TCK)
 cpu() { awk -v t="$clk_tck" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 nats-server -a 127.0.0.1 -p "$port" -js -sd "$DIR/store" >"$DIR/nats.log" 2>&1 &
-PIDS+=($!)
+nats_pid=$!; PIDS+=("$nats_pid")
 URL=nats://127.0.0.1:$port
 sleep 1
 "$NEW" gen --workload general --txns "$TXNS" --sessions 100 --keys 100000 --timestamps --ts-fault early-commit --ts-faults 20 --seed 42 --out "$DIR/h.jsonl" 2>/dev/null
@@ -42,11 +42,15 @@ for ((r = 1; r <= ROUNDS; r++)); do
     bin=$OLD; [ $b = new ] && bin=$NEW
     for shards in 1 2 4; do
       for ((i = 0; i < shards; i++)); do
+        kill -0 "$nats_pid" || { echo "the NATS server stopped" >&2; exit 1; }
         want=$(python3 -c "import json; print([s['pieces'] for s in json.load(open('$DIR/pub-$b$shards.json'))['subjects'] if s['subject']=='ab$b$shards.k.$i'][0])")
         "$bin" serve --nats "$URL" --prefix "ab$b$shards" --shard "k:$i" --listen 127.0.0.1:0 --timeout 1s --memory-mb 0 >/dev/null 2>"$DIR/w.err" &
         wp=$!; PIDS+=("$wp")
         until addr=$(grep -o 'on http://[0-9.:]*' "$DIR/w.err" 2>/dev/null | head -1 | sed 's|on http://||') && [ -n "$addr" ]; do sleep 0.02; done
-        until [ "$(curl -s "http://$addr/v1/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checked"])')" -ge "$want" ]; do sleep 0.05; done
+        until [ "$(curl -s "http://$addr/v1/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checked"])' 2>/dev/null || echo 0)" -ge "$want" ]; do
+          kill -0 "$wp" || { echo "the worker stopped" >&2; exit 1; }
+          sleep 0.05
+        done
         c=$(cpu "$wp")
         kill "$wp"; wait "$wp" 2>/dev/null || true
         python3 -c "print('$b $shards $i $r $c %.2f' % ($c/$TXNS*1e6))"

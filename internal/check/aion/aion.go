@@ -159,9 +159,9 @@ type Checker struct {
 	keyInit []history.Value
 	// keyInt finds the integer keys (most keys: a map of integers is a
 	// fraction of the cost of one of values), keyIdx the others.
-	keyInt  map[int64]int32
-	keyIdx  map[history.Value]int32
-	ks      []keyState
+	keyInt map[int64]int32
+	keyIdx map[history.Value]int32
+	ks     []keyState
 
 	sessLabel []history.Value
 	sessIdx   map[history.Value]int32
@@ -218,12 +218,12 @@ type Checker struct {
 	addKeys, scratchKeys []int32
 	// ops and enc are scratch space for the arriving transaction's
 	// operations, decoded and encoded.
-	ops      []op
-	enc      []byte
+	ops []op
+	enc []byte
 	// txns and encs are the slabs the records of transactions and their
 	// encoded operations are cut from (newTxn, encBytes).
-	txns []txn
-	encs []byte
+	txns     []txn
+	encs     []byte
 	partners []*txn
 	at       []int
 	// readers counts reader entries held; pendingReads those of
