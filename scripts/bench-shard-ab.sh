@@ -21,7 +21,7 @@ OLD=$1 NEW=$2 ROUNDS=${3:-5} TXNS=${4:-300000}
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/bench-shard-ab.XXXXXX")
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DIR"; }
-trap cleanup EXIT
+trap 'sort "$DIR/curl.err" 2>/dev/null | uniq -c >&2; cleanup' EXIT
 clk_tck=$(getconf CLK_TCK)
 cpu() { awk -v t="$clk_tck" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -47,9 +47,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
         "$bin" serve --nats "$URL" --prefix "ab$b$shards" --shard "k:$i" --listen 127.0.0.1:0 --timeout 1s --memory-mb 0 >/dev/null 2>"$DIR/w.err" &
         wp=$!; PIDS+=("$wp")
         until addr=$(grep -o 'on http://[0-9.:]*' "$DIR/w.err" 2>/dev/null | head -1 | sed 's|on http://||') && [ -n "$addr" ]; do sleep 0.02; done
-        until [ "$(curl -s "http://$addr/v1/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checked"])' 2>/dev/null || echo 0)" -ge "$want" ]; do
+        until [ "$(curl -sS --max-time 10 "http://$addr/v1/state" 2>>"$DIR/curl.err" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checked"])' 2>/dev/null || echo 0)" -ge "$want" ]; do
           kill -0 "$wp" || { echo "the worker stopped" >&2; exit 1; }
-          sleep 0.05
+          sleep 0.1
         done
         c=$(cpu "$wp")
         kill "$wp"; wait "$wp" 2>/dev/null || true
