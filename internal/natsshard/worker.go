@@ -95,6 +95,9 @@ type Worker struct {
 	// their transaction, each operation's index in the transaction, by
 	// the transaction's stream and id (as JSON).
 	placed places
+	// batch is the last message of pieces in the binary form decoded,
+	// whose arrays the next one reuses.
+	batch shard.Batch
 }
 
 // NewWorker connects, makes the streams and the bucket when missing, and
@@ -166,8 +169,11 @@ func (w *Worker) decode(id serve.Identity, name string, body []byte) (*history.H
 	if !shard.IsBinary(body) {
 		return serve.ParseLines(body, name)
 	}
-	b, err := shard.Decode(body)
-	if err != nil {
+	// The service has taken the last batch (submit waits for the
+	// checker), and the checker copies what it keeps: the batch's arrays
+	// serve again.
+	b := &w.batch
+	if err := b.Decode(body); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	b.History.Name = name

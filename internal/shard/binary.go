@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -201,6 +202,9 @@ type Batch struct {
 	// are its transaction's first.
 	places  []int32
 	placeAt []int32
+	// ops is the array of the pieces' operations, kept for the next
+	// Decode.
+	ops []history.Op
 }
 
 // Places returns the indexes in its transaction of the operations of
@@ -286,12 +290,13 @@ func (d *decoder) value() (history.Value, error) {
 	return history.Value{}, fmt.Errorf("value kind %d is none of null (0), integer (1) and string (2)", k)
 }
 
-func (d *decoder) table(what string) ([]history.Value, error) {
+// table reads a table of values into vs's array.
+func (d *decoder) table(vs []history.Value, what string) ([]history.Value, error) {
 	n, err := d.count(what, 1)
 	if err != nil {
 		return nil, fmt.Errorf("its %s table: %w", what, err)
 	}
-	vs := make([]history.Value, n)
+	vs = slices.Grow(vs[:0], n)[:n]
 	for i := range vs {
 		if vs[i], err = d.value(); err != nil {
 			return nil, fmt.Errorf("its %s table, entry %d: %w", what, i, err)
@@ -304,43 +309,75 @@ func (d *decoder) table(what string) ([]history.Value, error) {
 // and where (the piece and the byte offset); a message of another version
 // is refused.
 func Decode(b []byte) (*Batch, error) {
+	out := &Batch{}
+	if err := out.Decode(b); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Decode is the package's Decode into out, reusing its arrays: once what
+// out held last is no longer read (a checker has taken its transactions,
+// which it copies), decoding the next message allocates nearly nothing
+// (a fresh History, and the strings of its values) — where a new batch
+// for each message was most of a worker's garbage, and so of its
+// collector's cycles. On an error, out holds nothing to read.
+func (out *Batch) Decode(b []byte) error {
+	err := out.decode(b)
+	if err != nil {
+		out.History, out.Txns = nil, out.Txns[:0]
+	}
+	return err
+}
+
+func (out *Batch) decode(b []byte) error {
 	if len(b) < len(Magic)+2 || string(b[:len(Magic)]) != Magic {
-		return nil, errors.New("not a message of pieces in the binary form (no magic)")
+		return errors.New("not a message of pieces in the binary form (no magic)")
 	}
 	if v := b[len(Magic)]; v != Version {
-		return nil, fmt.Errorf("binary pieces of version %d: this isoscope reads version %d", v, Version)
+		return fmt.Errorf("binary pieces of version %d: this isoscope reads version %d", v, Version)
 	}
 	if f := b[len(Magic)+1]; f != 0 {
-		return nil, fmt.Errorf("binary pieces with flags %#x: version %d has none", f, Version)
+		return fmt.Errorf("binary pieces with flags %#x: version %d has none", f, Version)
 	}
 	d := &decoder{b: b, off: len(Magic) + 2}
-	keys, err := d.table("key")
-	if err != nil {
-		return nil, err
+	var keys, sessions []history.Value
+	if out.History != nil {
+		keys, sessions = out.History.Keys, out.History.Sessions
 	}
-	sessions, err := d.table("session")
+	keys, err := d.table(keys, "key")
 	if err != nil {
-		return nil, err
+		return err
+	}
+	sessions, err = d.table(sessions, "session")
+	if err != nil {
+		return err
 	}
 	// A piece takes at least 6 bytes: id, session, flags, of, no ops.
 	n, err := d.count("pieces", 6)
 	if err != nil {
-		return nil, fmt.Errorf("its number of pieces: %w", err)
+		return fmt.Errorf("its number of pieces: %w", err)
 	}
-	out := &Batch{History: &history.History{Keys: keys, Sessions: sessions}, Txns: make([]history.Txn, n), Of: make([]int32, n),
-		placeAt: make([]int32, 1, n+1)}
+	// A History of its own each time: a checker knows a batch's key
+	// table by its History.
+	out.History = &history.History{Keys: keys, Sessions: sessions}
+	out.Txns = slices.Grow(out.Txns[:0], n)[:n]
+	clear(out.Txns)
+	out.Of = slices.Grow(out.Of[:0], n)[:n]
+	out.places, out.placeAt = out.places[:0], append(out.placeAt[:0], 0)
 	// The operations of all pieces share one array: about one an 8 bytes.
-	ops := make([]history.Op, 0, (len(b)-d.off)/8+1)
+	ops := slices.Grow(out.ops[:0], (len(b)-d.off)/8+1)
 	for i := range out.Txns {
 		start := d.off
 		if ops, err = d.piece(out, i, ops, len(keys), len(sessions)); err != nil {
-			return nil, fmt.Errorf("piece %d (byte %d): %w", i+1, start, err)
+			return fmt.Errorf("piece %d (byte %d): %w", i+1, start, err)
 		}
 	}
+	out.ops = ops
 	if d.off != len(b) {
-		return nil, fmt.Errorf("%d bytes after the last piece", len(b)-d.off)
+		return fmt.Errorf("%d bytes after the last piece", len(b)-d.off)
 	}
-	return out, nil
+	return nil
 }
 
 // piece reads piece i into out, its operations appended to ops.

@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,7 @@ func randomHistory(r *rand.Rand, n int, stringKeys bool) *history.History {
 // header gives, for 1 to 5 shards.
 func TestBinaryAsJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	var reused Batch // one batch decoded into again and again reads as a new one
 	for _, n := range []int{1, 2, 3, 5} {
 		h := randomHistory(r, 400, n%2 == 0)
 		encs := map[ID]*Encoder{}
@@ -105,6 +107,17 @@ func TestBinaryAsJSON(t *testing.T) {
 			got, err := Decode(msg)
 			if err != nil {
 				t.Fatalf("%d shards, %s: %v", n, id, err)
+			}
+			if err := reused.Decode(msg); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(reused.Txns, got.Txns) || !reflect.DeepEqual(reused.History, got.History) || !slices.Equal(reused.Of, got.Of) {
+				t.Fatalf("%d shards, %s: decoded into a used batch, the message reads otherwise", n, id)
+			}
+			for i := range got.Txns {
+				if !slices.Equal(reused.Places(i), got.Places(i)) {
+					t.Fatalf("%d shards, %s: decoded into a used batch, piece %d's places read otherwise", n, id, i)
+				}
 			}
 			want, err := native.Read(bytes.NewReader(lines[id]), "pieces")
 			if err != nil {
