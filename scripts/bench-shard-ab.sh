@@ -17,7 +17,7 @@
 # N. CPU time, not wall time: the machine may be shared. Each line:
 #   build shards shard round cpu_seconds us_per_txn
 set -euo pipefail
-OLD=$1 NEW=$2 ROUNDS=${3:-5} TXNS=${4:-300000}
+OLD=$1 NEW=$2 ROUNDS=${3:-5} TXNS=${4:-300000} FIRST=${FIRST:-1}
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/bench-shard-ab.XXXXXX")
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DIR"; }
@@ -37,16 +37,19 @@ for b in old new; do
   done
 done
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before the runs"
-for ((r = 1; r <= ROUNDS; r++)); do
+for ((r = FIRST; r < FIRST + ROUNDS; r++)); do
   for b in old new; do
     bin=$OLD; [ $b = new ] && bin=$NEW
     for shards in 1 2 4; do
       for ((i = 0; i < shards; i++)); do
         kill -0 "$nats_pid" || { echo "the NATS server stopped" >&2; exit 1; }
         want=$(python3 -c "import json; print([s['pieces'] for s in json.load(open('$DIR/pub-$b$shards.json'))['subjects'] if s['subject']=='ab$b$shards.k.$i'][0])")
-        "$bin" serve --nats "$URL" --prefix "ab$b$shards" --shard "k:$i" --listen 127.0.0.1:0 --timeout 1s --memory-mb 0 >/dev/null 2>"$DIR/w.err" &
+        # A log of its own: the shell truncates it in the child, after
+        # which a shared one could still show the last worker's address.
+        werr="$DIR/w-$b$shards-$i-$r.err"
+        "$bin" serve --nats "$URL" --prefix "ab$b$shards" --shard "k:$i" --listen 127.0.0.1:0 --timeout 1s --memory-mb 0 >/dev/null 2>"$werr" &
         wp=$!; PIDS+=("$wp")
-        until addr=$(grep -o 'on http://[0-9.:]*' "$DIR/w.err" 2>/dev/null | head -1 | sed 's|on http://||') && [ -n "$addr" ]; do sleep 0.02; done
+        until addr=$(grep -o 'on http://[0-9.:]*' "$werr" 2>/dev/null | head -1 | sed 's|on http://||') && [ -n "$addr" ]; do sleep 0.02; done
         until [ "$(curl -sS --max-time 10 "http://$addr/v1/state" 2>>"$DIR/curl.err" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checked"])' 2>/dev/null || echo 0)" -ge "$want" ]; do
           kill -0 "$wp" || { echo "the worker stopped" >&2; exit 1; }
           sleep 0.1
