@@ -93,6 +93,10 @@ func flagValues(cmd string, name string) []string {
 		if cmd == "gen" {
 			return []string{"default", "unique", "repeated"}
 		}
+	case "pieces":
+		if cmd == "publish" {
+			return []string{"binary", "json"}
+		}
 	}
 	return nil
 }

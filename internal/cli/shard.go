@@ -29,6 +29,7 @@ type publishCommand struct {
 	Replicas int
 	Stream   string
 	Keyspace string
+	Pieces   string
 }
 
 func newPublishCommand(std IO) *cobra.Command {
@@ -63,11 +64,15 @@ error, and the counts as a JSON object to standard output.`,
 	f.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and the bucket when this creates them (3 on a three-server cluster)")
 	f.StringVar(&c.Stream, "stream", "", "the history's stream, its own id space for transaction ids and sessions (default: the file's name)")
 	f.StringVar(&c.Keyspace, "keyspace", "", "the keyspace (database) the history's keys belong to")
+	f.StringVar(&c.Pieces, "pieces", "binary", "the pieces' form: binary (compact, what workers read fastest) or json (lines of the history format, readable; workers read both)")
 	return cmd
 }
 
 // Run publishes file.
 func (c *publishCommand) Run(ctx context.Context, file string) error {
+	if c.Pieces != "binary" && c.Pieces != "json" {
+		return badInput(fmt.Errorf("--pieces %q: want binary or json", c.Pieces))
+	}
 	in, err := os.Open(file)
 	if err != nil {
 		return badInput(err)
@@ -83,7 +88,7 @@ func (c *publishCommand) Run(ctx context.Context, file string) error {
 	}
 	log := slog.New(slog.NewTextHandler(c.io.Stderr, nil))
 	pub, err := natsshard.NewPublisher(ctx, natsshard.PublisherConfig{Config: natsshard.Config{URL: c.NATS, Prefix: c.Prefix, Replicas: c.Replicas, Log: log},
-		Shards: c.Shards, Identity: serve.Identity{Stream: stream, Keyspace: c.Keyspace}})
+		Shards: c.Shards, Identity: serve.Identity{Stream: stream, Keyspace: c.Keyspace}, JSON: c.Pieces == "json"})
 	if err != nil {
 		return badInput(err)
 	}

@@ -57,6 +57,13 @@ const (
 	// how many pieces the line's transaction has: numbers separated by
 	// spaces.
 	PieceHeader = "Isoscope-Piece"
+	// EncodingHeader names the form of a message's pieces when they are
+	// not JSON lines: shard.Encoding (the binary form, whose payload
+	// starts with shard.Magic and its version).
+	EncodingHeader = "Isoscope-Encoding"
+	// PiecesHeader counts the pieces of a message in the binary form (a
+	// message that cannot be read is counted as refusing that many).
+	PiecesHeader = "Isoscope-Pieces"
 	// TickHeader marks a worker's tick: a message without pieces that
 	// advances the checker's clock to its timestamp.
 	TickHeader = "Isoscope-Tick"

@@ -65,14 +65,31 @@ func (t *placeTable) end(idJSON []byte, ops []int32) {
 	ops[start] = int32(n)
 	t.ops = ops
 	if id, ok := canonicalInt(idJSON); ok {
-		if k := len(t.sorted); k == 0 || t.sorted[k-1].id < id {
-			t.sorted = append(t.sorted, placeEntry{id, uint32(start)})
-		} else {
-			t.ints[id] = uint32(start)
-		}
+		t.putInt(id, start)
 		return
 	}
 	t.strs[string(idJSON)] = uint32(start)
+}
+
+// putInt keeps the places at start for the transaction with integer id.
+func (t *placeTable) putInt(id int64, start int) {
+	if k := len(t.sorted); k == 0 || t.sorted[k-1].id < id {
+		t.sorted = append(t.sorted, placeEntry{id, uint32(start)})
+	} else {
+		t.ints[id] = uint32(start)
+	}
+}
+
+// put keeps places for the transaction with id (a piece in the binary
+// form, which carries them).
+func (t *placeTable) put(id history.Value, places []int32) {
+	start := len(t.ops)
+	t.ops = append(append(t.ops, int32(len(places))), places...)
+	if id.Kind == history.Int {
+		t.putInt(id.N, start)
+		return
+	}
+	t.strs[string(id.AppendJSON(nil))] = uint32(start)
 }
 
 // get returns the places kept for the transaction with id in stream, or

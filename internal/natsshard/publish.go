@@ -30,6 +30,11 @@ type PublisherConfig struct {
 	// Round is how many transactions are cut into pieces before the
 	// pieces go out, one message per subject (2,048 when 0).
 	Round int
+	// JSON publishes the pieces as lines of the history format, their
+	// places in the PieceHeader (what publishers wrote before the binary
+	// form, and what a person can read), instead of the binary form
+	// (shard.Encoder). Workers read both.
+	JSON bool
 }
 
 // maxMessage bounds a message's pieces, in bytes, under NATS's default
@@ -55,8 +60,10 @@ type Publisher struct {
 	stats PublishStats
 }
 
-// pending is a subject's pieces for the next round.
+// pending is a subject's pieces for the next round: in the binary form
+// (enc), or as JSON lines (data) with their header entries (pieces).
 type pending struct {
+	enc    shard.Encoder
 	data   []byte
 	pieces []byte
 	n      int
@@ -120,18 +127,13 @@ func (p *Publisher) Add(ctx context.Context, h *history.History, txns []history.
 				s = &pending{}
 				p.subs[pc.ID] = s
 			}
-			var err error
-			if s.data, p.ops, err = shard.AppendLine(s.data, h, t, pc, p.ops); err != nil {
+			if err := p.add(s, h, t, pc); err != nil {
 				return err
 			}
-			if s.n > 0 {
-				s.pieces = append(s.pieces, ' ')
-			}
-			s.pieces = append(s.pieces, pc.Header()...)
 			s.n++
 			p.stats.Pieces++
 			p.count(pc.ID)
-			if len(s.data) >= maxMessage {
+			if len(s.data) >= maxMessage || s.enc.Size() >= maxMessage {
 				p.txns = p.cfg.Round // this round is full
 			}
 		}
@@ -143,6 +145,22 @@ func (p *Publisher) Add(ctx context.Context, h *history.History, txns []history.
 			}
 		}
 	}
+	return nil
+}
+
+// add appends piece pc of t (of h) to s.
+func (p *Publisher) add(s *pending, h *history.History, t *history.Txn, pc *shard.Piece) error {
+	if !p.cfg.JSON {
+		return s.enc.Add(h, t, pc)
+	}
+	var err error
+	if s.data, p.ops, err = shard.AppendLine(s.data, h, t, pc, p.ops); err != nil {
+		return err
+	}
+	if s.n > 0 {
+		s.pieces = append(s.pieces, ' ')
+	}
+	s.pieces = append(s.pieces, pc.Header()...)
 	return nil
 }
 
@@ -190,6 +208,11 @@ func (p *Publisher) Flush(ctx context.Context) error {
 		s := p.subs[id]
 		m := nats.NewMsg(id.Subject(p.cfg.Prefix))
 		m.Data = s.data
+		if !p.cfg.JSON && s.n > 0 {
+			m.Data = s.enc.Append(nil)
+			m.Header.Set(EncodingHeader, shard.Encoding)
+			m.Header.Set(PiecesHeader, strconv.Itoa(s.n))
+		}
 		if p.cfg.Identity.Stream != "" {
 			m.Header.Set(serve.StreamHeader, p.cfg.Identity.Stream)
 		}

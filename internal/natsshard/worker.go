@@ -95,6 +95,9 @@ type Worker struct {
 	// their transaction, each operation's index in the transaction, by
 	// the transaction's stream and id (as JSON).
 	placed places
+	// batch is the last message of pieces in the binary form decoded,
+	// whose arrays the next one reuses.
+	batch shard.Batch
 }
 
 // NewWorker connects, makes the streams and the bucket when missing, and
@@ -156,7 +159,31 @@ func (w *Worker) Configure(cfg *serve.Config) {
 	cfg.Stepped = true
 	cfg.Out = w
 	cfg.Annotate = w.annotate
-	cfg.Sources = []serve.Source{{Name: "nats", Run: w.run}}
+	cfg.Sources = []serve.Source{{Name: "nats", Run: w.run, Decode: w.decode}}
+}
+
+// decode reads a message's pieces: in the binary form (shard.Decode),
+// keeping the places it carries, or as JSON lines of the history format
+// (their places were read from the message's header before).
+func (w *Worker) decode(id serve.Identity, name string, body []byte) (*history.History, []history.Txn, error) {
+	if !shard.IsBinary(body) {
+		return serve.ParseLines(body, name)
+	}
+	// The service has taken the last batch (submit waits for the
+	// checker), and the checker copies what it keeps: the batch's arrays
+	// serve again.
+	b := &w.batch
+	if err := b.Decode(body); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	b.History.Name = name
+	table := w.placed.table(id.Stream)
+	for i := range b.Txns {
+		if p := b.Places(i); p != nil {
+			table.put(b.Txns[i].ID, p)
+		}
+	}
+	return b.History, b.Txns, nil
 }
 
 // Attach gives the worker its service, before Serve.
@@ -305,7 +332,16 @@ func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string
 		default:
 			w.lastData.Store(time.Now().UnixNano())
 			name := w.subject + " message " + strconv.FormatUint(seq, 10)
-			pieces, err := w.place(hdr.Get(PieceHeader), id(hdr), m.Data())
+			var pieces uint64
+			var err error
+			if shard.IsBinary(m.Data()) { // its places are in it: decode keeps them
+				pieces, err = strconv.ParseUint(hdr.Get(PiecesHeader), 10, 64)
+				if err != nil {
+					err = fmt.Errorf("its %s header %q is not a number of pieces", PiecesHeader, hdr.Get(PiecesHeader))
+				}
+			} else {
+				pieces, err = w.place(hdr.Get(PieceHeader), id(hdr), m.Data())
+			}
 			n, serr := submit(id(hdr), name, m.Data())
 			if err == nil && serr == nil && pieces != uint64(n) {
 				err = fmt.Errorf("its header counts %d pieces, its lines %d", pieces, n)

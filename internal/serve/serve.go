@@ -495,7 +495,8 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, id Identity) (int
 	if s.cfg.ReadTimeout > 0 {
 		body.end = time.Now().Add(s.cfg.ReadTimeout)
 	}
-	return s.submit(r.Context(), id, "http", "batch", body, 0, hold, false, func() bool { return body.timedOut })
+	parse := func() (*history.History, []history.Txn, error) { return parseBatch(body, "batch", 0) }
+	return s.submit(r.Context(), id, "http", parse, hold, false, func() bool { return body.timedOut })
 }
 
 // acquire takes a place in the queue and the memory to parse size bytes,
@@ -525,11 +526,11 @@ type hold struct {
 func (h *hold) freeSlot()   { h.slot.Do(func() { h.s.slots.release(1) }) }
 func (h *hold) freeMemory() { h.memory.Do(func() { h.s.memory.release(h.weight) }) }
 
-// submit parses a batch of identity id from body (name names it in
-// errors; lines, when known, is about how many lines it has), which has hold, queues it, and waits for the checker's
+// submit reads a batch of identity id with parse (whose errors name the
+// batch and the line), which has hold, queues it, and waits for the checker's
 // verdict; slow, when set, says whether reading the body timed out. It returns the number of transactions taken, or a *Refusal
 // (counted and logged here, for source), or the context's error.
-func (s *Server) submit(ctx context.Context, id Identity, source, name string, body io.Reader, lines int, hold *hold, wait bool, slow func() bool) (int, error) {
+func (s *Server) submit(ctx context.Context, id Identity, source string, parse func() (*history.History, []history.Txn, error), hold *hold, wait bool, slow func() bool) (int, error) {
 	queued := false
 	defer func() {
 		if !queued { // the checker frees what a queued batch holds
@@ -540,7 +541,7 @@ func (s *Server) submit(ctx context.Context, id Identity, source, name string, b
 	if err := id.Check(); err != nil {
 		return 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
 	}
-	h, txns, err := parseBatch(body, name, lines)
+	h, txns, err := parse()
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
@@ -624,6 +625,12 @@ func ParseBatch(r io.Reader, name string) (*history.History, []history.Txn, erro
 	return parseBatch(r, name, 0)
 }
 
+// ParseLines is ParseBatch of a body in memory, with room made for its
+// lines at once.
+func ParseLines(body []byte, name string) (*history.History, []history.Txn, error) {
+	return parseBatch(bytes.NewReader(body), name, bytes.Count(body, []byte{'\n'})+1)
+}
+
 // parseBatch is ParseBatch with room for lines transactions made at once
 // (a batch of thousands grows its slice a dozen times otherwise).
 func parseBatch(r io.Reader, name string, lines int) (*history.History, []history.Txn, error) {
@@ -660,6 +667,11 @@ type Source struct {
 	Name string
 	// Run consumes until ctx is done.
 	Run func(ctx context.Context, submit func(id Identity, name string, body []byte) (int, error)) error
+	// Decode, when set, reads a batch's body (of identity id, name
+	// naming it in errors) instead of the history format's JSON lines: a
+	// source's own encoding. The transactions it returns are checked as
+	// a parsed batch's are (aion.CheckInput among them).
+	Decode func(id Identity, name string, body []byte) (*history.History, []history.Txn, error)
 }
 
 // AfterParam reads a /v1/violations request's ?after=SEQ (0 when absent);
@@ -766,7 +778,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 				if err != nil {
 					return 0, ErrShuttingDown
 				}
-				n, err := s.submit(srcCtx, id, src.Name, name, bytes.NewReader(body), bytes.Count(body, []byte{'\n'})+1, hold, true, nil)
+				parse := func() (*history.History, []history.Txn, error) {
+					if src.Decode != nil {
+						return src.Decode(id, name, body)
+					}
+					return ParseLines(body, name)
+				}
+				n, err := s.submit(srcCtx, id, src.Name, parse, hold, true, nil)
 				if err != nil && srcCtx.Err() != nil && errors.Is(err, srcCtx.Err()) {
 					return 0, ErrShuttingDown
 				}

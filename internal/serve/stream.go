@@ -253,6 +253,9 @@ func (s *idSet) has(v history.Value) bool {
 		_, ok := s.other[v]
 		return ok
 	}
+	if k := len(s.iv); k == 0 || v.N > s.iv[k-1][1] { // past every id: growing ids
+		return false
+	}
 	i := s.find(v.N)
 	return i < len(s.iv) && s.iv[i][0] <= v.N
 }
@@ -267,6 +270,14 @@ func (s *idSet) add(v history.Value) {
 		return
 	}
 	n := v.N
+	if k := len(s.iv); k > 0 && n > s.iv[k-1][1] { // past every id: growing ids, no search
+		if n-1 == s.iv[k-1][1] {
+			s.iv[k-1][1] = n
+		} else {
+			s.iv = append(s.iv, [2]int64{n, n})
+		}
+		return
+	}
 	i := s.find(n)
 	if i < len(s.iv) && s.iv[i][0] <= n {
 		return

@@ -157,8 +157,11 @@ type Checker struct {
 
 	keys    []history.Value
 	keyInit []history.Value
-	keyIdx  map[history.Value]int32
-	ks      []keyState
+	// keyInt finds the integer keys (most keys: a map of integers is a
+	// fraction of the cost of one of values), keyIdx the others.
+	keyInt map[int64]int32
+	keyIdx map[history.Value]int32
+	ks     []keyState
 
 	sessLabel []history.Value
 	sessIdx   map[history.Value]int32
@@ -190,7 +193,8 @@ type Checker struct {
 	seed  maphash.Seed
 	queue []*txn // pending Ext verdicts, in arrival order (deadline order)
 	qhead int
-	// finals are the transactions in memory whose verdict is final, in
+	// finals are the transactions in memory whose verdict is final (with a
+	// memory bound only: spilling alone reads them), in
 	// the order it became final (the order they are spilled in).
 	finals []*txn
 	fhead  int
@@ -214,8 +218,12 @@ type Checker struct {
 	addKeys, scratchKeys []int32
 	// ops and enc are scratch space for the arriving transaction's
 	// operations, decoded and encoded.
-	ops      []op
-	enc      []byte
+	ops []op
+	enc []byte
+	// txns and encs are the slabs the records of transactions and their
+	// encoded operations are cut from (newTxn, encBytes).
+	txns     []txn
+	encs     []byte
 	partners []*txn
 	at       []int
 	// readers counts reader entries held; pendingReads those of
@@ -339,6 +347,7 @@ func New(cfg Config) (*Checker, error) {
 	}
 	c := &Checker{
 		cfg: cfg, ser: cfg.Serializable, timeout: int64(cfg.Timeout),
+		keyInt:  make(map[int64]int32),
 		keyIdx:  make(map[history.Value]int32),
 		sessIdx: make(map[history.Value]int32),
 		byID:    newTxnTable(),
@@ -532,7 +541,11 @@ func CheckInput(src *history.History, t *history.Txn) error {
 
 // key interns k.
 func (c *Checker) key(k history.Value) int32 {
-	if id, ok := c.keyIdx[k]; ok {
+	if k.Kind == history.Int {
+		if id, ok := c.keyInt[k.N]; ok {
+			return id
+		}
+	} else if id, ok := c.keyIdx[k]; ok {
 		return id
 	}
 	id := int32(len(c.keys))
@@ -542,7 +555,11 @@ func (c *Checker) key(k history.Value) int32 {
 		init = history.NullValue
 	}
 	c.keyInit = append(c.keyInit, init)
-	c.keyIdx[k] = id
+	if k.Kind == history.Int {
+		c.keyInt[k.N] = id
+	} else {
+		c.keyIdx[k] = id
+	}
 	c.ks = append(c.ks, keyState{})
 	c.kinds = append(c.kinds, 0)
 	c.batchKinds = append(c.batchKinds, 0)
@@ -580,7 +597,8 @@ func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 	if t.Line <= math.MaxInt32 {
 		line = int32(t.Line)
 	}
-	x := &txn{id: t.ID, sess: *s - 1, sts: t.StartTS, cts: t.CommitTS, line: line}
+	x := c.newTxn()
+	*x = txn{id: t.ID, sess: *s - 1, sts: t.StartTS, cts: t.CommitTS, line: line}
 	ops := t.Ops
 	if c.cfg.Axioms == SessionAxioms {
 		ops = nil
@@ -594,8 +612,42 @@ func (c *Checker) convert(src *history.History, t *history.Txn) *txn {
 		c.ops[j] = op{kind: o.Kind, key: c.srcKey(src, o.Key), val: v, list: o.List}
 	}
 	c.enc = encodeOps(c.enc[:0], c.ops)
-	x.enc, x.nops = append([]byte(nil), c.enc...), int32(len(c.ops))
+	x.enc, x.nops = c.encBytes(c.enc), int32(len(c.ops))
 	return x
+}
+
+// Slabs: the checker's records of transactions, and their operations'
+// encodings, are cut from arrays of many at a time rather than allocated
+// one by one — a key shard's checker holds a record of nearly every
+// transaction, and the allocations and the collector's objects were a
+// large part of what a piece cost besides its operations. A slab is freed
+// when none of its records is held any more (spilling drops records about
+// in the order they arrived, so a slab's go together).
+const (
+	txnSlab = 256
+	encSlab = 64 << 10
+)
+
+// newTxn returns a record from the slab.
+func (c *Checker) newTxn() *txn {
+	if len(c.txns) == cap(c.txns) {
+		c.txns = make([]txn, 0, txnSlab)
+	}
+	c.txns = c.txns[:len(c.txns)+1]
+	return &c.txns[len(c.txns)-1]
+}
+
+// encBytes returns a copy of b cut from the slab of encodings.
+func (c *Checker) encBytes(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	if cap(c.encs)-len(c.encs) < len(b) {
+		c.encs = make([]byte, 0, max(encSlab, len(b)))
+	}
+	n := len(c.encs)
+	c.encs = append(c.encs, b...)
+	return c.encs[n:len(c.encs):len(c.encs)]
 }
 
 // Advance finalizes the Ext verdicts whose timeout has passed by the

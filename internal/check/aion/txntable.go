@@ -7,7 +7,20 @@ import "github.com/isoscope/isoscope/internal/history"
 // most half full, deletion by shifting back the entries after): a lookup
 // is one cache line where a Go map takes several. String ids live in a Go
 // map.
+//
+// Before that table comes a run: the transactions of integer ids that
+// arrive growing with small gaps (a producer numbering its transactions,
+// as a key shard sees them, missing those with no operation on its keys)
+// sit in a slice by id, run[id-base] — a put is an append, a get an index,
+// where the table, which places blocks of ids apart, cost a piece of a
+// shard a quarter of a microsecond. An id beyond the run by more than
+// maxGap, or before it, or one that would leave the run less than a
+// quarter full (a shard of very many), goes to the table.
 type txnTable struct {
+	run  []*txn
+	base int64
+	runN int
+
 	slots []txnSlot
 	mask  uint64
 	shift uint // 64 - log2(len(slots))
@@ -51,12 +64,24 @@ func (tt *txnTable) home(id int64) uint64 {
 	return ((uint64(id>>6)*0x9E3779B97F4A7C15)>>tt.shift + uint64(id&63)) & tt.mask
 }
 
+// maxGap is the largest gap between the ids of a run.
+const maxGap = 64
+
+// inRun returns id's index in the run, and whether the run covers it.
+func (tt *txnTable) inRun(id int64) (int, bool) {
+	off := uint64(id) - uint64(tt.base)
+	return int(off), off < uint64(len(tt.run))
+}
+
 // get returns the transaction with id, or nil.
 func (tt *txnTable) get(id history.Value) *txn {
 	if id.Kind == history.String {
 		return tt.strs[id.S]
 	}
-	if !tt.anyID || id.N > tt.maxID {
+	if i, ok := tt.inRun(id.N); ok && tt.run[i] != nil {
+		return tt.run[i]
+	}
+	if tt.n == 0 || !tt.anyID || id.N > tt.maxID {
 		return nil
 	}
 	for i := tt.home(id.N); ; i = (i + 1) & tt.mask {
@@ -73,6 +98,41 @@ func (tt *txnTable) put(t *txn) {
 		tt.strs[t.id.S] = t
 		return
 	}
+	if tt.putRun(t) {
+		return
+	}
+	tt.putTable(t)
+}
+
+// putRun puts t in the run when its id is in it or extends it.
+func (tt *txnTable) putRun(t *txn) bool {
+	id := t.id.N
+	if len(tt.run) == 0 {
+		tt.base = id
+	}
+	i, ok := tt.inRun(id)
+	switch {
+	case ok:
+	case id >= tt.base && i-len(tt.run) < maxGap && i < 4*(tt.runN+16): // at least a quarter of the run's slots held
+		for len(tt.run) < i {
+			tt.run = append(tt.run, nil)
+		}
+		tt.run = append(tt.run, nil)
+	default:
+		return false
+	}
+	if tt.run[i] == nil {
+		tt.runN++
+		if tt.n > 0 {
+			tt.removeTable(id) // put there before the run reached it
+		}
+	}
+	tt.run[i] = t
+	return true
+}
+
+// putTable puts t in the open-addressing table.
+func (tt *txnTable) putTable(t *txn) {
 	if !tt.anyID || t.id.N > tt.maxID {
 		tt.maxID, tt.anyID = t.id.N, true
 	}
@@ -81,7 +141,7 @@ func (tt *txnTable) put(t *txn) {
 		tt.alloc(2 * len(old))
 		for _, s := range old {
 			if s.t != nil {
-				tt.put(s.t)
+				tt.putTable(s.t)
 			}
 		}
 	}
@@ -105,8 +165,24 @@ func (tt *txnTable) remove(id history.Value) {
 		delete(tt.strs, id.S)
 		return
 	}
-	i := tt.home(id.N)
-	for ; tt.slots[i].t != nil && tt.slots[i].id != id.N; i = (i + 1) & tt.mask {
+	if i, ok := tt.inRun(id.N); ok && tt.run[i] != nil {
+		tt.run[i] = nil
+		tt.runN--
+		// Drop the run's empty head (spilling removes the oldest first).
+		for len(tt.run) > 0 && tt.run[0] == nil {
+			tt.run = tt.run[1:]
+			tt.base++
+		}
+		return
+	}
+	tt.removeTable(id.N)
+}
+
+// removeTable drops the transaction with id from the open-addressing
+// table.
+func (tt *txnTable) removeTable(id int64) {
+	i := tt.home(id)
+	for ; tt.slots[i].t != nil && tt.slots[i].id != id; i = (i + 1) & tt.mask {
 	}
 	if tt.slots[i].t == nil {
 		return
@@ -132,4 +208,4 @@ func (tt *txnTable) remove(id history.Value) {
 }
 
 // len is the number of transactions held.
-func (tt *txnTable) len() int { return tt.n + len(tt.strs) }
+func (tt *txnTable) len() int { return tt.runN + tt.n + len(tt.strs) }

@@ -106,7 +106,9 @@ func (c *Checker) expire(now int64) {
 		}
 		t.final = true
 		c.finalSeq = t.seq + 1
-		c.finals = append(c.finals, t)
+		if c.cfg.MemoryBound > 0 { // only spilling reads them
+			c.finals = append(c.finals, t)
+		}
 		c.pendingReads -= int64(t.readers)
 	}
 	if c.qhead > 1024 && c.qhead > len(c.queue)/2 {
