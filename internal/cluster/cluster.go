@@ -28,10 +28,18 @@ const (
 	PostgresStandby Kind = "postgres-standby"
 	// Etcd is n etcd members.
 	Etcd Kind = "etcd"
+	// TiDB is one tidb-server on its unistore engine, in pessimistic
+	// transaction mode (TiDB's default); opt-in, built by `make tidb`.
+	TiDB Kind = "tidb"
+	// TiDBOptimistic is TiDB in optimistic transaction mode: write
+	// conflicts are found at COMMIT (error 9007).
+	TiDBOptimistic Kind = "tidb-optimistic"
+	// Dolt is one `dolt sql-server`; opt-in, built by `make dolt`.
+	Dolt Kind = "dolt"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, TiDB, TiDBOptimistic, Dolt}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -44,7 +52,8 @@ func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nod
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
 // postgres), etcd:3; without NODES the kind's default (3 for galera and
-// etcd, 2 for postgres-standby).
+// etcd, 2 for postgres-standby). tidb (also tidb-pessimistic),
+// tidb-optimistic and dolt are one server each: their only size is 1.
 func ParseSpec(s string) (Spec, error) {
 	name, n, hasN := strings.Cut(strings.ToLower(strings.TrimSpace(s)), ":")
 	var sp Spec
@@ -55,8 +64,14 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: PostgresStandby, Nodes: 2}
 	case "etcd":
 		sp = Spec{Kind: Etcd, Nodes: 3}
+	case "tidb", "tidb-pessimistic":
+		sp = Spec{Kind: TiDB, Nodes: 1}
+	case "tidb-optimistic":
+		sp = Spec{Kind: TiDBOptimistic, Nodes: 1}
+	case "dolt":
+		sp = Spec{Kind: Dolt, Nodes: 1}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N] or etcd[:N])", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], tidb, tidb-optimistic or dolt)", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -68,6 +83,9 @@ func ParseSpec(s string) (Spec, error) {
 	lo, hi := 1, 9
 	if sp.Kind == PostgresStandby {
 		lo = 2
+	}
+	if single(sp.Kind) && sp.Nodes != 1 {
+		return Spec{}, fmt.Errorf("cluster %q: %s is stood up as one server, not a replicated cluster: %s or %s:1", s, sp.Kind, sp.Kind, sp.Kind)
 	}
 	if sp.Nodes < lo || sp.Nodes > hi {
 		return Spec{}, fmt.Errorf("cluster %q: %s takes %d to %d nodes", s, sp.Kind, lo, hi)
@@ -165,6 +183,10 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 		err = upPostgres(ctx, c, log)
 	case Etcd:
 		err = upEtcd(ctx, c, log)
+	case TiDB, TiDBOptimistic:
+		err = upTiDB(ctx, c, spec.Kind == TiDBOptimistic, log)
+	case Dolt:
+		err = upDolt(ctx, c, log)
 	default:
 		err = fmt.Errorf("unknown cluster kind %q", spec.Kind)
 	}
