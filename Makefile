@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race race-veristrong evidence
+.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race race-veristrong evidence tidb dolt
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
@@ -90,6 +90,17 @@ bench-shard: build
 # chooses the rows; runs already in runs.tsv are skipped.
 evidence: build
 	scripts/evidence.sh $(BIN) tmp/evidence $(ROWS)
+
+# tidb, dolt: the opt-in servers of `--cluster tidb`, `tidb-optimistic`
+# and `dolt`, built from the Go module proxy outside isoscope's go.mod
+# into tmp/bin, or $ISOSCOPE_BIN when set (where isoscope and its tests
+# look for them). Long (TiDB about half an hour on two cores); CI builds
+# neither, and their tests skip without them.
+tidb:
+	GO=$(GO) scripts/build-tidb.sh
+
+dolt:
+	GO=$(GO) scripts/build-dolt.sh
 
 clean:
 	rm -rf bin tmp

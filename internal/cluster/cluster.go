@@ -141,6 +141,9 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 	if log == nil {
 		log = func(string) {}
 	}
+	if err := Built(spec.Kind); err != nil {
+		return nil, err
+	}
 	c := &Cluster{Spec: spec, ReadyTimeout: 90 * time.Second}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "isoscope-cluster-")

@@ -19,9 +19,10 @@ import (
 const BinEnv = "ISOSCOPE_BIN"
 
 // findBinary finds an opt-in server's binary, built by make target: in
-// $ISOSCOPE_BIN when it is set, else in tmp/bin under the working
-// directory (where `make` run at the repository's root puts it), else on
-// PATH. The error names the target that builds it.
+// $ISOSCOPE_BIN when it is set; else in tmp/bin under the working
+// directory or the nearest directory above it that has one (where `make`
+// at the repository's root puts it, found from the packages' tests too);
+// else on PATH. The error names the target that builds it.
 func findBinary(name, target string) (string, error) {
 	var tried []string
 	if d := os.Getenv(BinEnv); d != "" {
@@ -31,17 +32,40 @@ func findBinary(name, target string) (string, error) {
 		}
 		tried = append(tried, f)
 	} else {
-		f := filepath.Join("tmp", "bin", name)
-		if isExecutable(f) {
-			return filepath.Abs(f)
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
 		}
-		tried = append(tried, f)
+		for d := wd; ; d = filepath.Dir(d) {
+			if f := filepath.Join(d, "tmp", "bin", name); isExecutable(f) {
+				return f, nil
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+		tried = append(tried, "tmp/bin in "+wd+" and above")
 		if f, err := exec.LookPath(name); err == nil {
 			return filepath.Abs(f)
 		}
 		tried = append(tried, "PATH")
 	}
 	return "", fmt.Errorf("%s is not built (looked in %s): `make %s` builds it from the Go module proxy into tmp/bin, or into $%s when set; it is opt-in and long to build", name, strings.Join(tried, ", "), target, BinEnv)
+}
+
+// Built says whether the server a kind needs is there: nil for the kinds
+// Debian installs (Up says what is missing), an error naming the make
+// target for an opt-in kind whose binary is not built.
+func Built(kind Kind) error {
+	switch kind {
+	case TiDB, TiDBOptimistic:
+		_, err := findBinary("tidb-server", "tidb")
+		return err
+	case Dolt:
+		_, err := findBinary("dolt", "dolt")
+		return err
+	}
+	return nil
 }
 
 // isExecutable reports whether f is a regular file someone may execute.
