@@ -48,16 +48,20 @@ func needBuilt(t *testing.T, spec string) {
 
 // TestRunTiDBFaults: TiDB on unistore in pessimistic mode (opt-in),
 // killed, paused, restarted and its clients cut while mini-transactions
-// run at repeatable read, which TiDB documents as snapshot isolation.
+// run at repeatable read. TiDB calls its repeatable read snapshot
+// isolation, but documents that in pessimistic mode (its default) writes
+// read and lock the latest committed version, as MySQL's do: lost updates
+// are its documented behaviour (docs/databases.md), and what holds is
+// InnoDB's repeatable read (--module innodb-rr).
 func TestRunTiDBFaults(t *testing.T) {
 	needBuilt(t, "tidb")
 	t.Parallel() // each stands up its own cluster, on ports of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	kinds := []string{"kill", "pause", "restart", "cut"}
-	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "tidb", "--faults", strings.Join(kinds, ","), "--fault-interval", "2s",
-		"--txns", "3000", "--sessions", "6", "--keys", "20", "--isolation", "repeatable-read", "--level", "si", "--seed", "3")
-	checkFaultRun(t, code, out, errs, file, "snapshot-isolation", kinds...)
+	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "tidb", "--faults", strings.Join(kinds, ","), "--fault-interval", "1s",
+		"--txns", "6000", "--sessions", "6", "--keys", "20", "--isolation", "repeatable-read", "--module", "innodb-rr", "--seed", "3")
+	checkFaultRun(t, code, out, errs, file, "repeatable-read", kinds...)
 }
 
 // TestRunTiDBOptimisticFaults: the same in optimistic mode, whose write
@@ -68,8 +72,8 @@ func TestRunTiDBOptimisticFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	kinds := []string{"kill", "pause", "restart", "cut"}
-	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "tidb-optimistic", "--faults", strings.Join(kinds, ","), "--fault-interval", "2s",
-		"--txns", "3000", "--sessions", "6", "--keys", "20", "--isolation", "repeatable-read", "--level", "si", "--seed", "3")
+	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "tidb-optimistic", "--faults", strings.Join(kinds, ","), "--fault-interval", "1s",
+		"--txns", "6000", "--sessions", "6", "--keys", "20", "--isolation", "repeatable-read", "--level", "si", "--seed", "3")
 	checkFaultRun(t, code, out, errs, file, "snapshot-isolation", kinds...)
 	if !strings.Contains(errs, "write conflict (9007)") {
 		t.Errorf("no transaction aborted with a write conflict (9007)")
