@@ -104,7 +104,7 @@ evidence-optin: build
 # tidb, dolt: the opt-in servers of `--cluster tidb`, `tidb-optimistic`
 # and `dolt`, built from the Go module proxy outside isoscope's go.mod
 # into tmp/bin, or $ISOSCOPE_BIN when set (where isoscope and its tests
-# look for them). Long (TiDB about half an hour on two cores); CI builds
+# look for them). Long (each 45-52 minutes on two busy cores); CI builds
 # neither, and their tests skip without them.
 tidb:
 	GO=$(GO) scripts/build-tidb.sh

@@ -7,8 +7,9 @@
 # it (tidb's go.mod replaces its parser with the nested ./pkg/parser,
 # which the module zip leaves out), so the build happens in a copy of the
 # module, outside isoscope's go.mod, with the parser module put back at
-# pkg/parser. Nothing of TiDB is committed. About 20-40 minutes on two
-# cores; needs cgo (gcc). The build runs nice'd.
+# pkg/parser. Nothing of TiDB is committed. Measured: 52 minutes on two
+# cores shared with other builds (load average 20-30), a 244 MB binary;
+# needs cgo (gcc). The build runs nice'd.
 set -euo pipefail
 TIDB_VERSION=v1.1.0-beta.0.20251126154744-e4e814fdc0af
 PARSER_VERSION=v0.0.0-20251126154744-e4e814fdc0af
@@ -33,7 +34,7 @@ rm -rf src/pkg/parser
 cp -r "$parser" src/pkg/parser
 chmod -R u+w src/pkg/parser
 cd src
-echo "building tidb-server (long: about half an hour on two cores)"
+echo "building tidb-server (long: most of an hour on two busy cores)"
 nice $GO build -o "$out/tidb-server.new" ./cmd/tidb-server
 mv "$out/tidb-server.new" "$out/tidb-server"
 echo "$TIDB_VERSION" >"$out/tidb-server.version"
