@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race race-veristrong evidence
+.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race race-veristrong evidence tidb dolt evidence-optin
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
@@ -90,6 +90,27 @@ bench-shard: build
 # chooses the rows; runs already in runs.tsv are skipped.
 evidence: build
 	scripts/evidence.sh $(BIN) tmp/evidence $(ROWS)
+
+# evidence-optin: the evidence rows of the opt-in servers (make tidb and
+# make dolt first), into the same tmp/evidence as make evidence: TiDB in
+# pessimistic and optimistic mode under kill and pause, Dolt under kill,
+# all at repeatable read.
+OPTIN_ROWS := tidb:1/repeatable-read/kill/mt/si tidb:1/repeatable-read/pause/mt/si \
+	tidb-optimistic:1/repeatable-read/kill/mt/si tidb-optimistic:1/repeatable-read/pause/mt/si \
+	dolt:1/repeatable-read/kill/mt/si
+evidence-optin: build
+	scripts/evidence.sh $(BIN) tmp/evidence $(OPTIN_ROWS)
+
+# tidb, dolt: the opt-in servers of `--cluster tidb`, `tidb-optimistic`
+# and `dolt`, built from the Go module proxy outside isoscope's go.mod
+# into tmp/bin, or $ISOSCOPE_BIN when set (where isoscope and its tests
+# look for them). Long (each 45-52 minutes on two busy cores); CI builds
+# neither, and their tests skip without them.
+tidb:
+	GO=$(GO) scripts/build-tidb.sh
+
+dolt:
+	GO=$(GO) scripts/build-dolt.sh
 
 clean:
 	rm -rf bin tmp

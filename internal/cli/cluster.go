@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,7 +36,7 @@ type clusterFlags struct {
 }
 
 func (f *clusterFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Cluster, "cluster", "", "stand up a replicated cluster on 127.0.0.1 for the run and tear it down after: galera[:N] (MariaDB Galera, N multi-master nodes, default 3), postgres-standby[:N] (a PostgreSQL 15 primary and N-1 hot standbys, default 2), etcd[:N] (N etcd members, default 3) or dqlite[:N] (N dqlite nodes, three of them voters, default 3); sessions spread across the nodes, transactions that only read go to a standby, and dqlite's go to its leader")
+	fs.StringVar(&f.Cluster, "cluster", "", "stand up a replicated cluster on 127.0.0.1 for the run and tear it down after: galera[:N] (MariaDB Galera, N multi-master nodes, default 3), postgres-standby[:N] (a PostgreSQL 15 primary and N-1 hot standbys, default 2), etcd[:N] (N etcd members, default 3) or dqlite[:N] (N dqlite nodes, three of them voters, default 3); opt-in, built by make tidb and make dolt (found in $ISOSCOPE_BIN, ./tmp/bin or PATH): tidb (one tidb-server on unistore, pessimistic transactions), tidb-optimistic, dolt (one dolt sql-server); sessions spread across the nodes, transactions that only read go to a standby, and dqlite's go to its leader")
 	fs.StringVar(&f.ClusterDir, "cluster-dir", "", "where --cluster's nodes keep their data and logs (default: a fresh temporary directory); removed when the run ends")
 	fs.StringVar(&f.Faults, "faults", "", "with --cluster: inject faults while the workload runs, on a schedule drawn from --seed: partition (cut a node off from the others), kill (SIGKILL, started again after the interval), pause (SIGSTOP, SIGCONT), restart (SIGTERM, started again), cut (drop the clients' connections to a node), or all; comma-separated. Recorded in the history as fault records")
 	fs.DurationVar(&f.FaultInterval, "fault-interval", 5*time.Second, "the calm before each fault, and how long each lasts")
@@ -75,6 +76,9 @@ func (f *clusterFlags) check(dbs, readDBs []string) (func(*cluster.Cluster, uint
 	kinds, err := nemesis.ParseKinds(f.Faults)
 	if err != nil {
 		return nil, fmt.Errorf("--faults: %v", err)
+	}
+	if spec, _ := cluster.ParseSpec(f.Cluster); spec.Nodes == 1 && slices.Contains(kinds, nemesis.Partition) {
+		return nil, fmt.Errorf("--faults partition: %s is one node, with no other node to cut it off from (kill, pause, restart and cut apply)", spec)
 	}
 	if f.FaultInterval <= 0 {
 		return nil, errors.New("--fault-interval must be positive")
@@ -239,7 +243,12 @@ PostgreSQL 15 primary and N-1 hot standbys by streaming replication,
 default 2; Debian's postgresql-15), etcd[:N] (N etcd members, default 3;
 Debian's etcd-server) and dqlite[:N] (N dqlite nodes, 1 or 3 to 9, at most
 three of them voters, default 3; Debian's go-dqlite, whose dqlite-demo is
-the node). Each node has its own data directory,
+the node). Opt-in, one server each, built from the Go module proxy by make
+tidb and make dolt into tmp/bin (or $ISOSCOPE_BIN, where isoscope looks
+first; then ./tmp/bin, then PATH): tidb (a tidb-server on its unistore
+engine, pessimistic transactions, TiDB's default; also tidb-pessimistic),
+tidb-optimistic (the same in optimistic mode, whose write conflicts fail at
+COMMIT), dolt (a dolt sql-server). Each node has its own data directory,
 ports and log; the nodes reach one another, and clients reach each node,
 through TCP proxies inside this isoscope, so that isoscope run --cluster
 --faults can partition them. isoscope run --cluster KIND stands a cluster

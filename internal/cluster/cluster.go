@@ -31,10 +31,18 @@ const (
 	// Dqlite is n dqlite nodes (Debian's dqlite-demo), at most three of
 	// them voters; transactions go to the leader.
 	Dqlite Kind = "dqlite"
+	// TiDB is one tidb-server on its unistore engine, in pessimistic
+	// transaction mode (TiDB's default); opt-in, built by `make tidb`.
+	TiDB Kind = "tidb"
+	// TiDBOptimistic is TiDB in optimistic transaction mode: write
+	// conflicts are found at COMMIT (error 9007).
+	TiDBOptimistic Kind = "tidb-optimistic"
+	// Dolt is one `dolt sql-server`; opt-in, built by `make dolt`.
+	Dolt Kind = "dolt"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, TiDB, TiDBOptimistic, Dolt}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -47,7 +55,9 @@ func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nod
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
 // postgres), etcd:3, dqlite:3; without NODES the kind's default (3 for
-// galera, etcd and dqlite, 2 for postgres-standby).
+// galera, etcd and dqlite, 2 for postgres-standby). tidb (also
+// tidb-pessimistic), tidb-optimistic and dolt are one server each: their
+// only size is 1.
 func ParseSpec(s string) (Spec, error) {
 	name, n, hasN := strings.Cut(strings.ToLower(strings.TrimSpace(s)), ":")
 	var sp Spec
@@ -60,8 +70,14 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: Etcd, Nodes: 3}
 	case "dqlite":
 		sp = Spec{Kind: Dqlite, Nodes: 3}
+	case "tidb", "tidb-pessimistic":
+		sp = Spec{Kind: TiDB, Nodes: 1}
+	case "tidb-optimistic":
+		sp = Spec{Kind: TiDBOptimistic, Nodes: 1}
+	case "dolt":
+		sp = Spec{Kind: Dolt, Nodes: 1}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N] or dqlite[:N])", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], tidb, tidb-optimistic or dolt)", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -78,6 +94,9 @@ func ParseSpec(s string) (Spec, error) {
 		// go-dqlite's app keeps a joining node a spare until the cluster
 		// has three: two nodes would be one voter and a spare.
 		return Spec{}, fmt.Errorf("cluster %q: dqlite takes 1 or 3 to %d nodes (a second node stays a spare until a third joins)", s, hi)
+	}
+	if single(sp.Kind) && sp.Nodes != 1 {
+		return Spec{}, fmt.Errorf("cluster %q: %s is stood up as one server, not a replicated cluster: %s or %s:1", s, sp.Kind, sp.Kind, sp.Kind)
 	}
 	if sp.Nodes < lo || sp.Nodes > hi {
 		return Spec{}, fmt.Errorf("cluster %q: %s takes %d to %d nodes", s, sp.Kind, lo, hi)
@@ -133,6 +152,9 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 	if log == nil {
 		log = func(string) {}
 	}
+	if err := Built(spec.Kind); err != nil {
+		return nil, err
+	}
 	c := &Cluster{Spec: spec, ReadyTimeout: 90 * time.Second}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "isoscope-cluster-")
@@ -177,6 +199,10 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 		err = upEtcd(ctx, c, log)
 	case Dqlite:
 		err = upDqlite(ctx, c, log)
+	case TiDB, TiDBOptimistic:
+		err = upTiDB(ctx, c, spec.Kind == TiDBOptimistic, log)
+	case Dolt:
+		err = upDolt(ctx, c, log)
 	default:
 		err = fmt.Errorf("unknown cluster kind %q", spec.Kind)
 	}

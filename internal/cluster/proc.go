@@ -179,7 +179,12 @@ func waitGone(pids []int) {
 // run runs argv to its end (initdb, pg_basebackup, mariadb-install-db)
 // with its output in logPath, as user, killing it after limit.
 func run(name, logPath string, user *account, limit time.Duration, argv ...string) error {
-	p, err := startProc(name, logPath, user, nil, argv...)
+	return runEnv(name, logPath, user, nil, limit, argv...)
+}
+
+// runEnv is run with env added to isoscope's environment.
+func runEnv(name, logPath string, user *account, env []string, limit time.Duration, argv ...string) error {
+	p, err := startProc(name, logPath, user, env, argv...)
 	if err != nil {
 		return err
 	}

@@ -199,7 +199,8 @@ func classifyPostgres(err error) (ErrorClass, string, bool) {
 
 // classifyMySQL sorts MySQL's and MariaDB's error numbers: 1213 deadlock,
 // 1205 lock wait timeout, 1020 record changed since last read (MariaDB's
-// snapshot isolation), 3101 rollback during commit abort; 1053 server
+// snapshot isolation), 3101 rollback during commit and TiDB's 9007 write
+// conflict (optimistic transactions, at COMMIT) abort; 1053 server
 // shutdown, 1927 connection killed, 1047 a Galera node outside the
 // primary component and 1180 an error during COMMIT (outcome unknown)
 // disconnect.
@@ -217,6 +218,11 @@ func classifyMySQL(err error) (ErrorClass, string, bool) {
 			return Aborted, fmt.Sprintf("statement timeout (%d)", me.Number), true
 		case 1020, 3101:
 			return Aborted, fmt.Sprintf("%s (%d)", strings.ToLower(me.Message), me.Number), true
+		case 9007:
+			// TiDB: another transaction wrote a key this one wrote
+			// since this one's snapshot; the server rolled it back (its
+			// message carries keys and timestamps, different each time).
+			return Aborted, "write conflict (9007)", true
 		case 1180:
 			// "Got error during COMMIT": the server does not say the
 			// transaction was rolled back, and under Galera it may not

@@ -72,6 +72,7 @@ func TestProductVersion(t *testing.T) {
 		"PostgreSQL 15.20 (Debian 15.20-0+deb12u1) on x86_64-pc-linux-gnu": "PostgreSQL 15.20",
 		"10.11.19-MariaDB-0+deb12u1":                                       "MariaDB 10.11.19",
 		"8.0.36":                                                           "MySQL 8.0.36",
+		"8.0.11-TiDB-v9.0.0-beta.2.pre-812-ge4e814f":                       "TiDB v9.0.0-beta.2.pre-812-ge4e814f",
 		"SQLite 3.51.2":                                                    "SQLite 3.51.2",
 	} {
 		if got := productVersion(in); got != want {

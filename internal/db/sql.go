@@ -165,7 +165,8 @@ func (d *sqlDB) Version(ctx context.Context) (string, error) {
 
 // productVersion shortens a server's version string to its product and
 // version: "PostgreSQL 15.20 (Debian …) on x86_64…" is "PostgreSQL 15.20",
-// "10.11.19-MariaDB-0+deb12u1" is "MariaDB 10.11.19", "8.0.36" is
+// "10.11.19-MariaDB-0+deb12u1" is "MariaDB 10.11.19",
+// "8.0.11-TiDB-v9.0.0" is "TiDB v9.0.0", "8.0.36" is
 // "MySQL 8.0.36".
 func productVersion(v string) string {
 	if strings.HasPrefix(v, "dqlite ") {
@@ -175,6 +176,9 @@ func productVersion(v string) string {
 		return f[0] + " " + f[1]
 	}
 	num, _, _ := strings.Cut(v, "-")
+	if _, tidb, ok := strings.Cut(v, "-TiDB-"); ok {
+		return "TiDB " + tidb
+	}
 	if strings.Contains(strings.ToLower(v), "mariadb") {
 		return "MariaDB " + num
 	}

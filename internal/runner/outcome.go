@@ -25,7 +25,7 @@ func ClassifyAbort(class db.ErrorClass, reason string) outcome.AbortClass {
 		code = reason[i+1 : len(reason)-1]
 	}
 	switch code {
-	case "40001", "1020", "ErrConflict", "SQLITE_BUSY_SNAPSHOT":
+	case "40001", "1020", "9007", "ErrConflict", "SQLITE_BUSY_SNAPSHOT":
 		return outcome.SerializationFailure
 	case "40P01", "1213":
 		return outcome.Deadlock

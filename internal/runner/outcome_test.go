@@ -20,6 +20,7 @@ func TestClassifyAbort(t *testing.T) {
 		{db.Aborted, "serialization failure (40001)", outcome.SerializationFailure},
 		{db.Aborted, "transaction conflict (ErrConflict)", outcome.SerializationFailure},
 		{db.Aborted, "record has changed since last read in table 't' (1020)", outcome.SerializationFailure},
+		{db.Aborted, "write conflict (9007)", outcome.SerializationFailure},
 		{db.Aborted, "deadlock (40P01)", outcome.Deadlock},
 		{db.Aborted, "deadlock (1213)", outcome.Deadlock},
 		{db.Aborted, "lock wait timeout (1205)", outcome.LockTimeout},
