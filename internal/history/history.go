@@ -319,6 +319,9 @@ type Fault struct {
 	Begin, End int64
 	// Info says more, in a producer's words ("n2 cut off from n1 n3").
 	Info string
+	// Offset is a clock fault's skew of the node's clock, in nanoseconds:
+	// positive ahead of the real time, negative behind (0: none given).
+	Offset int64
 	// Line is the history file's line that held it (0: none).
 	Line int
 }
