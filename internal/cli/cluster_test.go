@@ -187,10 +187,14 @@ func TestRunClusterFlags(t *testing.T) {
 		{"--cluster", "galera", "--db", "mysql://root@127.0.0.1:3306/test"},
 		{"--cluster", "galera", "--faults", "kill", "--fault-interval", "0s"},
 		{"--read-db", "postgres://postgres@127.0.0.1:5432/test"},
+		{"--cluster", "etcd", "--faults", "kill,clock"},
 	} {
 		code, _, errs := runRunWith(t, context.Background(), &runCommand{}, args...)
 		if code != ExitBadInput || !strings.Contains(errs, "isoscope: ") {
 			t.Errorf("%v: exit %d, want %d with the reason\n%s", args, code, ExitBadInput, errs)
+		}
+		if slices.Contains(args, "kill,clock") && !strings.Contains(errs, "vDSO") {
+			t.Errorf("clock faults on etcd refused without saying why: %s", errs)
 		}
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/cluster"
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/nemesis"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -82,6 +84,18 @@ func flagValues(cmd string, name string) []string {
 		return out
 	case "ts-fault":
 		return []string{"early-commit", "skew"}
+	case "faults":
+		out := []string{"all"}
+		for _, k := range nemesis.Kinds {
+			out = append(out, string(k))
+		}
+		return out
+	case "cluster":
+		var out []string
+		for _, k := range cluster.Kinds {
+			out = append(out, string(k))
+		}
+		return out
 	case "values":
 		if cmd == "gen" {
 			return []string{"default", "unique", "repeated"}

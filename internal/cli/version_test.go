@@ -47,6 +47,9 @@ func TestFlagValuesComplete(t *testing.T) {
 		{[]string{"gen", "--plant", ""}, "write-skew", ""},
 		{[]string{"check", "--module", ""}, "innodb-rr", ""},
 		{[]string{"run", "--isolation", ""}, "repeatable-read", ""},
+		{[]string{"run", "--faults", ""}, "clock", ""},
+		{[]string{"run", "--cluster", ""}, "postgres-standby", ""},
+		{[]string{"run", "--dur"}, "--duration", ""},
 	} {
 		var stdout, stderr bytes.Buffer
 		Main(context.Background(), append([]string{"__complete"}, tc.args...), nil, &stdout, &stderr)

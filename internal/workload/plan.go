@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Workload names a transaction mix that a Plan is drawn from.
@@ -218,6 +219,10 @@ type PlanConfig struct {
 	// locking read (SELECT … FOR UPDATE): read-modify-writes that lock
 	// what they read, as applications do at InnoDB's REPEATABLE READ.
 	LockRMW bool
+	// Endless makes a plan without end (run --duration): Plan.Txn draws
+	// further transactions as the sessions ask for them, in the order a
+	// plan of more transactions would hold them; Txns are drawn at once.
+	Endless bool
 }
 
 // Paper reports whether w is one of Boomslang's workloads (randombench,
@@ -294,7 +299,11 @@ func (c *PlanConfig) validate() error {
 
 // String describes the configuration in one line, for a history's source.
 func (c PlanConfig) String() string {
-	s := fmt.Sprintf("workload=%s sessions=%d txns=%d keys=%d dist=%s", c.Workload, c.Sessions, c.Txns, c.Keys, c.Dist)
+	txns := strconv.Itoa(c.Txns)
+	if c.Endless {
+		txns = "unbounded"
+	}
+	s := fmt.Sprintf("workload=%s sessions=%d txns=%s keys=%d dist=%s", c.Workload, c.Sessions, txns, c.Keys, c.Dist)
 	if !c.Workload.Paper() || c.Workload == BlindW {
 		// The other paper workloads have fixed mixes.
 		s += fmt.Sprintf(" read-ratio=%g", c.ReadRatio)
@@ -330,9 +339,54 @@ type Plan struct {
 	// UniqueValues says no two writes put the same value at a key (every
 	// value is fresh), so the history may promise unique values.
 	UniqueValues bool
+	// endless draws more transactions of an endless plan (nil: the plan
+	// is Sessions).
+	endless *endless
 }
 
-// Len returns the number of planned transactions.
+// endless is the planner of an endless plan, which Txn calls on demand.
+type endless struct {
+	mu sync.Mutex
+	g  *planner
+	// drawn is how many transactions the plan holds: the next goes to
+	// session drawn mod the sessions.
+	drawn int
+}
+
+// Txn returns session s's i-th transaction, or nil past the end of the
+// plan. An endless plan draws more transactions until session s has an
+// i-th; it may be called from the sessions' goroutines at once, and the
+// transaction returned stays as it is.
+func (p *Plan) Txn(s, i int) *Txn {
+	e := p.endless
+	if e == nil {
+		if i < len(p.Sessions[s]) {
+			return &p.Sessions[s][i]
+		}
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for len(p.Sessions[s]) <= i {
+		k := e.drawn % len(p.Sessions)
+		p.Sessions[k] = append(p.Sessions[k], e.g.draw())
+		e.drawn++
+	}
+	return &p.Sessions[s][i]
+}
+
+// draw draws the next transaction, its read-modify-writes locking when
+// the configuration says so.
+func (g *planner) draw() Txn {
+	t := g.next()
+	if g.c.LockRMW {
+		lockRMW(t.Ops)
+	}
+	return t
+}
+
+// Len returns the number of planned transactions (of an endless plan:
+// drawn so far). Not while the sessions run an endless plan.
 func (p *Plan) Len() int {
 	n := 0
 	for _, s := range p.Sessions {
@@ -364,14 +418,10 @@ func NewPlan(c PlanConfig, r *rand.Rand) (*Plan, error) {
 	}
 	for i := range c.Txns {
 		s := i % c.Sessions
-		p.Sessions[s] = append(p.Sessions[s], g.next())
+		p.Sessions[s] = append(p.Sessions[s], g.draw())
 	}
-	if c.LockRMW {
-		for _, txns := range p.Sessions {
-			for i := range txns {
-				lockRMW(txns[i].Ops)
-			}
-		}
+	if c.Endless {
+		p.endless = &endless{g: g, drawn: c.Txns}
 	}
 	for _, d := range g.dup {
 		p.UniqueValues = p.UniqueValues && !d
