@@ -230,7 +230,7 @@ func checkClockFaults(t *testing.T, file string) {
 			t.Errorf("clock fault %+v: the record does not say what the node showed", f)
 			continue
 		}
-		if (seen - off).Abs() > time.Second || back.Abs() > time.Second {
+		if (seen-off).Abs() > time.Second || back.Abs() > time.Second {
 			t.Errorf("clock fault %+v: %s's clock showed %s for an offset of %s, then %s", f, f.Node, seen, off, back)
 		}
 	}
