@@ -23,6 +23,12 @@ if [ ${#rows[@]} -eq 0 ]; then
     galera:3/repeatable-read/kill/mt/si
     galera:3/serializable/partition/mt/ser
     galera:3/repeatable-read/pause/list-append/si
+    postgres-standby:2/serializable/pause/mt/ser
+    postgres-standby:2/serializable/restart/mt/ser
+    postgres-standby:2/serializable/cut/mt/ser
+    galera:3/repeatable-read/pause/mt/si
+    postgres-standby:2/serializable/clock/mt/ser
+    galera:3/repeatable-read/clock/mt/si
   )
 fi
 mkdir -p "$out/histories"
@@ -58,7 +64,7 @@ for row in "${rows[@]}"; do
 done
 # The summary: per row, runs, transactions, faults, and how many runs
 # held at each level; then the first counterexample at the documented
-# level.
+# level, one of each anomaly kind (MAXLINES, default 40, lines of it).
 {
   echo "| cluster | isolation | faults | workload | runs | committed (all runs) | faults injected | SSER holds | SER holds | SI holds | RC holds |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -78,7 +84,7 @@ done
     echo '```'
     # The whole output first: sed stopping early must not stop the script.
     nice "$bin" check --level "$doc" --no-holds --max-shown 1 "$f" >"$out/example.txt" 2>/dev/null || true
-    grep -v '^  [a-z]* n[0-9], ' "$out/example.txt" | grep -v '^  … and [0-9]* more$' | sed -n '1,12p'
+    grep -v '^  [a-z]* n[0-9], ' "$out/example.txt" | grep -v '^  … and [0-9]* more$' | sed -n "1,${MAXLINES:-40}p"
     echo '```'
   done
 } >"$out/summary.md"
