@@ -133,6 +133,31 @@ func measurePrimarySkew(t *testing.T, c *Cluster, primary, standby *sql.DB) {
 		}
 		t.Logf("  a write reached the standby after %s (value %d, want %d)", time.Since(start).Round(time.Millisecond), value(standby), want)
 	}
+	// recovery_min_apply_delay: the standby holds each commit until its
+	// own clock passes the primary's commit time plus the delay.
+	mustExec(t, standby, "ALTER SYSTEM SET recovery_min_apply_delay = '5s'", "SELECT pg_reload_conf()")
+	time.Sleep(time.Second)
+	for _, off := range []time.Duration{0, -30 * time.Second, 30 * time.Second} {
+		// From the right time each: a jump of 60 s or more ends the
+		// walreceiver (wal_receiver_timeout).
+		if _, err := c.SkewClock(ctx, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(6 * time.Second)
+		if _, err := c.SkewClock(ctx, 1, off); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, primary, "UPDATE t SET v = v + 1")
+		want := valueOf(primary, "SELECT v FROM t WHERE k = 1")
+		start := time.Now()
+		for value(standby) != want && time.Since(start) < 60*time.Second {
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Logf("recovery_min_apply_delay 5s, standby skewed %s: a write reached the standby after %s (value %d, want %d)", off, time.Since(start).Round(time.Millisecond), value(standby), want)
+	}
+	if _, err := c.SkewClock(ctx, 1, 0); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range c.Nodes {
 		b, _ := os.ReadFile(n.Log)
 		for _, l := range strings.Split(string(b), "\n") {
