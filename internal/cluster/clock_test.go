@@ -10,29 +10,6 @@ import (
 	"time"
 )
 
-// upClocks is up for a cluster whose clocks can be skewed.
-func upClocks(t *testing.T, sp Spec) *Cluster {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c, err := Up(ctx, sp, "", func(s string) { t.Log(s) }, WithClocks())
-	if err != nil {
-		t.Fatalf("up %s: %v", sp, err)
-	}
-	t.Cleanup(func() {
-		addrs := c.DSNs()
-		var pids []int
-		for _, n := range c.Nodes {
-			if n.proc != nil {
-				pids = append(pids, n.proc.pid())
-			}
-		}
-		c.Stop()
-		assertGone(t, c.Dir, pids, addrs)
-	})
-	return c
-}
-
 // pgOffset is how far the clock of the server behind conn is from this
 // machine's, asked with clock_timestamp() on that connection (its
 // backend), independently of Cluster.ClockOffset.
@@ -62,7 +39,7 @@ func near(d, want time.Duration) bool {
 // clocks, or etcd's, is refused.
 func TestClockSkewPostgres(t *testing.T) {
 	t.Parallel() // each stands up its own cluster, on ports of its own
-	c := upClocks(t, Spec{Kind: PostgresStandby, Nodes: 2})
+	c := upWith(t, Spec{Kind: PostgresStandby, Nodes: 2}, WithClocks())
 	ctx := context.Background()
 	primary, standby := openPG(t, c.DSNs()[0]), openPG(t, c.DSNs()[1])
 	mustExec(t, primary, "CREATE TABLE t (k int PRIMARY KEY, v int)", "INSERT INTO t VALUES (1, 1)")
