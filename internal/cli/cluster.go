@@ -17,6 +17,7 @@ import (
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/nemesis"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // clusterFlags are run's flags for a cluster isoscope stands up and the
@@ -219,7 +220,7 @@ func printFaults(w io.Writer, faults []history.Fault, start int64) {
 	if len(faults) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  %d faults:\n", len(faults))
+	fmt.Fprintf(w, "  %s:\n", textfmt.Count(len(faults), "fault"))
 	for _, f := range faults {
 		fmt.Fprintf(w, "    %s\n", faultLine(f, start))
 	}

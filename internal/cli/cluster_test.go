@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/cluster"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // The cluster tests stand real clusters up on 127.0.0.1 (Debian's
@@ -113,7 +114,7 @@ func checkFaultRun(t *testing.T, code int, out, errs, file, level string, kinds 
 			t.Errorf("fault %+v was not healed", f)
 		}
 	}
-	if !strings.Contains(errs, "faults:") || !strings.Contains(errs, h.Faults[0].Kind+" "+h.Faults[0].Node) {
+	if !strings.Contains(errs, "  "+textfmt.Count(len(h.Faults), "fault")+":\n") || !strings.Contains(errs, h.Faults[0].Kind+" "+h.Faults[0].Node) {
 		t.Errorf("the summary does not list the faults")
 	}
 }
