@@ -234,11 +234,7 @@ func faultLine(f history.Fault, start int64) string {
 	if f.End > f.Begin {
 		when = fmt.Sprintf("%s to %s into the run", rel(f.Begin), rel(f.End))
 	}
-	s := f.Kind
-	if f.Node != "" {
-		s += " " + f.Node
-	}
-	s += ", " + when
+	s := f.Label() + ", " + when
 	if f.Info != "" {
 		s += ": " + f.Info
 	}

@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // OpKind names an operation of the history format.
@@ -324,4 +325,19 @@ type Fault struct {
 	Offset int64
 	// Line is the history file's line that held it (0: none).
 	Line int
+}
+
+// Label names a fault in a few words: its kind, its node, and a clock
+// fault's offset ("partition n2", "clock n1 -1m23s").
+func (f *Fault) Label() string {
+	s := f.Kind
+	if f.Node != "" {
+		s += " " + f.Node
+	}
+	if f.Offset > 0 {
+		s += " +" + time.Duration(f.Offset).String()
+	} else if f.Offset < 0 {
+		s += " " + time.Duration(f.Offset).String()
+	}
+	return s
 }
