@@ -84,7 +84,7 @@ done
     echo '```'
     # The whole output first: sed stopping early must not stop the script.
     nice "$bin" check --level "$doc" --no-holds --max-shown 1 "$f" >"$out/example.txt" 2>/dev/null || true
-    grep -v '^  [a-z]* n[0-9], ' "$out/example.txt" | grep -v '^  … and [0-9]* more$' | sed -n "1,${MAXLINES:-40}p"
+    grep -v '^  [a-z]* n[0-9]\( [-+][0-9a-z.]*\)\{0,1\}, ' "$out/example.txt" | grep -v '^  … and [0-9]* more$' | sed -n "1,${MAXLINES:-40}p"
     echo '```'
   done
 } >"$out/summary.md"
