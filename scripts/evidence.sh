@@ -8,12 +8,16 @@
 # A row is CLUSTER/ISOLATION/FAULTS/WORKLOAD/DOCUMENTED[/FLAGS], e.g.
 #   galera:3/repeatable-read/partition/mt/si
 #   galera:3/read-committed/partition,pause/mt/rc/--hop+5   (FLAGS: + for spaces)
-# Without rows, the default rows below run. Runs are nice'd.
+# Without rows, the default rows below run. Runs are nice'd. Each run
+# is TXNS transactions (default 4000), or, with DURATION (e.g. 30s), that
+# long whatever the count.
 set -euo pipefail
 bin=$(realpath "$1"); out=$2; shift 2
 runs=${RUNS:-10}
 txns=${TXNS:-4000}
 interval=${INTERVAL:-2s}
+count=(--txns "$txns")
+[ -z "${DURATION:-}" ] || count=(--duration "$DURATION")
 rows=("$@")
 if [ ${#rows[@]} -eq 0 ]; then
   rows=(
@@ -51,7 +55,7 @@ for row in "${rows[@]}"; do
     file="$out/histories/$name.jsonl"
     if grep -q "^$row	$seed	" "$tsv"; then continue; fi
     nice "$bin" run --cluster "$cl" --faults "$faults" --fault-interval "$interval" --workload "$wl" \
-      --txns "$txns" --sessions 6 --keys 20 --isolation "$iso" --level rc --seed "$seed" \
+      "${count[@]}" --sessions 6 --keys 20 --isolation "$iso" --level rc --seed "$seed" \
       --stmt-timeout 3s --reconnect-for 60s $extra -o "$file" >"$out/histories/$name.out" 2>"$out/histories/$name.err" || true
     if [ ! -s "$file" ]; then echo "$row seed $seed: no history (see $out/histories/$name.err)"; continue; fi
     committed=$(grep -o '^ *[0-9]* committed' "$out/histories/$name.err" | head -1 | tr -dc 0-9)
