@@ -254,7 +254,7 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(err)
 	}
-	plan, err := c.plan()
+	plan, endless, err := c.plan()
 	if err != nil {
 		return badInput(err)
 	}
@@ -300,8 +300,11 @@ func (c *runCommand) Run(ctx context.Context) error {
 		return badInput(err)
 	}
 	cfg := runner.Config{
-		DB: d, Isolation: iso, Plan: plan, NoTrace: c.NoTrace, MaxRetries: c.Retries, Duration: c.Duration,
+		DB: d, Isolation: iso, Plan: plan, Endless: endless, NoTrace: c.NoTrace, MaxRetries: c.Retries, Duration: c.Duration,
 		Source: fmt.Sprintf("isoscope run: %s (%s) at %s; %s seed=%d", version, target.Display, iso, plan.Config, c.Seed),
+	}
+	if endless != nil {
+		cfg.Source = fmt.Sprintf("isoscope run: %s (%s) at %s; %s seed=%d", version, target.Display, iso, endless, c.Seed)
 	}
 	if c.Duration > 0 {
 		cfg.Source += fmt.Sprintf(" duration=%s", c.Duration)
@@ -354,7 +357,7 @@ func (c *runCommand) Run(ctx context.Context) error {
 	}
 	cfg.Progress = &runner.Progress{}
 	total := plan.Len()
-	if plan.Config.Endless {
+	if endless != nil {
 		total = -1 // a spinner: no end known
 	}
 	stopBar := c.progress(cfg.Progress, total)
@@ -370,7 +373,7 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(fmt.Errorf("%s: %v", target.Display, err))
 	}
-	cut := c.summarize(res, version, iso, plan)
+	cut := c.summarize(res, version, iso, plan, endless != nil)
 	if c.NoTrace {
 		if err := c.writeReport(res, nil); err != nil {
 			return badInput(err)
@@ -459,23 +462,35 @@ func (l *lineRewriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *runCommand) plan() (*workload.Plan, error) {
+// plan draws the run's plan: endless when --duration is given without
+// --txns (the plan is then the endless plan's).
+func (c *runCommand) plan() (*workload.Plan, *workload.Endless, error) {
 	w, err := workload.ParseWorkload(c.Workload)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dist, err := workload.ParseDistribution(c.Dist)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())
 	}
-	return workload.NewPlan(workload.PlanConfig{
+	pc := workload.PlanConfig{
 		Workload: w, Sessions: c.Sessions, Txns: c.Txns, Keys: c.Keys, Dist: dist,
 		ReadRatio: c.ReadRatio, Ops: c.Ops, Duplicates: c.Duplicates, Span: c.Span, Values: c.Values,
-		LockRMW: c.LockRMW, Endless: c.Duration > 0 && !c.txnsSet,
-	}, rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)))
+		LockRMW: c.LockRMW,
+	}
+	r := rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15))
+	if c.Duration > 0 && !c.txnsSet {
+		e, err := workload.NewEndless(pc, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		return e.Plan, e, nil
+	}
+	p, err := workload.NewPlan(pc, r)
+	return p, nil, err
 }
 
 // progress draws a bar of finished transactions with the committed and
@@ -556,12 +571,12 @@ func (c *runCommand) watchOutages(p *runner.Progress) func() {
 
 // summarize prints what the run did to standard error, and reports
 // whether it was cut short.
-func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolation, plan *workload.Plan) bool {
+func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolation, plan *workload.Plan, endless bool) bool {
 	s := &res.Summary
 	w := c.io.Stderr
 	planned := textfmt.Count(s.Planned, "transaction") + " planned"
 	switch {
-	case plan.Config.Endless:
+	case endless:
 		planned = "for " + c.Duration.String()
 	case c.Duration > 0:
 		planned += " or " + c.Duration.String()

@@ -23,9 +23,12 @@ type Config struct {
 	DB db.Database
 	// Isolation is the level every transaction asks for.
 	Isolation db.Isolation
-	// Plan is the workload: one list of transactions per session (an
-	// endless plan draws more as the sessions go).
+	// Plan is the workload: one list of transactions per session.
 	Plan *workload.Plan
+	// Endless, when set, is an endless plan (Plan is its Plan): the
+	// sessions take their transactions from it, which draws more as they
+	// go; Duration ends the run.
+	Endless *workload.Endless
 	// Duration, when positive, bounds the run in time: once it has passed
 	// since the sessions started, no session starts another planned
 	// transaction (the one under way ends as usual). With a plan that

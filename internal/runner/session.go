@@ -84,11 +84,15 @@ func (s *session) fresh() int64 {
 // run executes the session's plan until it ends, the context ends, or
 // the database cannot be reached.
 func (s *session) run(ctx context.Context) {
+	next := s.r.c.Plan.Txn
+	if s.r.c.Endless != nil {
+		next = s.r.c.Endless.Txn
+	}
 	for i := 0; ; i++ {
 		if !s.r.deadline.IsZero() && !time.Now().Before(s.r.deadline) {
 			return
 		}
-		pt := s.r.c.Plan.Txn(s.idx, i)
+		pt := next(s.idx, i)
 		if pt == nil {
 			return
 		}

@@ -219,10 +219,6 @@ type PlanConfig struct {
 	// locking read (SELECT … FOR UPDATE): read-modify-writes that lock
 	// what they read, as applications do at InnoDB's REPEATABLE READ.
 	LockRMW bool
-	// Endless makes a plan without end (run --duration): Plan.Txn draws
-	// further transactions as the sessions ask for them, in the order a
-	// plan of more transactions would hold them; Txns are drawn at once.
-	Endless bool
 }
 
 // Paper reports whether w is one of Boomslang's workloads (randombench,
@@ -299,11 +295,7 @@ func (c *PlanConfig) validate() error {
 
 // String describes the configuration in one line, for a history's source.
 func (c PlanConfig) String() string {
-	txns := strconv.Itoa(c.Txns)
-	if c.Endless {
-		txns = "unbounded"
-	}
-	s := fmt.Sprintf("workload=%s sessions=%d txns=%s keys=%d dist=%s", c.Workload, c.Sessions, txns, c.Keys, c.Dist)
+	s := fmt.Sprintf("workload=%s sessions=%d txns=%d keys=%d dist=%s", c.Workload, c.Sessions, c.Txns, c.Keys, c.Dist)
 	if !c.Workload.Paper() || c.Workload == BlindW {
 		// The other paper workloads have fixed mixes.
 		s += fmt.Sprintf(" read-ratio=%g", c.ReadRatio)
@@ -339,40 +331,59 @@ type Plan struct {
 	// UniqueValues says no two writes put the same value at a key (every
 	// value is fresh), so the history may promise unique values.
 	UniqueValues bool
-	// endless draws more transactions of an endless plan (nil: the plan
-	// is Sessions).
-	endless *endless
 }
 
-// endless is the planner of an endless plan, which Txn calls on demand.
-type endless struct {
-	mu sync.Mutex
-	g  *planner
+// Txn returns session s's i-th transaction, or nil past the end of the
+// plan.
+func (p *Plan) Txn(s, i int) *Txn {
+	if i < len(p.Sessions[s]) {
+		return &p.Sessions[s][i]
+	}
+	return nil
+}
+
+// Endless is a plan without end (run --duration): it starts with the
+// transactions of NewPlan and draws more as the sessions ask for them,
+// in the order a plan of more transactions would hold them.
+type Endless struct {
+	// Plan holds the transactions drawn so far; Txn adds to it.
+	Plan *Plan
+	mu   sync.Mutex
+	g    *planner
 	// drawn is how many transactions the plan holds: the next goes to
 	// session drawn mod the sessions.
 	drawn int
 }
 
-// Txn returns session s's i-th transaction, or nil past the end of the
-// plan. An endless plan draws more transactions until session s has an
-// i-th; it may be called from the sessions' goroutines at once, and the
-// transaction returned stays as it is.
-func (p *Plan) Txn(s, i int) *Txn {
-	e := p.endless
-	if e == nil {
-		if i < len(p.Sessions[s]) {
-			return &p.Sessions[s][i]
-		}
-		return nil
+// NewEndless draws an endless plan for c from r: c.Txns transactions at
+// once, the rest on demand.
+func NewEndless(c PlanConfig, r *rand.Rand) (*Endless, error) {
+	p, g, err := newPlan(c, r)
+	if err != nil {
+		return nil, err
 	}
+	return &Endless{Plan: p, g: g, drawn: p.Len()}, nil
+}
+
+// Txn returns session s's i-th transaction, drawing more transactions
+// until session s has an i-th. The sessions' goroutines may call it at
+// once; the transaction returned stays as it is.
+func (e *Endless) Txn(s, i int) *Txn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	p := e.Plan
 	for len(p.Sessions[s]) <= i {
 		k := e.drawn % len(p.Sessions)
 		p.Sessions[k] = append(p.Sessions[k], e.g.draw())
 		e.drawn++
 	}
 	return &p.Sessions[s][i]
+}
+
+// String describes the endless plan's configuration in one line, for a
+// history's source: the configuration's, with no number of transactions.
+func (e *Endless) String() string {
+	return strings.Replace(e.Plan.Config.String(), "txns="+strconv.Itoa(e.Plan.Config.Txns), "txns=unbounded", 1)
 }
 
 // draw draws the next transaction, its read-modify-writes locking when
@@ -386,7 +397,7 @@ func (g *planner) draw() Txn {
 }
 
 // Len returns the number of planned transactions (of an endless plan:
-// drawn so far). Not while the sessions run an endless plan.
+// drawn so far; not while its sessions run).
 func (p *Plan) Len() int {
 	n := 0
 	for _, s := range p.Sessions {
@@ -398,18 +409,25 @@ func (p *Plan) Len() int {
 // NewPlan draws a plan for c from r: the same configuration and the same
 // seed give the same plan. It is pure: no clock, no global randomness.
 func NewPlan(c PlanConfig, r *rand.Rand) (*Plan, error) {
+	p, _, err := newPlan(c, r)
+	return p, err
+}
+
+// newPlan is NewPlan, and the planner that would draw the transactions
+// after the plan's.
+func newPlan(c PlanConfig, r *rand.Rand) (*Plan, *planner, error) {
 	c = c.WithDefaults()
 	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+		return nil, nil, fmt.Errorf("workload: %w", err)
 	}
 	keys, err := NewKeyChooser(c.Dist, c.Keys)
 	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+		return nil, nil, fmt.Errorf("workload: %w", err)
 	}
 	g := &planner{c: c, r: r, keys: keys}
 	if c.Workload == General {
 		if err := g.duplicates(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	p := &Plan{Config: c, Sessions: make([][]Txn, c.Sessions), UniqueValues: true}
@@ -420,14 +438,11 @@ func NewPlan(c PlanConfig, r *rand.Rand) (*Plan, error) {
 		s := i % c.Sessions
 		p.Sessions[s] = append(p.Sessions[s], g.draw())
 	}
-	if c.Endless {
-		p.endless = &endless{g: g, drawn: c.Txns}
-	}
 	for _, d := range g.dup {
 		p.UniqueValues = p.UniqueValues && !d
 	}
 	p.UniqueValues = p.UniqueValues && !c.repeated()
-	return p, nil
+	return p, g, nil
 }
 
 // lockRMW marks the reads of ops whose key a later operation writes as

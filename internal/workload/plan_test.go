@@ -3,6 +3,7 @@ package workload
 import (
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -223,8 +224,11 @@ func TestEndlessPlan(t *testing.T) {
 		fixed := c
 		fixed.Txns = 3000
 		want := plan(t, fixed, 5)
-		c.Endless = true
-		p := plan(t, c, 5)
+		e, err := NewEndless(c, rand.New(rand.NewPCG(5, 7)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := e.Plan
 		if p.Len() != 10 {
 			t.Fatalf("%s: an endless plan starts with %d transactions, want 10", w, p.Len())
 		}
@@ -233,7 +237,7 @@ func TestEndlessPlan(t *testing.T) {
 		for s := range 3 {
 			go func() {
 				for i := range 1000 {
-					got[s] = append(got[s], p.Txn(s, i))
+					got[s] = append(got[s], e.Txn(s, i))
 				}
 				done <- s
 			}()
@@ -248,8 +252,8 @@ func TestEndlessPlan(t *testing.T) {
 				}
 			}
 		}
-		if p.Len() < 3000 || p.Config.String() == fixed.String() {
-			t.Errorf("%s: %d drawn; source %q", w, p.Len(), p.Config.String())
+		if p.Len() < 3000 || !strings.Contains(e.String(), " txns=unbounded ") {
+			t.Errorf("%s: %d drawn; source %q", w, p.Len(), e.String())
 		}
 		if tx := want.Txn(2, 1000); tx != nil {
 			t.Errorf("%s: a plan with an end gave a transaction past it", w)
