@@ -2,9 +2,7 @@ package serve_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/workload"
 )
@@ -62,23 +59,9 @@ func TestFaultRecords(t *testing.T) {
 	}
 
 	findings := func(withFaults bool) (string, string, serve.Summary) {
-		out := &lockedBuffer{}
 		clk := newClock()
-		s, err := serve.New(serve.Config{Checker: aion.Config{Clock: clk.Now}, Tick: time.Hour, Out: out, Explain: report.Explain})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		url := "http://" + ln.Addr().String()
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan serve.Summary, 1)
-		go func() {
-			sum, _ := s.Serve(ctx, ln)
-			done <- sum
-		}()
+		l := start(t, serve.Config{Checker: aion.Config{Clock: clk.Now}, Tick: time.Hour})
+		s, url := l.s, l.url
 		var b *bytes.Buffer
 		if withFaults {
 			b = bytes.NewBuffer(file.Bytes())
@@ -128,9 +111,8 @@ func TestFaultRecords(t *testing.T) {
 		clk.add(time.Hour)
 		s.Advance()
 		s.Sync()
-		cancel()
-		sum := <-done
-		return out.String(), state, sum
+		sum := l.stop()
+		return l.out.String(), state, sum
 	}
 	with, _, sum := findings(true)
 	without, _, sum0 := findings(false)
