@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"math"
 	"os"
 	"strings"
@@ -109,6 +110,54 @@ func measurePrimarySkew(t *testing.T, c *Cluster, primary, standby *sql.DB) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		t.Logf("  a write reached the standby after %s (value %d, want %d)", time.Since(start).Round(time.Millisecond), value(standby), want)
+	}
+	// statement_timeout across a jump of the clock: B waits for A's row
+	// lock with a 10 s statement timeout; the primary's clock jumps
+	// forward by a minute, or back.
+	for _, off := range []time.Duration{0, time.Minute, -time.Minute} {
+		a, err := primary.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := primary.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.ExecContext(ctx, "BEGIN"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.ExecContext(ctx, "UPDATE t SET v = v + 1 WHERE k = 1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.ExecContext(ctx, "SET statement_timeout = '10s'"); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		res := make(chan error, 1)
+		go func() {
+			_, err := b.ExecContext(ctx, "UPDATE t SET v = v + 1 WHERE k = 1")
+			res <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		if _, err := c.SkewClock(ctx, 0, off); err != nil {
+			t.Fatal(err)
+		}
+		var berr error
+		select {
+		case berr = <-res:
+		case <-time.After(20 * time.Second):
+			berr = errors.New("still waiting after 20 s")
+		}
+		t.Logf("statement_timeout 10s, the primary's clock jumped %s while a statement waited for a lock: it ended after %s: %v", off, time.Since(start).Round(10*time.Millisecond), berr)
+		_, _ = a.ExecContext(ctx, "ROLLBACK")
+		if berr != nil && strings.Contains(berr.Error(), "still waiting") {
+			<-res
+		}
+		a.Close()
+		b.Close()
+		if _, err := c.SkewClock(ctx, 0, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// recovery_min_apply_delay: the standby holds each commit until its
 	// own clock passes the primary's commit time plus the delay.
