@@ -8,12 +8,16 @@
 # A row is CLUSTER/ISOLATION/FAULTS/WORKLOAD/DOCUMENTED[/FLAGS], e.g.
 #   galera:3/repeatable-read/partition/mt/si
 #   galera:3/read-committed/partition,pause/mt/rc/--hop+5   (FLAGS: + for spaces)
-# Without rows, the default rows below run. Runs are nice'd.
+# Without rows, the default rows below run. Runs are nice'd. Each run
+# is TXNS transactions (default 4000), or, with DURATION (e.g. 30s), that
+# long whatever the count.
 set -euo pipefail
 bin=$(realpath "$1"); out=$2; shift 2
 runs=${RUNS:-10}
 txns=${TXNS:-4000}
 interval=${INTERVAL:-2s}
+count=(--txns "$txns")
+[ -z "${DURATION:-}" ] || count=(--duration "$DURATION")
 rows=("$@")
 if [ ${#rows[@]} -eq 0 ]; then
   rows=(
@@ -26,6 +30,12 @@ if [ ${#rows[@]} -eq 0 ]; then
     dqlite:3/serializable/partition/mt/ser
     dqlite:3/serializable/kill,restart/mt/ser
     dqlite:3/serializable/pause/mt/ser
+    postgres-standby:2/serializable/pause/mt/ser
+    postgres-standby:2/serializable/restart/mt/ser
+    postgres-standby:2/serializable/cut/mt/ser
+    galera:3/repeatable-read/pause/mt/si
+    postgres-standby:2/serializable/clock/mt/ser
+    galera:3/repeatable-read/clock/mt/si
   )
 fi
 mkdir -p "$out/histories"
@@ -48,7 +58,7 @@ for row in "${rows[@]}"; do
     file="$out/histories/$name.jsonl"
     if grep -q "^$row	$seed	" "$tsv"; then continue; fi
     nice "$bin" run --cluster "$cl" --faults "$faults" --fault-interval "$interval" --workload "$wl" \
-      --txns "$txns" --sessions 6 --keys 20 --isolation "$iso" --level rc --seed "$seed" \
+      "${count[@]}" --sessions 6 --keys 20 --isolation "$iso" --level rc --seed "$seed" \
       --stmt-timeout 3s --reconnect-for 60s $extra -o "$file" >"$out/histories/$name.out" 2>"$out/histories/$name.err" || true
     if [ ! -s "$file" ]; then echo "$row seed $seed: no history (see $out/histories/$name.err)"; continue; fi
     committed=$(grep -o '^ *[0-9]* committed' "$out/histories/$name.err" | head -1 | tr -dc 0-9)
@@ -61,7 +71,7 @@ for row in "${rows[@]}"; do
 done
 # The summary: per row, runs, transactions, faults, and how many runs
 # held at each level; then the first counterexample at the documented
-# level.
+# level, one of each anomaly kind (MAXLINES, default 40, lines of it).
 {
   echo "| cluster | isolation | faults | workload | runs | committed (all runs) | faults injected | SSER holds | SER holds | SI holds | RC holds |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -81,7 +91,7 @@ done
     echo '```'
     # The whole output first: sed stopping early must not stop the script.
     nice "$bin" check --level "$doc" --no-holds --max-shown 1 "$f" >"$out/example.txt" 2>/dev/null || true
-    grep -v '^  [a-z]* n[0-9], ' "$out/example.txt" | grep -v '^  … and [0-9]* more$' | sed -n '1,12p'
+    grep -v '^  [a-z]* n[0-9]\( [-+][0-9a-z.]*\)\{0,1\}, ' "$out/example.txt" | grep -v '^  … and [0-9]* more$' | sed -n "1,${MAXLINES:-40}p"
     echo '```'
   done
 } >"$out/summary.md"

@@ -17,6 +17,7 @@ import (
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/nemesis"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // clusterFlags are run's flags for a cluster isoscope stands up and the
@@ -33,12 +34,15 @@ type clusterFlags struct {
 	Hop int
 	// cluster is the cluster stood up for the run.
 	cluster *cluster.Cluster
+	// clocks says the nemesis skews clocks: the cluster's nodes start
+	// under libfaketime.
+	clocks bool
 }
 
 func (f *clusterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Cluster, "cluster", "", "stand up a replicated cluster on 127.0.0.1 for the run and tear it down after: galera[:N] (MariaDB Galera, N multi-master nodes, default 3), postgres-standby[:N] (a PostgreSQL 15 primary and N-1 hot standbys, default 2), etcd[:N] (N etcd members, default 3) or dqlite[:N] (N dqlite nodes, three of them voters, default 3); opt-in, built by make tidb and make dolt (found in $ISOSCOPE_BIN, ./tmp/bin or PATH): tidb (one tidb-server on unistore, pessimistic transactions), tidb-optimistic, dolt (one dolt sql-server); sessions spread across the nodes, transactions that only read go to a standby, and dqlite's go to its leader")
 	fs.StringVar(&f.ClusterDir, "cluster-dir", "", "where --cluster's nodes keep their data and logs (default: a fresh temporary directory); removed when the run ends")
-	fs.StringVar(&f.Faults, "faults", "", "with --cluster: inject faults while the workload runs, on a schedule drawn from --seed: partition (cut a node off from the others), kill (SIGKILL, started again after the interval), pause (SIGSTOP, SIGCONT), restart (SIGTERM, started again), cut (drop the clients' connections to a node), or all; comma-separated. Recorded in the history as fault records")
+	fs.StringVar(&f.Faults, "faults", "", "with --cluster: inject faults while the workload runs, on a schedule drawn from --seed: partition (cut a node off from the others), kill (SIGKILL, started again after the interval), pause (SIGSTOP, SIGCONT), restart (SIGTERM, started again), cut (drop the clients' connections to a node), clock (skew a node's clock by seconds to minutes, either way, with libfaketime: galera and postgres-standby), or all (every one the cluster allows); comma-separated. Recorded in the history as fault records")
 	fs.DurationVar(&f.FaultInterval, "fault-interval", 5*time.Second, "the calm before each fault, and how long each lasts")
 	fs.IntVar(&f.Hop, "hop", 0, "on a cluster (--cluster, or several --db): each session moves to the next node every N transactions, keeping its session order, as a client behind a load balancer does (0: a session stays on its node until it reconnects)")
 }
@@ -77,6 +81,9 @@ func (f *clusterFlags) check(dbs, readDBs []string) (func(*cluster.Cluster, uint
 	if err != nil {
 		return nil, fmt.Errorf("--faults: %v", err)
 	}
+	if kinds, err = f.clockFaults(kinds); err != nil {
+		return nil, err
+	}
 	if spec, _ := cluster.ParseSpec(f.Cluster); spec.Nodes == 1 && slices.Contains(kinds, nemesis.Partition) {
 		return nil, fmt.Errorf("--faults partition: %s is one node, with no other node to cut it off from (kill, pause, restart and cut apply)", spec)
 	}
@@ -93,14 +100,40 @@ func (f *clusterFlags) check(dbs, readDBs []string) (func(*cluster.Cluster, uint
 	}, nil
 }
 
+// clockFaults refuses clock faults on a cluster whose clocks cannot be
+// skewed when --faults names them, and leaves them out when it says all;
+// it notes whether the nodes must start under libfaketime.
+func (f *clusterFlags) clockFaults(kinds []nemesis.Kind) ([]nemesis.Kind, error) {
+	if !slices.Contains(kinds, nemesis.Clock) {
+		return kinds, nil
+	}
+	spec, _ := cluster.ParseSpec(f.Cluster)
+	if err := cluster.ClockSkew(spec.Kind); err != nil {
+		named := false
+		for n := range strings.SplitSeq(f.Faults, ",") {
+			named = named || strings.EqualFold(strings.TrimSpace(n), string(nemesis.Clock))
+		}
+		if named {
+			return nil, fmt.Errorf("--faults clock: %v", err)
+		}
+		return slices.DeleteFunc(kinds, func(k nemesis.Kind) bool { return k == nemesis.Clock }), nil
+	}
+	f.clocks = true
+	return kinds, nil
+}
+
 // standUp stands the --cluster up and points the run's --db and
 // --read-db at its nodes.
 func (c *runCommand) standUp(ctx context.Context) (*cluster.Cluster, error) {
 	spec, _ := cluster.ParseSpec(c.Cluster)
 	start := time.Now()
+	var opts []cluster.Option
+	if c.clocks {
+		opts = append(opts, cluster.WithClocks())
+	}
 	cl, err := cluster.Up(ctx, spec, c.ClusterDir, func(s string) {
 		fmt.Fprintf(c.io.Stderr, "%s %s\n", time.Now().Format("15:04:05.0"), s)
-	})
+	}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("--cluster %s: %v", spec, err)
 	}
@@ -190,7 +223,7 @@ func printFaults(w io.Writer, faults []history.Fault, start int64) {
 	if len(faults) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  %d faults:\n", len(faults))
+	fmt.Fprintf(w, "  %s:\n", textfmt.Count(len(faults), "fault"))
 	for _, f := range faults {
 		fmt.Fprintf(w, "    %s\n", faultLine(f, start))
 	}
@@ -204,11 +237,7 @@ func faultLine(f history.Fault, start int64) string {
 	if f.End > f.Begin {
 		when = fmt.Sprintf("%s to %s into the run", rel(f.Begin), rel(f.End))
 	}
-	s := f.Kind
-	if f.Node != "" {
-		s += " " + f.Node
-	}
-	s += ", " + when
+	s := f.Label() + ", " + when
 	if f.Info != "" {
 		s += ": " + f.Info
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/cluster"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // The cluster tests stand real clusters up on 127.0.0.1 (Debian's
@@ -112,7 +113,7 @@ func checkFaultRun(t *testing.T, code int, out, errs, file, level string, kinds 
 			t.Errorf("fault %+v was not healed", f)
 		}
 	}
-	if !strings.Contains(errs, "faults:") || !strings.Contains(errs, h.Faults[0].Kind+" "+h.Faults[0].Node) {
+	if !strings.Contains(errs, "  "+textfmt.Count(len(h.Faults), "fault")+":\n") || !strings.Contains(errs, h.Faults[0].Kind+" "+h.Faults[0].Node) {
 		t.Errorf("the summary does not list the faults")
 	}
 }
@@ -135,7 +136,7 @@ func TestRunPostgresStandbyFaults(t *testing.T) {
 	t.Parallel() // each stands up its own cluster, on ports of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	kinds := []string{"partition", "kill", "pause", "restart", "cut"}
+	kinds := []string{"partition", "kill", "pause", "restart", "cut", "clock"}
 	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "postgres-standby", "--faults", "all", "--fault-interval", "1s",
 		"--txns", "6000", "--sessions", "6", "--keys", "50", "--isolation", "serializable", "--level", "rc", "--seed", "7")
 	checkFaultRun(t, code, out, errs, file, "read-committed", kinds...)
@@ -190,10 +191,80 @@ func TestRunClusterFlags(t *testing.T) {
 		{"--cluster", "galera", "--db", "mysql://root@127.0.0.1:3306/test"},
 		{"--cluster", "galera", "--faults", "kill", "--fault-interval", "0s"},
 		{"--read-db", "postgres://postgres@127.0.0.1:5432/test"},
+		{"--cluster", "etcd", "--faults", "kill,clock"},
 	} {
 		code, _, errs := runRunWith(t, context.Background(), &runCommand{}, args...)
 		if code != ExitBadInput || !strings.Contains(errs, "isoscope: ") {
 			t.Errorf("%v: exit %d, want %d with the reason\n%s", args, code, ExitBadInput, errs)
 		}
+		if slices.Contains(args, "kill,clock") && !strings.Contains(errs, "vDSO") {
+			t.Errorf("clock faults on etcd refused without saying why: %s", errs)
+		}
 	}
+}
+
+// checkClockFaults checks a run's clock faults: at least one, each with
+// an offset of seconds to minutes, and the node's clock seen at that
+// offset and then right again (the nemesis asks the node itself for its
+// clock, SELECT clock_timestamp() or SYSDATE(6), and the record says what
+// it showed).
+func checkClockFaults(t *testing.T, file string) {
+	t.Helper()
+	h := readHistoryFile(t, file)
+	n := 0
+	for _, f := range h.Faults {
+		if f.Kind != "clock" {
+			continue
+		}
+		n++
+		off := time.Duration(f.Offset)
+		if off.Abs() < 2*time.Second || off.Abs() > 10*time.Minute {
+			t.Errorf("clock fault %+v: offset %s", f, off)
+			continue
+		}
+		var seen, back time.Duration
+		_, rest, ok1 := strings.Cut(f.Info, "(the node showed ")
+		s1, rest, ok2 := strings.Cut(rest, ")")
+		_, rest, ok3 := strings.Cut(rest, "(showed ")
+		s2, _, ok4 := strings.Cut(rest, ")")
+		var err1, err2 error
+		seen, err1 = time.ParseDuration(s1)
+		back, err2 = time.ParseDuration(s2)
+		if !ok1 || !ok2 || !ok3 || !ok4 || err1 != nil || err2 != nil {
+			t.Errorf("clock fault %+v: the record does not say what the node showed", f)
+			continue
+		}
+		if (seen-off).Abs() > time.Second || back.Abs() > time.Second {
+			t.Errorf("clock fault %+v: %s's clock showed %s for an offset of %s, then %s", f, f.Node, seen, off, back)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no clock fault in the history")
+	}
+}
+
+// TestRunPostgresStandbyClock: clock skews of the primary or the standby
+// for eight seconds of mini-transactions (read-only ones on the
+// standby): every skew is seen on its node, and read committed holds.
+func TestRunPostgresStandbyClock(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "postgres-standby", "--faults", "clock", "--fault-interval", "1s",
+		"--duration", "8s", "--sessions", "6", "--keys", "50", "--isolation", "serializable", "--level", "rc", "--seed", "7")
+	checkFaultRun(t, code, out, errs, file, "read-committed", "clock")
+	checkClockFaults(t, file)
+}
+
+// TestRunGaleraClock: clock skews of Galera nodes while mini-transactions
+// run at read committed across the nodes: every skew is seen on its
+// node, and read committed holds.
+func TestRunGaleraClock(t *testing.T) {
+	t.Parallel() // each stands up its own cluster, on ports of its own
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "galera:3", "--faults", "clock,pause", "--fault-interval", "1s",
+		"--duration", "10s", "--sessions", "6", "--keys", "50", "--isolation", "read-committed", "--seed", "4")
+	checkFaultRun(t, code, out, errs, file, "read-committed", "clock", "pause")
+	checkClockFaults(t, file)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/nemesis"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -89,6 +90,12 @@ func flagValues(cmd string, name string) []string {
 		return out
 	case "ts-fault":
 		return []string{"early-commit", "skew"}
+	case "faults":
+		out := []string{"all"}
+		for _, k := range nemesis.Kinds {
+			out = append(out, string(k))
+		}
+		return out
 	case "values":
 		if cmd == "gen" {
 			return []string{"default", "unique", "repeated"}

@@ -40,11 +40,15 @@ type runCommand struct {
 	// cluster; ReadDBs, nodes that only take reads (hot standbys).
 	DBs, ReadDBs []string
 	clusterFlags
-	Isolation  string
-	Table      string
-	Workload   string
-	Sessions   int
-	Txns       int
+	Isolation string
+	Table     string
+	Workload  string
+	Sessions  int
+	Txns      int
+	// Duration bounds the run in time (0: none); without --txns given
+	// the plan is endless and the run ends when it has passed.
+	Duration   time.Duration
+	txnsSet    bool
 	Keys       int
 	Dist       string
 	ReadRatio  float64
@@ -106,6 +110,9 @@ func runCommandFor(c *runCommand) *cobra.Command {
 		Example: `  # mini-transactions on an embedded SQLite database, checked at serializability
   isoscope run --txns 2000
 
+  # for five seconds of wall-clock time instead of a number of transactions
+  isoscope run --duration 5s
+
   # PostgreSQL at REPEATABLE READ: checked at snapshot isolation, with an HTML report
   isoscope run --db postgres://postgres@127.0.0.1:5432/test --isolation repeatable-read --txns 1000 --report run-report
 
@@ -124,6 +131,9 @@ rc). Without --db it runs on an in-memory SQLite database, which needs no server
 --db badger::memory: (or badger://DIR) runs on the embedded key-value store
 Badger, whose start and commit timestamps isoscope chooses and records in the
 history (start_ts, commit_ts).
+--duration D runs for that long instead of --txns transactions (with both,
+whichever comes first): no session starts a transaction after D, and the one
+under way ends as usual.
 --report DIR writes a self-contained HTML page of the run and the check: plots
 of transactions per second, latency percentiles and abort reasons over the run
 (also as SVG and PNG files in DIR), the verdict and the anomalies.
@@ -158,6 +168,7 @@ does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.LevelSet = cmd.Flags().Changed("level")
+			c.txnsSet = cmd.Flags().Changed("txns")
 			if !cmd.Flags().Changed("value-domain") {
 				c.Values = 0 // the workload's own: fresh values for blindw
 			}
@@ -172,7 +183,8 @@ does.`,
 	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated); on Badger, the prefix of the keys. isoscope marks the tables it creates and refuses (exit 2) to reset one that exists without its mark")
 	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
 	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each (fewer than gen's simulated 24: each holds a server connection)")
-	f.IntVar(&c.Txns, "txns", 10000, "transactions to run in all (retries of aborted ones come on top)")
+	f.IntVar(&c.Txns, "txns", 10000, "transactions to run in all (retries of aborted ones come on top); with --duration and without --txns, no limit")
+	f.DurationVar(&c.Duration, "duration", 0, "run for this long (wall-clock time, e.g. 30s, 5m) instead of a number of transactions; with --txns too, whichever comes first (0: until --txns are done)")
 	f.IntVar(&c.Keys, "keys", 100, "keys (fewer than gen's 1000: a real database runs fewer transactions, and contention is what provokes anomalies)")
 	f.StringVar(&c.Dist, "dist", "zipfian", "key distribution: uniform, zipfian, hotspot, exponential")
 	f.Float64Var(&c.ReadRatio, "read-ratio", -1, "share of reads (-1: the workload's default: read-only transactions 0.2 for mt and general, 0.5 for blindw, reads 0.2 for lwt, read operations 0.5 for list-append and range; randombench, randomrange and randomrmwrange have fixed mixes)")
@@ -242,12 +254,15 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(err)
 	}
-	plan, err := c.plan()
+	plan, endless, err := c.plan()
 	if err != nil {
 		return badInput(err)
 	}
 	if c.StmtTimeout < 0 || c.ReconnectFor < 0 {
 		return badInput(errors.New("--stmt-timeout and --reconnect-for cannot be negative"))
+	}
+	if c.Duration < 0 {
+		return badInput(errors.New("--duration cannot be negative"))
 	}
 	nemesisOf, err := c.clusterFlags.check(c.DBs, c.ReadDBs)
 	if err != nil {
@@ -285,8 +300,14 @@ func (c *runCommand) Run(ctx context.Context) error {
 		return badInput(err)
 	}
 	cfg := runner.Config{
-		DB: d, Isolation: iso, Plan: plan, NoTrace: c.NoTrace, MaxRetries: c.Retries,
+		DB: d, Isolation: iso, Plan: plan, Endless: endless, NoTrace: c.NoTrace, MaxRetries: c.Retries, Duration: c.Duration,
 		Source: fmt.Sprintf("isoscope run: %s (%s) at %s; %s seed=%d", version, target.Display, iso, plan.Config, c.Seed),
+	}
+	if endless != nil {
+		cfg.Source = fmt.Sprintf("isoscope run: %s (%s) at %s; %s seed=%d", version, target.Display, iso, endless, c.Seed)
+	}
+	if c.Duration > 0 {
+		cfg.Source += fmt.Sprintf(" duration=%s", c.Duration)
 	}
 	if c.Retries == 0 {
 		cfg.MaxRetries = -1
@@ -335,7 +356,11 @@ func (c *runCommand) Run(ctx context.Context) error {
 		cfg.Out = &lineRewriter{w: cfg.Out, rewrite: c.historyMutate}
 	}
 	cfg.Progress = &runner.Progress{}
-	stopBar := c.progress(cfg.Progress, plan.Len())
+	total := plan.Len()
+	if endless != nil {
+		total = -1 // a spinner: no end known
+	}
+	stopBar := c.progress(cfg.Progress, total)
 	stopWatch := c.watchOutages(cfg.Progress)
 	res, err := runner.Run(ctx, cfg)
 	stopWatch()
@@ -348,7 +373,7 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(fmt.Errorf("%s: %v", target.Display, err))
 	}
-	cut := c.summarize(res, version, iso, plan)
+	cut := c.summarize(res, version, iso, plan, endless != nil)
 	if c.NoTrace {
 		if err := c.writeReport(res, nil); err != nil {
 			return badInput(err)
@@ -437,23 +462,35 @@ func (l *lineRewriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *runCommand) plan() (*workload.Plan, error) {
+// plan draws the run's plan: endless when --duration is given without
+// --txns (the plan is then the endless plan's).
+func (c *runCommand) plan() (*workload.Plan, *workload.Endless, error) {
 	w, err := workload.ParseWorkload(c.Workload)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dist, err := workload.ParseDistribution(c.Dist)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())
 	}
-	return workload.NewPlan(workload.PlanConfig{
+	pc := workload.PlanConfig{
 		Workload: w, Sessions: c.Sessions, Txns: c.Txns, Keys: c.Keys, Dist: dist,
 		ReadRatio: c.ReadRatio, Ops: c.Ops, Duplicates: c.Duplicates, Span: c.Span, Values: c.Values,
 		LockRMW: c.LockRMW,
-	}, rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)))
+	}
+	r := rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15))
+	if c.Duration > 0 && !c.txnsSet {
+		e, err := workload.NewEndless(pc, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		return e.Plan, e, nil
+	}
+	p, err := workload.NewPlan(pc, r)
+	return p, nil, err
 }
 
 // progress draws a bar of finished transactions with the committed and
@@ -534,11 +571,18 @@ func (c *runCommand) watchOutages(p *runner.Progress) func() {
 
 // summarize prints what the run did to standard error, and reports
 // whether it was cut short.
-func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolation, plan *workload.Plan) bool {
+func (c *runCommand) summarize(res *runner.Result, version string, iso db.Isolation, plan *workload.Plan, endless bool) bool {
 	s := &res.Summary
 	w := c.io.Stderr
-	c.described = fmt.Sprintf("%s on %s at %s: %s, %s planned, %d done in %s",
-		plan.Config.Workload, version, iso, textfmt.Count(len(plan.Sessions), "session"), textfmt.Count(s.Planned, "transaction"), s.Done, s.Elapsed.Round(time.Millisecond))
+	planned := textfmt.Count(s.Planned, "transaction") + " planned"
+	switch {
+	case endless:
+		planned = "for " + c.Duration.String()
+	case c.Duration > 0:
+		planned += " or " + c.Duration.String()
+	}
+	c.described = fmt.Sprintf("%s on %s at %s: %s, %s, %d done in %s",
+		plan.Config.Workload, version, iso, textfmt.Count(len(plan.Sessions), "session"), planned, s.Done, s.Elapsed.Round(time.Millisecond))
 	c.label = fmt.Sprintf("%s on %s at %s, %s", plan.Config.Workload, version, iso, textfmt.Count(len(plan.Sessions), "session"))
 	fmt.Fprintf(w, "ran %s\n", c.described)
 	fmt.Fprintf(w, "  %d committed (%.0f/s), %d aborted (%.1f%%), %d unknown", s.Committed, s.Throughput(), s.Aborted, 100*s.AbortRate(), s.Unknown)

@@ -24,6 +24,7 @@ import (
 	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/serve/spillfile"
 	"github.com/isoscope/isoscope/internal/shard"
+	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // serveCommand is `isoscope serve [flags]`.
@@ -99,7 +100,9 @@ other transactions' writes are suppressed, since the missing writer may explain
 them (counted in isoscope_findings_suppressed_total). an Ext verdict (a stale read, a read
 beyond the snapshot) is final --ext-timeout after its transaction arrived. / is a
 live page of the service's state and its violations as they arrive (open it in
-a browser; with a token, as /#token=T), /v1/state its state as JSON, /metrics
+a browser; with a token, as /#token=T), /v1/state its state as JSON, /v1/faults the fault records (a nemesis's, as
+isoscope run --faults records them) the batches carried, which are kept and
+listed, never checked, /metrics
 Prometheus metrics, /healthz and /readyz the probes. It listens on
 loopback unless --listen says otherwise, and then only with a bearer token
 (--token, or ISOSCOPE_TOKEN), checked before it binds. With --nats it also consumes batches (one or more
@@ -283,6 +286,10 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	attrs = append(attrs, "refused_batches", refused, "refused_transactions", sum.RejectedTxns)
 	msg := fmt.Sprintf("stopped: %d transactions checked, %d set aside, %d violations, %d verdicts still pending, %d flip-flops; %d batches refused (%d transactions), %d findings suppressed",
 		sum.Checked, sum.Skipped, sum.Violations, sum.Pending, sum.FlipFlops, refused, sum.RejectedTxns, sum.Suppressed)
+	if sum.Faults > 0 {
+		msg += fmt.Sprintf("; %s received (kept, not checked)", textfmt.Count(int(sum.Faults), "fault record"))
+		attrs = append(attrs, "faults", sum.Faults)
+	}
 	if refused > 0 {
 		log.Warn(msg, attrs...)
 	} else {

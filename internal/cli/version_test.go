@@ -52,6 +52,9 @@ func TestFlagValuesComplete(t *testing.T) {
 		{[]string{"run", "--cluster", ""}, "dqlite", ""},
 		{[]string{"run", "--cluster", ""}, "etcd", ""},
 		{[]string{"cluster", "up", ""}, "dqlite", ""},
+		{[]string{"run", "--faults", ""}, "clock", ""},
+		{[]string{"run", "--cluster", ""}, "postgres-standby", ""},
+		{[]string{"run", "--dur"}, "--duration", ""},
 	} {
 		var stdout, stderr bytes.Buffer
 		Main(context.Background(), append([]string{"__complete"}, tc.args...), nil, &stdout, &stderr)

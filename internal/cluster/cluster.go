@@ -121,6 +121,9 @@ type Node struct {
 	// launch starts the node's server once more (on its existing data).
 	launch func() (*proc, error)
 	paused bool
+	// clock is the node's libfaketime control file ("" when it runs
+	// without libfaketime).
+	clock string
 }
 
 // Cluster is a running cluster: its nodes, their processes and proxies.
@@ -142,13 +145,15 @@ type Cluster struct {
 	// isolate, when set, cuts node i off in the kind's own way.
 	isolate func(i int)
 	stopped bool
+	// clocks starts every node under libfaketime (WithClocks).
+	clocks bool
 }
 
 // Up stands up a cluster of spec's kind under dir (a fresh directory in
 // the system's temporary directory when dir is ""), and returns when every
 // node answers clients. On failure it stops what it started and removes
 // the directory it made. The log says what it is doing (nil: nothing).
-func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster, error) {
+func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Option) (*Cluster, error) {
 	if log == nil {
 		log = func(string) {}
 	}
@@ -156,6 +161,9 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 		return nil, err
 	}
 	c := &Cluster{Spec: spec, ReadyTimeout: 90 * time.Second}
+	for _, o := range opts {
+		o(c)
+	}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "isoscope-cluster-")
 		if err != nil {
@@ -188,6 +196,12 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string)) (*Cluster,
 	if err := reachable(dir); err != nil {
 		c.Stop()
 		return nil, err
+	}
+	if c.clocks {
+		if err := ClockSkew(spec.Kind); err != nil {
+			c.Stop()
+			return nil, err
+		}
 	}
 	var err error
 	switch spec.Kind {

@@ -21,11 +21,17 @@ func up(t *testing.T, spec string) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return upWith(t, sp)
+}
+
+// upWith is up for a Spec, with Up's options.
+func upWith(t *testing.T, sp Spec, opts ...Option) *Cluster {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := Up(ctx, sp, "", func(s string) { t.Log(s) })
+	c, err := Up(ctx, sp, "", func(s string) { t.Log(s) }, opts...)
 	if err != nil {
-		t.Fatalf("up %s: %v", spec, err)
+		t.Fatalf("up %s: %v", sp, err)
 	}
 	t.Cleanup(func() {
 		var addrs []string

@@ -96,7 +96,7 @@ func upGalera(ctx context.Context, c *Cluster, say func(string)) error {
 		}
 		launchArgs := []string{mariadbd, "--defaults-file=" + cnf}
 		node.launch = func() (*proc, error) {
-			return startProc(node.Name, node.Log, nil, nil, launchArgs...)
+			return startProc(node.Name, node.Log, nil, c.clockEnv(node), launchArgs...)
 		}
 	}
 	c.dsn = func(i int) string {
@@ -119,7 +119,7 @@ func upGalera(ctx context.Context, c *Cluster, say func(string)) error {
 		return err
 	}
 	bootstrap := func() error {
-		p, err := startProc(first.Name, first.Log, nil, nil, mariadbd, "--defaults-file="+cnf1, "--wsrep-new-cluster")
+		p, err := startProc(first.Name, first.Log, nil, c.clockEnv(first), mariadbd, "--defaults-file="+cnf1, "--wsrep-new-cluster")
 		if err != nil {
 			return err
 		}

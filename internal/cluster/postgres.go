@@ -59,7 +59,7 @@ func upPostgres(ctx context.Context, c *Cluster, log func(string)) error {
 		args := []string{filepath.Join(pgBin, "postgres"), "-D", node.Dir, "-c", "port=" + strconv.Itoa(ports[i]),
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + dir}
 		node.launch = func() (*proc, error) {
-			p, err := startProc(node.Name, node.Log, pgUser, nil, args...)
+			p, err := startProc(node.Name, node.Log, pgUser, c.clockEnv(node), args...)
 			if p != nil {
 				p.quit = syscall.SIGINT // fast shutdown: clients are disconnected
 			}

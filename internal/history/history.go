@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // OpKind names an operation of the history format.
@@ -319,6 +320,24 @@ type Fault struct {
 	Begin, End int64
 	// Info says more, in a producer's words ("n2 cut off from n1 n3").
 	Info string
+	// Offset is a clock fault's skew of the node's clock, in nanoseconds:
+	// positive ahead of the real time, negative behind (0: none given).
+	Offset int64
 	// Line is the history file's line that held it (0: none).
 	Line int
+}
+
+// Label names a fault in a few words: its kind, its node, and a clock
+// fault's offset ("partition n2", "clock n1 -1m23s").
+func (f *Fault) Label() string {
+	s := f.Kind
+	if f.Node != "" {
+		s += " " + f.Node
+	}
+	if f.Offset > 0 {
+		s += " +" + time.Duration(f.Offset).String()
+	} else if f.Offset < 0 {
+		s += " " + time.Duration(f.Offset).String()
+	}
+	return s
 }

@@ -2,7 +2,7 @@
 // schedule, and says what it did and when: it partitions a node from the
 // others, kills a node with SIGKILL and starts it again, stops and
 // continues it (SIGSTOP, SIGCONT), restarts it gracefully, and cuts the
-// clients' connections to it. Each fault is healed before the next, and
+// clients' connections to it, and skews its clock. Each fault is healed before the next, and
 // every fault is recorded, once healed, as a history.Fault with its
 // instants on the run's clock.
 package nemesis
@@ -10,6 +10,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -37,10 +38,13 @@ const (
 	Restart Kind = "restart"
 	// Cut drops every client connection to a node, at once.
 	Cut Kind = "cut"
+	// Clock shifts a node's clock by a seeded offset, from seconds to
+	// minutes ahead or behind, for an interval (a ClockTarget's).
+	Clock Kind = "clock"
 )
 
 // Kinds lists every fault, in the order the help names them.
-var Kinds = []Kind{Partition, Kill, Pause, Restart, Cut}
+var Kinds = []Kind{Partition, Kill, Pause, Restart, Cut, Clock}
 
 // ParseKinds reads a comma-separated list of faults ("all": every one).
 func ParseKinds(s string) ([]Kind, error) {
@@ -174,6 +178,10 @@ func Run(ctx context.Context, t Target, cfg Config, now func() int64, record fun
 			if n, err = t.CutClients(i); err == nil {
 				f.Info = fmt.Sprintf("dropped %d client connections to %s", n, node)
 			}
+		case Clock:
+			offset := clockOffset(rng)
+			f.Offset = int64(offset)
+			err = skewClock(ctx, t, cfg, i, node, offset, &f, say)
 		}
 		f.End = now()
 		if err != nil {
@@ -194,4 +202,71 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// ClockTarget is a Target whose nodes' clocks can be skewed.
+type ClockTarget interface {
+	// SkewClock sets node i's wall clock to offset from the real time
+	// (0: the real time again), waits until the node shows it, and
+	// returns the offset the node showed.
+	SkewClock(ctx context.Context, i int, offset time.Duration) (time.Duration, error)
+}
+
+// Clock offsets are drawn between these, ahead or behind.
+const (
+	minSkew = 2 * time.Second
+	maxSkew = 10 * time.Minute
+)
+
+// clockOffset draws a clock offset: its size log-uniform between minSkew
+// and maxSkew in whole seconds (as many offsets of seconds as of
+// minutes), its sign even.
+func clockOffset(rng *rand.Rand) time.Duration {
+	lo, hi := math.Log(minSkew.Seconds()), math.Log(maxSkew.Seconds())
+	d := time.Duration(math.Round(math.Exp(lo+rng.Float64()*(hi-lo)))) * time.Second
+	if rng.IntN(2) == 0 {
+		d = -d
+	}
+	return d
+}
+
+// skewClock skews node i's clock by offset for the interval and sets it
+// back, saying in f's Info what the node showed each time.
+func skewClock(ctx context.Context, t Target, cfg Config, i int, node string, offset time.Duration, f *history.Fault, say func(string)) error {
+	ct, ok := t.(ClockTarget)
+	if !ok {
+		return fmt.Errorf("%s's clock cannot be skewed", node)
+	}
+	// Setting the clock and waiting for the node to show it outlives
+	// ctx: a skewed clock is set back after the run.
+	hc, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	seen, err := ct.SkewClock(hc, i, offset)
+	if err != nil {
+		// The clock may have moved all the same: set it back.
+		_, _ = ct.SkewClock(hc, i, 0)
+		return err
+	}
+	say(fmt.Sprintf("nemesis: clock: %s's clock %s (it shows %s)", node, aheadBehind(offset), signed(seen)))
+	sleep(ctx, cfg.Interval)
+	back, err := ct.SkewClock(hc, i, 0)
+	f.Info = fmt.Sprintf("%s's clock %s (the node showed %s), then set right (showed %s)", node, aheadBehind(offset), signed(seen), signed(back))
+	return err
+}
+
+// aheadBehind says an offset in words: "83s ahead", "2m5s behind".
+func aheadBehind(d time.Duration) string {
+	if d < 0 {
+		return (-d).String() + " behind"
+	}
+	return d.String() + " ahead"
+}
+
+// signed is an offset to the millisecond with its sign.
+func signed(d time.Duration) string {
+	d = d.Round(time.Millisecond)
+	if d >= 0 {
+		return "+" + d.String()
+	}
+	return d.String()
 }

@@ -52,6 +52,15 @@ func (j *journal) Pause(i int) error                    { return j.note(fmt.Spri
 func (j *journal) Resume(i int) error                   { return j.note(fmt.Sprintf("resume %d", i)) }
 func (j *journal) CutClients(i int) (int, error)        { return 2, j.note(fmt.Sprintf("cut %d", i)) }
 
+// SkewClock notes the skew ("skew 1 -83s") or the clock set right
+// ("unskew 1"), and says the node showed what it was asked.
+func (j *journal) SkewClock(_ context.Context, i int, offset time.Duration) (time.Duration, error) {
+	if offset == 0 {
+		return 0, j.note(fmt.Sprintf("unskew %d", i))
+	}
+	return offset, j.note(fmt.Sprintf("skew %d %s", i, offset))
+}
+
 // schedule runs the nemesis for a while and returns what it did and
 // recorded.
 func schedule(t *testing.T, seed uint64, d time.Duration) (*journal, []history.Fault) {
@@ -79,13 +88,13 @@ func TestRunHealsAndRecords(t *testing.T) {
 	for _, c := range j.calls {
 		verb, node, _ := strings.Cut(c, " ")
 		switch verb {
-		case "isolate", "pause", "kill", "stop":
+		case "isolate", "pause", "kill", "stop", "skew":
 			if open != "" {
 				t.Fatalf("%s while %s is not healed: %v", c, open, j.calls)
 			}
 			open = c
-		case "heal", "resume", "start":
-			want := map[string]string{"heal": "isolate", "resume": "pause", "start": ""}[verb]
+		case "heal", "resume", "start", "unskew":
+			want := map[string]string{"heal": "isolate", "resume": "pause", "start": "", "unskew": "skew " + node + " "}[verb]
 			if open == "" || (want != "" && !strings.HasPrefix(open, want)) || (verb == "start" && !strings.HasSuffix(open, " "+node)) {
 				t.Fatalf("%s heals %q: %v", c, open, j.calls)
 			}
@@ -124,3 +133,56 @@ func TestRunSeeded(t *testing.T) {
 		t.Fatalf("seeds 7 and 8 gave the same schedule %v", a)
 	}
 }
+
+// TestClockOffsets: a clock fault carries its offset, between two
+// seconds and ten minutes ahead or behind, both ways over a run, with
+// some of seconds and some of minutes; the node and the offset the
+// target was asked for are the record's; a target whose clocks cannot
+// be skewed gets the fault recorded as failed.
+func TestClockOffsets(t *testing.T) {
+	j := &journal{}
+	var faults []history.Fault
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var clock int64
+	Run(ctx, j, Config{Faults: []Kind{Clock}, Interval: 2 * time.Millisecond, Seed: 3}, func() int64 { clock++; return clock },
+		func(f history.Fault) { faults = append(faults, f) })
+	if len(faults) < 20 {
+		t.Fatalf("only %d clock faults", len(faults))
+	}
+	var ahead, behind, seconds, minutes int
+	for _, f := range faults {
+		d := time.Duration(f.Offset)
+		if f.Kind != "clock" || d.Abs() < minSkew || d.Abs() > maxSkew || d%time.Second != 0 || !strings.Contains(f.Info, f.Node+"'s clock") {
+			t.Errorf("fault %+v", f)
+		}
+		if !slices.Contains(j.calls, fmt.Sprintf("skew %d %s", int(f.Node[1]-'1'), d)) {
+			t.Errorf("fault %+v: the target was not asked for that skew: %v", f, j.calls)
+		}
+		if d > 0 {
+			ahead++
+		} else {
+			behind++
+		}
+		if d.Abs() < time.Minute {
+			seconds++
+		} else {
+			minutes++
+		}
+	}
+	if ahead == 0 || behind == 0 || seconds == 0 || minutes == 0 {
+		t.Errorf("offsets %d ahead, %d behind, %d under a minute, %d over", ahead, behind, seconds, minutes)
+	}
+
+	var failed []history.Fault
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	Run(ctx2, noClock{j}, Config{Faults: []Kind{Clock}, Interval: 2 * time.Millisecond, Seed: 3}, func() int64 { clock++; return clock },
+		func(f history.Fault) { failed = append(failed, f) })
+	if len(failed) == 0 || !strings.Contains(failed[0].Info, "failed") {
+		t.Errorf("a target without clocks: %+v", failed)
+	}
+}
+
+// noClock is a Target whose clocks cannot be skewed.
+type noClock struct{ Target }

@@ -438,11 +438,7 @@ func writeFaults(b *strings.Builder, h *history.History) {
 		if f.End > f.Begin {
 			when += " to " + rel(f.End)
 		}
-		line := "  " + f.Kind
-		if f.Node != "" {
-			line += " " + f.Node
-		}
-		line += ", " + when
+		line := "  " + f.Label() + ", " + when
 		if f.Info != "" {
 			line += ": " + f.Info
 		}

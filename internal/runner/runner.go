@@ -25,6 +25,15 @@ type Config struct {
 	Isolation db.Isolation
 	// Plan is the workload: one list of transactions per session.
 	Plan *workload.Plan
+	// Endless, when set, is an endless plan (Plan is its Plan): the
+	// sessions take their transactions from it, which draws more as they
+	// go; Duration ends the run.
+	Endless *workload.Endless
+	// Duration, when positive, bounds the run in time: once it has passed
+	// since the sessions started, no session starts another planned
+	// transaction (the one under way ends as usual). With a plan that
+	// has an end, the run ends at whichever comes first.
+	Duration time.Duration
 	// NoTrace switches recording off: the sessions run the same
 	// transactions but build no history (to measure tracing's overhead).
 	NoTrace bool
@@ -238,6 +247,9 @@ type run struct {
 	answerer db.Answerer
 	// stop ends the run, with the reason.
 	stop context.CancelCauseFunc
+	// deadline is when the sessions stop starting transactions (zero:
+	// when the plan ends).
+	deadline time.Time
 }
 
 // answered reports whether err is the database's answer (see
@@ -354,6 +366,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 
 	r.clock = newClock()
+	if c.Duration > 0 {
+		r.deadline = time.Now().Add(c.Duration)
+	}
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		s.lastAnswer = r.clock.baseNS

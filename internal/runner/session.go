@@ -84,8 +84,18 @@ func (s *session) fresh() int64 {
 // run executes the session's plan until it ends, the context ends, or
 // the database cannot be reached.
 func (s *session) run(ctx context.Context) {
-	for i := range s.r.c.Plan.Sessions[s.idx] {
-		pt := &s.r.c.Plan.Sessions[s.idx][i]
+	next := s.r.c.Plan.Txn
+	if s.r.c.Endless != nil {
+		next = s.r.c.Endless.Txn
+	}
+	for i := 0; ; i++ {
+		if !s.r.deadline.IsZero() && !time.Now().Before(s.r.deadline) {
+			return
+		}
+		pt := next(s.idx, i)
+		if pt == nil {
+			return
+		}
 		committed := false
 		for attempt := 0; ; attempt++ {
 			if ctx.Err() != nil {

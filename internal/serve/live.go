@@ -58,6 +58,11 @@ type State struct {
 	Connections int64 `json:"connections_open"`
 	// Refused counts the refused batches and requests by reason.
 	Refused map[string]uint64 `json:"refused"`
+	// Faults counts the fault records the batches carried (not checked),
+	// LastFaults lists the last few of them, oldest first (GET /v1/faults
+	// lists more).
+	Faults     uint64  `json:"faults"`
+	LastFaults []Fault `json:"last_faults,omitempty"`
 }
 
 // rateWindow is how far back State.Rate looks.
@@ -94,7 +99,8 @@ func (s *Server) state() State {
 	st := State{Level: s.level, Started: s.started, Now: now, Checked: s.stats.Checked, Skipped: s.stats.Skipped,
 		LagSeconds: s.lag.Seconds(), Pending: s.stats.Pending, FlipFlops: s.stats.FlipFlops, Violations: s.finals, LastSeq: s.seq,
 		Suppressed: s.suppressed, MemoryEstimate: s.stats.Memory, InMemory: s.stats.InMemory, Spilled: s.stats.Spilled,
-		Queue: s.slots.taken(), QueueMax: s.cfg.Queue, Connections: s.conns.Load(), Refused: map[string]uint64{}}
+		Queue: s.slots.taken(), QueueMax: s.cfg.Queue, Connections: s.conns.Load(), Refused: map[string]uint64{},
+		Faults: s.faultCount, LastFaults: s.lastFaults(faultsShown)}
 	if heap[0].Value.Kind() == metrics.KindUint64 {
 		st.HeapBytes = heap[0].Value.Uint64()
 	}

@@ -247,6 +247,10 @@ type Server struct {
 	// finals and pendings count the violations reported.
 	finals   uint64
 	pendings int
+	// faults are the last fault records the batches carried (keepFaults),
+	// faultCount all of them.
+	faults     []Fault
+	faultCount uint64
 
 	reg          *prometheus.Registry
 	violations   *prometheus.CounterVec
@@ -254,6 +258,7 @@ type Server struct {
 	rejectedTxnM *prometheus.CounterVec
 	suppressedM  *prometheus.CounterVec
 	batches      prometheus.Counter
+	faultsM      *prometheus.CounterVec
 }
 
 // keptLine is a violation's JSON line and its sequence number, and,
@@ -370,6 +375,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/violations", s.auth(s.listViolations))
 	mux.HandleFunc("GET /v1/violations/{seq}/picture.svg", s.auth(s.servePicture))
 	mux.HandleFunc("GET /v1/state", s.auth(s.serveState))
+	mux.HandleFunc("GET /v1/faults", s.auth(s.listFaults))
 	mux.HandleFunc("GET /{$}", s.servePage) // the page holds no data: no token
 	mux.Handle("GET /metrics", s.auth(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}).ServeHTTP))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -722,6 +728,9 @@ type Summary struct {
 	Rejected     map[string]uint64
 	RejectedTxns uint64
 	Suppressed   uint64
+	// Faults counts the fault records the batches carried (kept and
+	// listed, not checked).
+	Faults uint64
 }
 
 // Serve checks and serves on ln until ctx is done, then shuts down: it
@@ -825,7 +834,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 	st := s.checker.Stats()
 	s.mu.Lock()
 	sum := Summary{Checked: st.Checked, Skipped: st.Skipped, FlipFlops: st.FlipFlops, Violations: s.finals, Pending: s.pendings,
-		Rejected: maps.Clone(s.rejected), RejectedTxns: s.rejectedTxns, Suppressed: s.suppressed}
+		Rejected: maps.Clone(s.rejected), RejectedTxns: s.rejectedTxns, Suppressed: s.suppressed, Faults: s.faultCount}
 	s.mu.Unlock()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
@@ -912,6 +921,9 @@ func (s *Server) take(b *batch) error {
 			Err: fmt.Errorf("line %d: duplicate id %s: %s already has a transaction %s", t.Line, t.ID, b.id, t.ID)}
 	}
 	st.encodeBatch(b.h, b.txns)
+	// Fault records are not transactions: the checker never sees them.
+	faults := b.h.Faults
+	b.h.Faults = nil
 	if err := s.checker.Add(b.h, b.txns); err != nil {
 		var bad *aion.InputError
 		if errors.As(err, &bad) {
@@ -935,6 +947,7 @@ func (s *Server) take(b *batch) error {
 		_, id := decode(b.txns[i].ID)
 		st.seen.add(id)
 	}
+	s.keepFaults(b.id, faults)
 	s.batches.Inc()
 	return nil
 }
@@ -1042,7 +1055,9 @@ func (s *Server) metrics() {
 	s.suppressedM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_findings_suppressed_total",
 		Help: "Findings about reads not reported because their keyspace lost refused transactions, by anomaly kind."}, []string{"kind"})
 	s.batches = prometheus.NewCounter(prometheus.CounterOpts{Name: "isoscope_batches_accepted_total", Help: "Batches the checker took."})
-	s.reg.MustRegister(s.violations, s.rejectedM, s.rejectedTxnM, s.suppressedM, s.batches,
+	s.faultsM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_faults_total",
+		Help: "Fault records the batches carried (a nemesis's faults: kept and listed at /v1/faults, not checked), by kind."}, []string{"kind"})
+	s.reg.MustRegister(s.violations, s.rejectedM, s.rejectedTxnM, s.suppressedM, s.batches, s.faultsM,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "isoscope_transactions_checked_total", Help: "Committed transactions checked."},
 			stat(func(st *aion.Stats) float64 { return float64(st.Checked) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "isoscope_transactions_skipped_total", Help: "Aborted and unknown transactions set aside."},

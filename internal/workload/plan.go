@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Workload names a transaction mix that a Plan is drawn from.
@@ -332,7 +333,71 @@ type Plan struct {
 	UniqueValues bool
 }
 
-// Len returns the number of planned transactions.
+// Txn returns session s's i-th transaction, or nil past the end of the
+// plan.
+func (p *Plan) Txn(s, i int) *Txn {
+	if i < len(p.Sessions[s]) {
+		return &p.Sessions[s][i]
+	}
+	return nil
+}
+
+// Endless is a plan without end (run --duration): it starts with the
+// transactions of NewPlan and draws more as the sessions ask for them,
+// in the order a plan of more transactions would hold them.
+type Endless struct {
+	// Plan holds the transactions drawn so far; Txn adds to it.
+	Plan *Plan
+	mu   sync.Mutex
+	g    *planner
+	// drawn is how many transactions the plan holds: the next goes to
+	// session drawn mod the sessions.
+	drawn int
+}
+
+// NewEndless draws an endless plan for c from r: c.Txns transactions at
+// once, the rest on demand.
+func NewEndless(c PlanConfig, r *rand.Rand) (*Endless, error) {
+	p, g, err := newPlan(c, r)
+	if err != nil {
+		return nil, err
+	}
+	return &Endless{Plan: p, g: g, drawn: p.Len()}, nil
+}
+
+// Txn returns session s's i-th transaction, drawing more transactions
+// until session s has an i-th. The sessions' goroutines may call it at
+// once; the transaction returned stays as it is.
+func (e *Endless) Txn(s, i int) *Txn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.Plan
+	for len(p.Sessions[s]) <= i {
+		k := e.drawn % len(p.Sessions)
+		p.Sessions[k] = append(p.Sessions[k], e.g.draw())
+		e.drawn++
+	}
+	return &p.Sessions[s][i]
+}
+
+// String describes the endless plan's configuration in one line, for a
+// history's source: the configuration's, with no number of transactions.
+func (e *Endless) String() string {
+	return strings.Replace(e.Plan.Config.String(), "txns="+strconv.Itoa(e.Plan.Config.Txns), "txns=unbounded", 1)
+}
+
+// draw draws the next transaction, its read-modify-writes locking when
+// the configuration says so.
+func (g *planner) draw() Txn {
+	t := g.next()
+	if g.c.LockRMW {
+		lockRMW(t.Ops)
+	}
+	return t
+}
+
+// Len returns the number of planned transactions (of an endless plan:
+// drawn so far; not while its sessions run).
 func (p *Plan) Len() int {
 	n := 0
 	for _, s := range p.Sessions {
@@ -344,18 +409,25 @@ func (p *Plan) Len() int {
 // NewPlan draws a plan for c from r: the same configuration and the same
 // seed give the same plan. It is pure: no clock, no global randomness.
 func NewPlan(c PlanConfig, r *rand.Rand) (*Plan, error) {
+	p, _, err := newPlan(c, r)
+	return p, err
+}
+
+// newPlan is NewPlan, and the planner that would draw the transactions
+// after the plan's.
+func newPlan(c PlanConfig, r *rand.Rand) (*Plan, *planner, error) {
 	c = c.WithDefaults()
 	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+		return nil, nil, fmt.Errorf("workload: %w", err)
 	}
 	keys, err := NewKeyChooser(c.Dist, c.Keys)
 	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+		return nil, nil, fmt.Errorf("workload: %w", err)
 	}
 	g := &planner{c: c, r: r, keys: keys}
 	if c.Workload == General {
 		if err := g.duplicates(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	p := &Plan{Config: c, Sessions: make([][]Txn, c.Sessions), UniqueValues: true}
@@ -364,20 +436,13 @@ func NewPlan(c PlanConfig, r *rand.Rand) (*Plan, error) {
 	}
 	for i := range c.Txns {
 		s := i % c.Sessions
-		p.Sessions[s] = append(p.Sessions[s], g.next())
-	}
-	if c.LockRMW {
-		for _, txns := range p.Sessions {
-			for i := range txns {
-				lockRMW(txns[i].Ops)
-			}
-		}
+		p.Sessions[s] = append(p.Sessions[s], g.draw())
 	}
 	for _, d := range g.dup {
 		p.UniqueValues = p.UniqueValues && !d
 	}
 	p.UniqueValues = p.UniqueValues && !c.repeated()
-	return p, nil
+	return p, g, nil
 }
 
 // lockRMW marks the reads of ops whose key a later operation writes as

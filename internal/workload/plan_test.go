@@ -3,6 +3,7 @@ package workload
 import (
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -211,4 +212,51 @@ func TestPlanRejects(t *testing.T) {
 func nan() float64 {
 	z := 0.0
 	return z / z
+}
+
+// TestEndlessPlan: an endless plan starts with Txns transactions and
+// draws more as sessions ask, concurrently, each session's i-th being
+// the one a plan of enough transactions from the same seed holds (with
+// locking reads too); a plan with an end has nil past it.
+func TestEndlessPlan(t *testing.T) {
+	for _, w := range Workloads() {
+		c := PlanConfig{Workload: w, Sessions: 3, Txns: 10, Keys: 10, Dist: Zipfian, ReadRatio: -1, LockRMW: w == MiniTxn}
+		fixed := c
+		fixed.Txns = 3000
+		want := plan(t, fixed, 5)
+		e, err := NewEndless(c, rand.New(rand.NewPCG(5, 7)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := e.Plan
+		if p.Len() != 10 {
+			t.Fatalf("%s: an endless plan starts with %d transactions, want 10", w, p.Len())
+		}
+		got := make([][]*Txn, 3)
+		done := make(chan int)
+		for s := range 3 {
+			go func() {
+				for i := range 1000 {
+					got[s] = append(got[s], e.Txn(s, i))
+				}
+				done <- s
+			}()
+		}
+		for range 3 {
+			<-done
+		}
+		for s := range 3 {
+			for i, tx := range got[s] {
+				if !reflect.DeepEqual(*tx, want.Sessions[s][i]) {
+					t.Fatalf("%s: session %d's transaction %d differs from the fixed plan's", w, s, i)
+				}
+			}
+		}
+		if p.Len() < 3000 || !strings.Contains(e.String(), " txns=unbounded ") {
+			t.Errorf("%s: %d drawn; source %q", w, p.Len(), e.String())
+		}
+		if tx := want.Txn(2, 1000); tx != nil {
+			t.Errorf("%s: a plan with an end gave a transaction past it", w)
+		}
+	}
 }

@@ -29,11 +29,14 @@ type faultLine struct {
 	Begin json.RawMessage `json:"begin"`
 	End   json.RawMessage `json:"end"`
 	Info  json.RawMessage `json:"info"`
+	// Offset is a clock fault's skew, integer nanoseconds (signed).
+	Offset json.RawMessage `json:"offset"`
 }
 
 // parseFault parses the fault record on line (number n of file): fault a
 // non-empty string, begin an integer instant, end (optional: begin) an
-// integer instant not before it, node and info optional strings. Other
+// integer instant not before it, node and info optional strings, offset
+// (a clock fault's skew) an optional integer number of nanoseconds. Other
 // fields are ignored.
 func parseFault(line []byte, file string, n int) (history.Fault, error) {
 	bad := func(field, msg string) error { return &format.Error{File: file, Line: n, Field: field, Msg: msg} }
@@ -91,6 +94,11 @@ func parseFault(line []byte, file string, n int) (history.Fault, error) {
 	if f.End < f.Begin {
 		return f, bad("end", "end "+strconv.FormatInt(f.End, 10)+" is before begin "+strconv.FormatInt(f.Begin, 10))
 	}
+	if fl.Offset != nil && string(fl.Offset) != "null" {
+		if f.Offset, err = strconv.ParseInt(string(fl.Offset), 10, 64); err != nil {
+			return f, bad("offset", "want a clock offset (integer nanoseconds, negative behind), found "+string(fl.Offset))
+		}
+	}
 	return f, nil
 }
 
@@ -106,6 +114,10 @@ func appendFault(b []byte, f *history.Fault) []byte {
 	b = strconv.AppendInt(b, f.Begin, 10)
 	b = append(b, `,"end":`...)
 	b = strconv.AppendInt(b, max(f.End, f.Begin), 10)
+	if f.Offset != 0 {
+		b = append(b, `,"offset":`...)
+		b = strconv.AppendInt(b, f.Offset, 10)
+	}
 	if f.Info != "" {
 		b = append(b, `,"info":`...)
 		b = appendJSONString(b, f.Info)

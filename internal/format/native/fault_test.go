@@ -25,6 +25,7 @@ func TestFaultsRoundTrip(t *testing.T) {
 	faults := []history.Fault{
 		{Kind: "partition", Node: "n2", Begin: 100, End: 250, Info: `n2 cut off from "n1" n3`},
 		{Kind: "cut", Node: "n1", Begin: 300, End: 300},
+		{Kind: "clock", Node: "n3", Begin: 400, End: 900, Offset: -83_000_000_000, Info: "n3's clock 1m23s behind"},
 	}
 	if err := w.WriteTxn(&h.Txns[0]); err != nil {
 		t.Fatal(err)
@@ -38,6 +39,9 @@ func TestFaultsRoundTrip(t *testing.T) {
 	if err := w.WriteFault(&faults[1]); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.WriteFault(&faults[2]); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -45,12 +49,12 @@ func TestFaultsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if len(got.Txns) != 2 || len(got.Faults) != 2 {
-		t.Fatalf("read %d transactions and %d faults, want 2 and 2:\n%s", len(got.Txns), len(got.Faults), out.String())
+	if len(got.Txns) != 2 || len(got.Faults) != 3 {
+		t.Fatalf("read %d transactions and %d faults, want 2 and 3:\n%s", len(got.Txns), len(got.Faults), out.String())
 	}
 	for i, f := range got.Faults {
 		want := faults[i]
-		want.Line = []int{3, 5}[i]
+		want.Line = []int{3, 5, 6}[i]
 		if f != want {
 			t.Errorf("fault %d: got %+v, want %+v", i, f, want)
 		}
@@ -61,7 +65,7 @@ func TestFaultsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := Read(&whole, "again.jsonl")
-	if err != nil || len(again.Faults) != 2 || again.Faults[0].Info != faults[0].Info {
+	if err != nil || len(again.Faults) != 3 || again.Faults[0].Info != faults[0].Info || again.Faults[2].Offset != faults[2].Offset {
 		t.Fatalf("Write and Read again: %v, faults %+v", err, again.Faults)
 	}
 }
@@ -78,6 +82,8 @@ func TestFaultsBadInput(t *testing.T) {
 		{`{"fault":"pause","begin":"soon"}`, "begin", "want an instant"},
 		{`{"fault":"pause","begin":-1}`, "begin", "want an instant"},
 		{`{"fault":"pause","begin":1,"node":3}`, "node", "want a string"},
+		{`{"fault":"clock","begin":1,"offset":"83s"}`, "offset", "want a clock offset"},
+		{`{"fault":"clock","begin":1,"offset":1.5}`, "offset", "want a clock offset"},
 		{`{"fault":"pause","begin":1`, "fault", "malformed JSON"},
 	}
 	for _, c := range cases {

@@ -184,10 +184,7 @@ func faultBands(b *svgBuf, h *history.History, inst []int64, slot, height float6
 		if hi < lo { // no instant inside: a thin band where it falls
 			x0, x1 = laneLabelW+float64(lo)*slot-1.5, laneLabelW+float64(lo)*slot+1.5
 		}
-		tip := f.Kind
-		if f.Node != "" {
-			tip += " " + f.Node
-		}
+		tip := f.Label()
 		if f.Info != "" {
 			tip += ": " + f.Info
 		}

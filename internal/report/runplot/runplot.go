@@ -71,11 +71,7 @@ type Window struct {
 // windows relative to start, the instant the run started.
 func (r *Run) AddFaults(start int64, faults []history.Fault) {
 	for _, f := range faults {
-		label := f.Kind
-		if f.Node != "" {
-			label += " " + f.Node
-		}
-		r.Faults = append(r.Faults, Window{Start: time.Duration(f.Begin - start), End: time.Duration(f.End - start), Label: label})
+		r.Faults = append(r.Faults, Window{Start: time.Duration(f.Begin - start), End: time.Duration(f.End - start), Label: f.Label()})
 	}
 }
 
