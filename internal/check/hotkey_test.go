@@ -21,9 +21,6 @@ import (
 // any pair is built. The count is the transactions' (key, version read)
 // groups with two read-modify-writes, counted independently below.
 func TestHotKeyLostUpdates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10,000 transactions")
-	}
 	h, err := gen.GenerateCausal(gen.CausalConfig{Txns: 10000, Sessions: 24, Keys: 1000, Dist: workload.Zipfian,
 		Ops: 8, ReadRatio: 0.5, Sync: gen.DefaultSync, Seed: 1})
 	if err != nil {

@@ -105,21 +105,7 @@ func TestPostgresStandby(t *testing.T) {
 	waitValue(t, standby, 2, 30*time.Second)
 
 	for _, fault := range []string{"kill", "restart"} {
-		var err error
-		if fault == "kill" {
-			err = c.Kill(0)
-		} else {
-			err = c.StopNode(0)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := primary.PingContext(ctx); err == nil {
-			t.Fatalf("after %s the primary still answers", fault)
-		}
-		if err := c.Start(ctx, 0); err != nil {
-			t.Fatalf("starting the primary after %s: %v", fault, err)
-		}
+		bounce(t, c, primary, fault)
 		mustExec(t, primary, "UPDATE t SET v = v + 1")
 	}
 	waitValue(t, standby, 4, 30*time.Second)
@@ -248,5 +234,27 @@ func waitValue(t *testing.T, db *sql.DB, want int, within time.Duration) {
 			t.Fatalf("the standby reads %d, want %d", value(db), want)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// bounce stops node 0 of c by fault ("kill": SIGKILL, "restart": a
+// graceful stop), checks that db, a connection to it, no longer
+// answers, and starts it again.
+func bounce(t *testing.T, c *Cluster, db *sql.DB, fault string) {
+	t.Helper()
+	var err error
+	if fault == "kill" {
+		err = c.Kill(0)
+	} else {
+		err = c.StopNode(0)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PingContext(context.Background()); err == nil {
+		t.Fatalf("after %s node 0 still answers", fault)
+	}
+	if err := c.Start(context.Background(), 0); err != nil {
+		t.Fatalf("starting node 0 again after %s: %v", fault, err)
 	}
 }

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,14 +59,12 @@ func upDolt(ctx context.Context, c *Cluster, say func(string)) error {
 // doltReady waits until the server answers and holds the database test
 // (made when it does not).
 func doltReady(ctx context.Context, c *Cluster, i int) error {
-	return poll(ctx, 250*time.Millisecond, func(ctx context.Context) error {
-		if err := c.runningNow(i); err != nil {
-			return err
+	return mysqlReady(ctx, c, i, func(ctx context.Context, db *sql.DB) error {
+		for _, s := range []string{"CREATE DATABASE IF NOT EXISTS test", "USE test"} {
+			if _, err := db.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("%s: %v", s, err)
+			}
 		}
-		db, err := openMySQL(c.dsn(i))
-		if err != nil {
-			return err
-		}
-		return execClose(ctx, db, []string{"CREATE DATABASE IF NOT EXISTS test", "USE test"})
+		return nil
 	})
 }

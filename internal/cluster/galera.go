@@ -212,6 +212,21 @@ wsrep_sst_receive_address=127.0.0.1:%d
 // galeraReady waits until node i answers clients and has joined the
 // primary component (wsrep_ready ON, state Synced).
 func galeraReady(ctx context.Context, c *Cluster, i int) error {
+	return mysqlReady(ctx, c, i, func(ctx context.Context, db *sql.DB) error {
+		var name, state string
+		if err := db.QueryRowContext(ctx, "SHOW STATUS LIKE 'wsrep_local_state_comment'").Scan(&name, &state); err != nil {
+			return err
+		}
+		if state != "Synced" {
+			return fmt.Errorf("%s is %s", c.Nodes[i].Name, state)
+		}
+		return nil
+	})
+}
+
+// mysqlReady waits until node i, a MySQL-protocol server, runs and
+// answers a connection on which ready then succeeds.
+func mysqlReady(ctx context.Context, c *Cluster, i int, ready func(context.Context, *sql.DB) error) error {
 	return poll(ctx, 250*time.Millisecond, func(ctx context.Context) error {
 		if err := c.runningNow(i); err != nil {
 			return err
@@ -221,14 +236,7 @@ func galeraReady(ctx context.Context, c *Cluster, i int) error {
 			return err
 		}
 		defer db.Close()
-		var name, state string
-		if err := db.QueryRowContext(ctx, "SHOW STATUS LIKE 'wsrep_local_state_comment'").Scan(&name, &state); err != nil {
-			return err
-		}
-		if state != "Synced" {
-			return fmt.Errorf("%s is %s", c.Nodes[i].Name, state)
-		}
-		return nil
+		return ready(ctx, db)
 	})
 }
 

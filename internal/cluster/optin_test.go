@@ -160,21 +160,7 @@ func oneNodeFaults(t *testing.T, c *Cluster, db *sql.DB, want int) {
 	ctx := context.Background()
 	mustExec(t, db, "UPDATE t SET v = "+strconv.Itoa(want)+" WHERE k = 1")
 	for _, fault := range []string{"kill", "restart"} {
-		var err error
-		if fault == "kill" {
-			err = c.Kill(0)
-		} else {
-			err = c.StopNode(0)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.PingContext(ctx); err == nil {
-			t.Fatalf("after %s the server still answers", fault)
-		}
-		if err := c.Start(ctx, 0); err != nil {
-			t.Fatalf("starting again after %s: %v", fault, err)
-		}
+		bounce(t, c, db, fault)
 		if v := valueOf(db, "SELECT v FROM t WHERE k = 1"); v != want {
 			t.Fatalf("after %s read %d, want the committed %d", fault, v, want)
 		}

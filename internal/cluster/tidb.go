@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // BinEnv names the environment variable that says where the opt-in
@@ -130,15 +130,7 @@ func upTiDB(ctx context.Context, c *Cluster, optimistic bool, say func(string)) 
 // tidbReady waits until the node answers and its global transaction
 // mode is mode (setting it on the first start).
 func tidbReady(ctx context.Context, c *Cluster, i int, mode string) error {
-	return poll(ctx, 250*time.Millisecond, func(ctx context.Context) error {
-		if err := c.runningNow(i); err != nil {
-			return err
-		}
-		db, err := openMySQL(c.dsn(i))
-		if err != nil {
-			return err
-		}
-		defer db.Close()
+	return mysqlReady(ctx, c, i, func(ctx context.Context, db *sql.DB) error {
 		var got string
 		if err := db.QueryRowContext(ctx, "SELECT @@GLOBAL.tidb_txn_mode").Scan(&got); err != nil {
 			return err

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/history"
@@ -48,7 +47,7 @@ func sessionLogs(dir string) ([]sessionLog, error) {
 		if e.IsDir() {
 			continue
 		}
-		n, ok := sessionNumber(e.Name())
+		n, ok := format.LogNumber(e.Name(), "T")
 		if !ok {
 			continue
 		}
@@ -56,24 +55,6 @@ func sessionLogs(dir string) ([]sessionLog, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
 	return out, nil
-}
-
-// sessionNumber parses n from "T<n>.log".
-func sessionNumber(name string) (int64, bool) {
-	s, ok := strings.CutPrefix(name, "T")
-	if !ok {
-		return 0, false
-	}
-	if s, ok = strings.CutSuffix(s, ".log"); !ok || s == "" {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
 }
 
 // ReadDir reads the Cobra log directory path: one session per T<n>.log.

@@ -1,6 +1,10 @@
 package native
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/isoscope/isoscope/internal/format"
+)
 
 // Sniff reports whether the first bytes of an input (plain, not
 // gzip-compressed; they may be cut short) look like isoscope's JSON Lines
@@ -10,24 +14,11 @@ import "bytes"
 // calls it on the decompressed prefix of a gzip stream.
 func Sniff(prefix []byte) bool {
 	text := bytes.TrimPrefix(prefix, []byte("\xef\xbb\xbf"))
-	first := firstLine(text)
+	first := format.FirstLine(text)
 	if first == nil {
 		return false
 	}
 	return isHeaderOrTxn(first)
-}
-
-// firstLine returns the first line that is not blank, without its line
-// end; nil if there is none.
-func firstLine(text []byte) []byte {
-	for len(text) > 0 {
-		line, rest, _ := bytes.Cut(text, []byte("\n"))
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			return line
-		}
-		text = rest
-	}
-	return nil
 }
 
 // isHeaderOrTxn reports whether the first line is a JSON object with a

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"os"
+
+	"github.com/isoscope/isoscope/internal/format"
 )
 
 // The top-level fields of a transaction line.
@@ -20,7 +22,7 @@ var lineFields = map[string]bool{
 // with an empty list or an operation named "r", "w", "i", "d" or
 // "range". The rest of the lines are the reader's to judge.
 func Sniff(prefix []byte) bool {
-	b := firstLine(bytes.TrimPrefix(prefix, []byte("\xef\xbb\xbf")))
+	b := format.FirstLine(bytes.TrimPrefix(prefix, []byte("\xef\xbb\xbf")))
 	i := space(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -95,19 +97,6 @@ func firstOp(b []byte, i int) bool {
 	}
 	j = space(b, j)
 	return j >= len(b) || b[j] == ','
-}
-
-// firstLine returns the first line of text that is not blank (cut short by
-// the end of text).
-func firstLine(text []byte) []byte {
-	for len(text) > 0 {
-		line, rest, _ := bytes.Cut(text, []byte("\n"))
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			return line
-		}
-		text = rest
-	}
-	return nil
 }
 
 func space(b []byte, i int) int {

@@ -32,24 +32,6 @@ func isLog(name string) bool {
 	return strings.HasPrefix(name, "J") || strings.HasPrefix(name, "history.edn")
 }
 
-// threadID parses n from "J<n>.log".
-func threadID(name string) (int64, bool) {
-	s, ok := strings.CutPrefix(name, "J")
-	if !ok {
-		return 0, false
-	}
-	if s, ok = strings.CutSuffix(s, ".log"); !ok || s == "" {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
-}
-
 // logFiles lists the logs of dir in session order: J<n>.log by n, then
 // the others by name.
 func logFiles(dir string) ([]logFile, error) {
@@ -63,7 +45,7 @@ func logFiles(dir string) ([]logFile, error) {
 			continue
 		}
 		f := logFile{name: e.Name(), path: filepath.Join(dir, e.Name())}
-		f.tid, f.num = threadID(f.name)
+		f.tid, f.num = format.LogNumber(f.name, "J")
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b logFile) int {
@@ -146,7 +128,7 @@ func ReadDirWith(path string, lim format.Limits) (*history.History, error) {
 func Read(in io.Reader, name string) (*history.History, error) {
 	r := newReader(name, format.Limits{})
 	l := logFile{name: filepath.Base(name), path: name}
-	l.tid, l.num = threadID(l.name)
+	l.tid, l.num = format.LogNumber(l.name, "J")
 	if err := r.file(l, in); err != nil {
 		return nil, err
 	}
@@ -159,7 +141,7 @@ func readFiles(source string, names []string, logs [][]byte) (*history.History, 
 	r := newReader(source, format.Limits{})
 	for i, data := range logs {
 		l := logFile{name: names[i], path: names[i]}
-		l.tid, l.num = threadID(l.name)
+		l.tid, l.num = format.LogNumber(l.name, "J")
 		if err := r.file(l, bytes.NewReader(data)); err != nil {
 			return nil, err
 		}
