@@ -244,6 +244,22 @@ func (h *History) KeyName(k KeyID) string {
 	return h.Keys[k].String()
 }
 
+// ReadsFirst reports whether t's first operation on key k, scans and
+// iterators aside, is a read: a write of k by t then overwrote a version
+// t had read (false for the initial state, and for a transaction that
+// does not touch k).
+func (h *History) ReadsFirst(t TxnID, k KeyID) bool {
+	if t < 0 || int(t) >= len(h.Txns) {
+		return false
+	}
+	for _, op := range h.Txns[t].Ops {
+		if op.Key == k && !op.Kind.IsRange() {
+			return op.Kind == Read || op.Kind == ReadList
+		}
+	}
+	return false
+}
+
 // TxnName renders transaction t for people: its input id, or "init" for
 // the initial transaction.
 func (h *History) TxnName(t TxnID) string {

@@ -113,20 +113,6 @@ func txn(h *history.History, t history.TxnID) string {
 	return h.TxnName(t)
 }
 
-// readsBefore reports whether t read key k before it first wrote it.
-func readsBefore(h *history.History, t history.TxnID, k history.KeyID) bool {
-	if t < 0 || int(t) >= len(h.Txns) {
-		return false
-	}
-	for _, op := range h.Txns[t].Ops {
-		if op.Key != k || op.Kind.IsRange() {
-			continue
-		}
-		return op.Kind == history.Read || op.Kind == history.ReadList
-	}
-	return false
-}
-
 func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 	c := a.Cycle
 	key := func(s anomaly.Step) string { return keyName(h, s.Key) }
@@ -137,7 +123,7 @@ func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 			if rw.Dep == anomaly.WW {
 				rw, ww = ww, rw
 			}
-			if ww.From == rw.To && ww.To == rw.From && readsBefore(h, ww.From, ww.Key) {
+			if ww.From == rw.To && ww.To == rw.From && h.ReadsFirst(ww.From, ww.Key) {
 				return fmt.Sprintf("%s and %s both read %s and both overwrote it: whichever wrote second had not seen the other's write, so one update is lost",
 					txn(h, rw.From), txn(h, rw.To), key(rw))
 			}

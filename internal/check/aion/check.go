@@ -297,7 +297,7 @@ func (c *Checker) conflict(first, second *txn) {
 		if !writes(secondOps, k) {
 			continue
 		}
-		lost := chronos.ReadsFirst(v.History, 1, history.KeyID(k))
+		lost := v.History.ReadsFirst(1, history.KeyID(k))
 		switch {
 		case v.Anomaly.Key == history.NoKey:
 			v.Anomaly.Key = history.KeyID(k)

@@ -39,17 +39,6 @@ func LastWrite(h *history.History, t history.TxnID, k history.KeyID) history.OpR
 	return history.OpRef{Txn: t, Op: -1}
 }
 
-// ReadsFirst reports whether u's first operation on k is a read: a
-// concurrent write of k by u is then a lost update.
-func ReadsFirst(h *history.History, u history.TxnID, k history.KeyID) bool {
-	for _, op := range h.Txns[u].Ops {
-		if op.Key == k && op.Kind != history.Scan && op.Kind != history.Iter {
-			return op.Kind == history.Read || op.Kind == history.ReadList
-		}
-	}
-	return false
-}
-
 // Agrees reports whether a read of v agrees with state st: null reads
 // agree with absence and tombstones.
 func Agrees(v, st history.Value) bool {

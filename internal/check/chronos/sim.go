@@ -349,7 +349,7 @@ func (s *sim) conflict(t, u history.TxnID, k history.KeyID) {
 		s.pstamp = make([]uint32, len(s.h.Txns))
 		s.pat = make([]int32, len(s.h.Txns))
 	}
-	lost := ReadsFirst(s.h, u, k)
+	lost := s.h.ReadsFirst(u, k)
 	if s.pstamp[u] == s.cstamp {
 		if a := &s.found[s.pat[u]]; a.Kind == anomaly.ConcurrentWrite && lost {
 			a.Kind, a.Key, a.Ops = anomaly.LostUpdate, k, ConflictOps(s.h, t, u, k, true)
