@@ -4,6 +4,9 @@
 #
 #   scripts/bench-shard-ab.sh OLD_BIN NEW_BIN [ROUNDS] [TXNS]
 #
+# DIST=uniform draws the keys uniformly instead of gen's zipfian default
+# (whose hottest key takes 7.8 % of the operations, which one shard holds).
+#
 # On one generated history (bench-shard.sh's: general workload, 8
 # operations a transaction over 100,000 keys, 20 early-commit faults) each
 # build publishes the history once for 1, 2 and 4 shards (its own form of
@@ -17,7 +20,7 @@
 # N. CPU time, not wall time: the machine may be shared. Each line:
 #   build shards shard round cpu_seconds us_per_txn
 set -euo pipefail
-OLD=$1 NEW=$2 ROUNDS=${3:-5} TXNS=${4:-300000} FIRST=${FIRST:-1}
+OLD=$1 NEW=$2 ROUNDS=${3:-5} TXNS=${4:-300000} FIRST=${FIRST:-1} DIST=${DIST:-zipfian}
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/bench-shard-ab.XXXXXX")
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DIR"; }
@@ -29,14 +32,14 @@ nats-server -a 127.0.0.1 -p "$port" -js -sd "$DIR/store" >"$DIR/nats.log" 2>&1 &
 nats_pid=$!; PIDS+=("$nats_pid")
 URL=nats://127.0.0.1:$port
 sleep 1
-"$NEW" gen --workload general --txns "$TXNS" --sessions 100 --keys 100000 --timestamps --ts-fault early-commit --ts-faults 20 --seed 42 --out "$DIR/h.jsonl" 2>/dev/null
+"$NEW" gen --workload general --txns "$TXNS" --sessions 100 --keys 100000 --dist "$DIST" --timestamps --ts-fault early-commit --ts-faults 20 --seed 42 --out "$DIR/h.jsonl" 2>/dev/null
 for b in old new; do
   bin=$OLD; [ $b = new ] && bin=$NEW
   for shards in 1 2 4; do
     "$bin" publish "$DIR/h.jsonl" --nats "$URL" --prefix "ab$b$shards" --shards "$shards" >"$DIR/pub-$b$shards.json" 2>/dev/null
   done
 done
-echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before the runs"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $TXNS transactions, keys $DIST, load average $(cut -d' ' -f1-3 /proc/loadavg) before the runs"
 for ((r = FIRST; r < FIRST + ROUNDS; r++)); do
   for b in old new; do
     bin=$OLD; [ $b = new ] && bin=$NEW

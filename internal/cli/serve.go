@@ -147,7 +147,7 @@ the checkpoint without publishing and goes on.`,
 	cmd.Flags().StringVar(&c.NATSDurable, "nats-durable", "isoscope-serve", "the durable consumer's name")
 	cmd.Flags().StringVar(&c.LogFormat, "log-format", "text", "the log on standard error: text or json")
 	cmd.Flags().StringVar(&c.Shard, "shard", "", "check one shard (k:N, keys; s:N, sessions) of the pieces isoscope publish or run --collector-shards publish on --nats, from the first message, and publish the findings on PREFIX.findings for isoscope findings")
-	cmd.Flags().IntVar(&c.Shards, "shards", 0, "with --shard, the number of shards (to refuse a shard beyond them)")
+	cmd.Flags().IntVar(&c.Shards, "shards", 0, "with --shard, the number of shards (to refuse a shard beyond them, and pieces cut for another number; without it, the first message's number)")
 	cmd.Flags().StringVar(&c.Prefix, "prefix", natsshard.DefaultPrefix, "with --shard, the subjects' prefix")
 	cmd.Flags().IntVar(&c.Replicas, "replicas", 1, "with --shard, replicas of the streams and the bucket when this creates them")
 	return cmd
@@ -223,7 +223,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 			return badInput(errors.New("--shard reads its pieces from NATS: give --nats"))
 		}
 		if worker, err = natsshard.NewWorker(ctx, natsshard.WorkerConfig{Config: natsshard.Config{URL: c.NATS, Prefix: c.Prefix, Replicas: c.Replicas, Log: log},
-			Shard: id, Timeout: c.Timeout}); err != nil {
+			Shard: id, Shards: c.Shards, Timeout: c.Timeout}); err != nil {
 			return badInput(err)
 		}
 		defer worker.Close()

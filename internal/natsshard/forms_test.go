@@ -71,7 +71,8 @@ func TestShardedMixedForms(t *testing.T) {
 
 // TestShardedBadPieces: messages of pieces that cannot be read — cut
 // short, of another version, garbage after the magic's NUL, a JSON line
-// that is not one — put among good ones on a key shard's subject are each
+// that is not one — and good pieces cut for another number of shards or
+// not saying how they were cut, put among good ones on a key shard's subject are each
 // refused, logged with the subject and the message's sequence, and
 // counted as refused pieces (by their Isoscope-Pieces header); the worker
 // goes on and checks the rest (pairs' findings, which read nothing of a
@@ -104,7 +105,10 @@ func TestShardedBadPieces(t *testing.T) {
 	}
 	version := slices.Clone(good)
 	version[len(shard.Magic)] = 9
-	bad := [][]byte{good[:len(good)-3], version, append([]byte{0}, strings.Repeat("\xff", 40)...), []byte("{\"id\":\n")}
+	bad := [][]byte{good[:len(good)-3], version, append([]byte{0}, strings.Repeat("\xff", 40)...), []byte("{\"id\":\n"), good, good}
+	// The last two are good pieces cut for 3 shards, and by a publisher
+	// that does not say how it cut them.
+	sharding := []string{shard.Sharding(2), shard.Sharding(2), shard.Sharding(2), shard.Sharding(2), shard.Sharding(3), ""}
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +128,9 @@ func TestShardedBadPieces(t *testing.T) {
 		m.Header.Set(natsshard.PiecesHeader, "5")
 		m.Header.Set(natsshard.PieceHeader, "1")
 		m.Header.Set(natsshard.EncodingHeader, shard.Encoding)
+		if sharding[len(seqs)] != "" {
+			m.Header.Set(natsshard.ShardingHeader, sharding[len(seqs)])
+		}
 		ack, err := js.PublishMsg(ctx, m)
 		if err != nil {
 			t.Fatal(err)
@@ -150,7 +157,10 @@ func TestShardedBadPieces(t *testing.T) {
 	if !strings.Contains(log, "version 9") {
 		t.Errorf("the message of version 9 is not refused for its version:\n%s", log)
 	}
-	if !strings.Contains(summary, fmt.Sprintf("(%d refused)", 5*3+1)) {
+	if !strings.Contains(log, "cut for 3 shards") || !strings.Contains(log, "no sharding named") {
+		t.Errorf("the pieces cut for 3 shards, or not saying how they were cut, are not refused for it:\n%s", log)
+	}
+	if !strings.Contains(summary, fmt.Sprintf("(%d refused)", 5*5+1)) {
 		t.Errorf("the refused pieces are not counted by their headers (5 each for the binary ones, 1 for the JSON one): %s", summary)
 	}
 	if got := lines(t, "findings", merged, true); !slices.Equal(got, explained) {

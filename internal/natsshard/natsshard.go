@@ -64,6 +64,11 @@ const (
 	// PiecesHeader counts the pieces of a message in the binary form (a
 	// message that cannot be read is counted as refusing that many).
 	PiecesHeader = "Isoscope-Pieces"
+	// ShardingHeader says how a message's pieces were cut:
+	// shard.Sharding (the hash function and the number of shards). A
+	// worker refuses pieces cut another way, or whose message does not
+	// say: their keys would not be its keys.
+	ShardingHeader = "Isoscope-Sharding"
 	// TickHeader marks a worker's tick: a message without pieces that
 	// advances the checker's clock to its timestamp.
 	TickHeader = "Isoscope-Tick"

@@ -199,6 +199,7 @@ func (p *Publisher) Flush(ctx context.Context) error {
 		}
 	}
 	var msgs []*nats.Msg
+	sharding := shard.Sharding(p.cfg.Shards)
 	for _, id := range slices.SortedFunc(mapsKeys(p.subs), func(a, b shard.ID) int {
 		if a.Kind != b.Kind {
 			return int(a.Kind) - int(b.Kind)
@@ -221,6 +222,7 @@ func (p *Publisher) Flush(ctx context.Context) error {
 		}
 		if s.n > 0 {
 			m.Header.Set(PieceHeader, string(s.pieces))
+			m.Header.Set(ShardingHeader, sharding)
 		}
 		m.Header.Set(RoundHeader, round)
 		m.Header.Set(jetstream.MsgIDHeader, p.id+"."+strconv.Itoa(p.round)+"."+id.String())

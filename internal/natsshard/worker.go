@@ -29,6 +29,10 @@ type WorkerConfig struct {
 	Config
 	// Shard is the shard the worker checks.
 	Shard shard.ID
+	// Shards is the number of shards the pieces must have been cut for;
+	// when 0, that of the first message of pieces, which every later one
+	// must then agree with.
+	Shards int
 	// Timeout is the checker's Ext timeout: the worker ticks for this
 	// long (and two ticks more) after the last piece it saw.
 	Timeout time.Duration
@@ -332,6 +336,12 @@ func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string
 		default:
 			w.lastData.Store(time.Now().UnixNano())
 			name := w.subject + " message " + strconv.FormatUint(seq, 10)
+			if err := w.sharded(hdr.Get(ShardingHeader)); err != nil {
+				n := pieceCount(hdr, m.Data())
+				log.Warn("a message of pieces cut for other shards is refused", "message", name, "pieces", n, "error", err.Error())
+				w.prog.RefusedPieces += n
+				break
+			}
 			var pieces uint64
 			var err error
 			if shard.IsBinary(m.Data()) { // its places are in it: decode keeps them
@@ -383,6 +393,37 @@ func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string
 			saved = time.Now()
 		}
 	}
+}
+
+// sharded checks a message's ShardingHeader against the worker's number
+// of shards (learning it from the first message when not told).
+func (w *Worker) sharded(h string) error {
+	n, err := shard.ParseSharding(h)
+	if err != nil {
+		return err
+	}
+	if w.cfg.Shards == 0 {
+		w.cfg.Shards = n
+		w.cfg.Log.Info("the pieces are cut for "+strconv.Itoa(n)+" shards", "shard", w.cfg.Shard.String())
+	}
+	switch {
+	case n != w.cfg.Shards:
+		return fmt.Errorf("cut for %d shards, and this worker checks shard %s of %d", n, w.cfg.Shard, w.cfg.Shards)
+	case w.cfg.Shard.Shard >= n:
+		return fmt.Errorf("cut for %d shards, and this worker checks shard %s", n, w.cfg.Shard)
+	}
+	return nil
+}
+
+// pieceCount is how many pieces a message says it holds: its PiecesHeader
+// in the binary form, else the entries of its PieceHeader (0 when it does
+// not say).
+func pieceCount(hdr nats.Header, data []byte) uint64 {
+	if shard.IsBinary(data) {
+		n, _ := strconv.ParseUint(hdr.Get(PiecesHeader), 10, 64)
+		return n
+	}
+	return uint64(len(strings.Fields(hdr.Get(PieceHeader))))
 }
 
 // id is a message's identity, from its headers.
