@@ -19,21 +19,38 @@ type places struct {
 }
 
 // placeTable is one stream's places: for each transaction, where its
-// places start in ops (ops[start] is their number, the places follow).
+// places start (a loc: ops[loc] is their number, the places follow). Its
+// arrays grow by chunks, never copied when they grow: a key worker's
+// places only grow, and copying them (and the page faults of each new
+// copy) was most of what keeping them cost.
 type placeTable struct {
 	// sorted holds the integer ids that came in increasing order (as a
 	// producer numbering its transactions sends them), for a binary
-	// search; ints the other integer ids, strs the string ids (as JSON).
-	sorted []placeEntry
-	ints   map[int64]uint32
-	strs   map[string]uint32
-	ops    []int32
+	// search, in chunks of sortedChunk; ints the other integer ids, strs
+	// the string ids (as JSON).
+	sorted [][]placeEntry
+	ints   map[int64]loc
+	strs   map[string]loc
+	// ops is the chunk of places being filled; full the earlier ones.
+	ops  []int32
+	full [][]int32
 }
+
+// loc is where a transaction's places start: the chunk (the number of
+// full chunks before it) in the high 32 bits, the index in it in the low.
+// Later places have greater locs.
+type loc uint64
+
+// The chunks' sizes: of places (1 MiB) and of sorted ids (64 KiB).
+const (
+	opsChunk    = 1 << 18
+	sortedChunk = 1 << 12
+)
 
 // placeEntry is an integer id and where its places start.
 type placeEntry struct {
-	id    int64
-	start uint32
+	id  int64
+	loc loc
 }
 
 // table returns stream's table, making it.
@@ -43,15 +60,33 @@ func (p *places) table(stream string) *placeTable {
 		if p.streams == nil {
 			p.streams = map[string]*placeTable{}
 		}
-		t = &placeTable{ints: map[int64]uint32{}, strs: map[string]uint32{}}
+		t = &placeTable{ints: map[int64]loc{}, strs: map[string]loc{}}
 		p.streams[stream] = t
 	}
 	return t
 }
 
+// room starts a new chunk of places unless the current one has room for
+// need more (a chunk may be larger than opsChunk, for one large piece).
+func (t *placeTable) room(need int) {
+	if len(t.ops)+need <= cap(t.ops) {
+		return
+	}
+	if len(t.ops) > 0 {
+		t.full = append(t.full, t.ops)
+	}
+	t.ops = make([]int32, 0, max(opsChunk, need))
+}
+
+// here is the loc of the next place appended to the current chunk.
+func (t *placeTable) here() loc { return loc(len(t.full))<<32 | loc(len(t.ops)) }
+
 // begin starts the places of a transaction: append them to the returned
 // slice and hand it to end.
-func (t *placeTable) begin() []int32 { return append(t.ops, 0) }
+func (t *placeTable) begin() []int32 {
+	t.room(64) // a piece with more places grows the chunk (copying it)
+	return append(t.ops, 0)
+}
 
 // end keeps the places appended to ops since begin for the transaction
 // whose id is idJSON (as its line writes it); with none, it forgets them.
@@ -62,34 +97,55 @@ func (t *placeTable) end(idJSON []byte, ops []int32) {
 		t.ops = ops[:start] // keeping what the slice grew by
 		return
 	}
+	at := t.here()
 	ops[start] = int32(n)
 	t.ops = ops
 	if id, ok := canonicalInt(idJSON); ok {
-		t.putInt(id, start)
+		t.putInt(id, at)
 		return
 	}
-	t.strs[string(idJSON)] = uint32(start)
+	t.strs[string(idJSON)] = at
 }
 
-// putInt keeps the places at start for the transaction with integer id.
-func (t *placeTable) putInt(id int64, start int) {
-	if k := len(t.sorted); k == 0 || t.sorted[k-1].id < id {
-		t.sorted = append(t.sorted, placeEntry{id, uint32(start)})
+// putInt keeps the places at for the transaction with integer id.
+func (t *placeTable) putInt(id int64, at loc) {
+	k := len(t.sorted)
+	if k == 0 || t.sorted[k-1][len(t.sorted[k-1])-1].id < id {
+		if k == 0 || len(t.sorted[k-1]) == cap(t.sorted[k-1]) {
+			t.sorted = append(t.sorted, make([]placeEntry, 0, sortedChunk))
+			k++
+		}
+		t.sorted[k-1] = append(t.sorted[k-1], placeEntry{id, at})
 	} else {
-		t.ints[id] = uint32(start)
+		t.ints[id] = at
 	}
 }
 
 // put keeps places for the transaction with id (a piece in the binary
 // form, which carries them).
 func (t *placeTable) put(id history.Value, places []int32) {
-	start := len(t.ops)
+	t.room(1 + len(places))
+	at := t.here()
 	t.ops = append(append(t.ops, int32(len(places))), places...)
 	if id.Kind == history.Int {
-		t.putInt(id.N, start)
+		t.putInt(id.N, at)
 		return
 	}
-	t.strs[string(id.AppendJSON(nil))] = uint32(start)
+	t.strs[string(id.AppendJSON(nil))] = at
+}
+
+// findSorted returns where the places of integer id start among the ids
+// that came in increasing order.
+func (t *placeTable) findSorted(id int64) (loc, bool) {
+	c, _ := slices.BinarySearchFunc(t.sorted, id, func(e []placeEntry, n int64) int { return cmp.Compare(e[len(e)-1].id, n) })
+	if c == len(t.sorted) {
+		return 0, false
+	}
+	i, found := slices.BinarySearchFunc(t.sorted[c], id, func(e placeEntry, n int64) int { return cmp.Compare(e.id, n) })
+	if !found {
+		return 0, false
+	}
+	return t.sorted[c][i].loc, true
 }
 
 // get returns the places kept for the transaction with id in stream, or
@@ -99,22 +155,27 @@ func (p *places) get(stream string, id history.Value) []int32 {
 	if t == nil {
 		return nil
 	}
-	start, ok := uint32(0), false
+	var at loc
+	var ok bool
 	if id.Kind == history.Int {
 		// A later piece of an id replaces an earlier one, as in a map.
-		start, ok = t.ints[id.N]
-		if i, found := slices.BinarySearchFunc(t.sorted, id.N, func(e placeEntry, n int64) int { return cmp.Compare(e.id, n) }); found &&
-			(!ok || t.sorted[i].start > start) {
-			start, ok = t.sorted[i].start, true
+		at, ok = t.ints[id.N]
+		if s, found := t.findSorted(id.N); found && (!ok || s > at) {
+			at, ok = s, true
 		}
 	} else {
-		start, ok = t.strs[string(id.AppendJSON(nil))]
+		at, ok = t.strs[string(id.AppendJSON(nil))]
 	}
 	if !ok {
 		return nil
 	}
-	n := t.ops[start]
-	return t.ops[start+1 : start+1+uint32(n)]
+	chunk := t.ops
+	if c := int(at >> 32); c < len(t.full) {
+		chunk = t.full[c]
+	}
+	i := uint32(at)
+	n := uint32(chunk[i])
+	return chunk[i+1 : i+1+n]
 }
 
 // canonicalInt reads an integer written as strconv writes it (no sign but

@@ -1,7 +1,9 @@
 package natsshard
 
 import (
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/history"
@@ -67,6 +69,55 @@ func TestLineID(t *testing.T) {
 		got, ok := lineID([]byte(line))
 		if string(got) != want || ok != (want != "") {
 			t.Errorf("%s: id %q %v, want %q", line, got, ok, want)
+		}
+	}
+}
+
+// TestPlacesChunks: many transactions' places, over several chunks of
+// places and of sorted ids — ids mostly growing, some out of order or
+// given again, pieces of up to twice a chunk's places, through both ways
+// in (a binary piece's put, a JSON line's begin and end) — are found again
+// as a map keeps them (the later piece of an id wins).
+func TestPlacesChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	var p places
+	tb := p.table("s")
+	want := map[int64][]int32{}
+	next := int64(0)
+	for total := 0; total < 3*opsChunk || len(tb.sorted) < 3; {
+		id := next
+		switch r := rng.IntN(100); {
+		case r < 5 && next > 0:
+			id = rng.Int64N(next) // out of order, or again
+		default:
+			next += 1 + rng.Int64N(3)
+			id = next
+		}
+		n := 1 + rng.IntN(6)
+		if rng.IntN(2000) == 0 {
+			n = rng.IntN(2 * opsChunk)
+		}
+		places := make([]int32, n)
+		for i := range places {
+			places[i] = rng.Int32N(1 << 20)
+		}
+		if n > 0 && rng.IntN(2) == 0 {
+			tb.put(history.IntValue(id), places)
+		} else {
+			ops := append(tb.begin(), places...)
+			tb.end([]byte(strconv.FormatInt(id, 10)), ops)
+		}
+		if n > 0 {
+			want[id] = places
+		}
+		total += n
+	}
+	if len(tb.full) < 2 || len(tb.sorted) < 2 {
+		t.Fatalf("the test filled %d chunks of places and %d of ids: too few to test their seams", len(tb.full), len(tb.sorted))
+	}
+	for id := range next + 2 {
+		if got := p.get("s", history.IntValue(id)); !slices.Equal(got, want[id]) {
+			t.Fatalf("id %d: %d places %v…, want %d %v…", id, len(got), got[:min(4, len(got))], len(want[id]), want[id][:min(4, len(want[id]))])
 		}
 	}
 }
