@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench bench-weak bench-shard fuzz clean roundtrip-all race race-veristrong evidence tidb dolt evidence-optin
+.PHONY: build demo test lint bench bench-weak bench-shard bench-shard-scale fuzz clean roundtrip-all race race-veristrong evidence tidb dolt evidence-optin
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
@@ -82,6 +82,14 @@ bench-weak: build
 # own) with 1, 2 and 4 key shards against one serve (docs/scaling.md).
 bench-shard: build
 	scripts/bench-shard.sh 300000
+
+# bench-shard-scale: what 2 and 4 key workers give against one, on a
+# history of 1,000,000 transactions: each worker's CPU (bench-shard-ab.sh,
+# this build against itself, 5 rounds) and the workers running at once on
+# this machine, by the wall clock (bench-shard-wall.sh, 5 rounds).
+bench-shard-scale: build
+	scripts/bench-shard-ab.sh $(BIN) $(BIN) 5 1000000
+	scripts/bench-shard-wall.sh $(BIN) 5 1000000
 
 # evidence: RUNS (default 10) seeded fault runs per row (cluster x isolation
 # x fault x workload) on clusters stood up on 127.0.0.1, each checked at
