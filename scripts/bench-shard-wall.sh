@@ -21,14 +21,8 @@ DIR=$(mktemp -d "${TMPDIR:-/tmp}/bench-shard-wall.XXXXXX")
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DIR"; }
 trap cleanup EXIT
-clk_tck=$(getconf CLK_TCK)
-cpu() { awk -v t="$clk_tck" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-nats-server -a 127.0.0.1 -p "$port" -js -sd "$DIR/store" >"$DIR/nats.log" 2>&1 &
-nats_pid=$!; PIDS+=("$nats_pid")
-URL=nats://127.0.0.1:$port
-sleep 1
-"$BIN" gen --workload general --txns "$TXNS" --sessions 100 --keys 100000 --dist "$DIST" --timestamps --ts-fault early-commit --ts-faults 20 --seed 42 --out "$DIR/h.jsonl" 2>/dev/null
+# shellcheck source=scripts/bench-shard-lib.sh
+source "$(dirname "$0")/bench-shard-lib.sh" "$BIN"
 for shards in 1 2 4; do
   "$BIN" publish "$DIR/h.jsonl" --nats "$URL" --prefix "w$shards" --shards "$shards" >"$DIR/pub-$shards.json" 2>/dev/null
 done
