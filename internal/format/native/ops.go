@@ -132,7 +132,7 @@ func (r *Reader) op(op *history.Op, i int) error {
 			}
 			if op.Kind == history.Read && s.ws() == '[' {
 				op.Kind, r.lists = history.ReadList, true
-				if op.List, err = r.list(i); err != nil {
+				if err := r.list(i); err != nil {
 					return err
 				}
 			} else if err := r.value(&op.Value, i, name); err != nil {
@@ -142,6 +142,10 @@ func (r *Reader) op(op *history.Op, i int) error {
 	}
 	return r.attrs(op, i, name)
 }
+
+// listRead is where a list read's elements are in listArena: the
+// transaction's operation op, elements start to end.
+type listRead struct{ op, start, end int }
 
 // fastOps enables fastOp; off in a test, to compare.
 var fastOps = true
@@ -300,25 +304,28 @@ func (x scalar) value() history.Value {
 	return history.NullValue
 }
 
-// list parses the result of a list read.
-func (r *Reader) list(i int) ([]history.Value, error) {
+// list parses the result of a list read, the transaction's operation i,
+// into listArena: the transaction's shareLists gives it its list once the
+// line is read.
+func (r *Reader) list(i int) error {
 	s := &r.s
 	s.i++ // '['
 	if s.ws() == ']' {
 		s.i++
-		return nil, nil
+		return nil
 	}
-	var out []history.Value
+	start := len(r.listArena)
 	for {
 		x, err := s.scalar("a list element must be an integer, a string or null")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, x.value())
+		r.listArena = append(r.listArena, x.value())
 		if more, err := s.more(']'); err != nil {
-			return nil, err
+			return err
 		} else if !more {
-			return out, nil
+			r.listReads = append(r.listReads, listRead{op: i, start: start, end: len(r.listArena)})
+			return nil
 		}
 	}
 }

@@ -62,6 +62,13 @@ type Reader struct {
 
 	// lists is set at the first append or list read (see lists.go).
 	lists bool
+	// shared holds the lists read so far, which a list read's result
+	// shares when it is a prefix of one; the list reads of the line being
+	// parsed go to listArena first, listReads saying where (see
+	// shareLists).
+	shared    history.Lists
+	listArena []history.Value
+	listReads []listRead
 
 	// local marks a worker of Read, parsing chunks with keys of its own:
 	// its tables of keys are complete, and the history's index of keys

@@ -2,6 +2,7 @@ package native
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/isoscope/isoscope/internal/history"
@@ -23,6 +24,7 @@ const (
 func (r *Reader) txn(t *history.Txn) error {
 	s := &r.s
 	t.Line = s.line
+	r.listArena, r.listReads = r.listArena[:0], r.listReads[:0]
 	if err := s.expect('{', "a transaction object"); err != nil {
 		return err
 	}
@@ -104,7 +106,43 @@ func (r *Reader) txn(t *history.Txn) error {
 	if s.ws() != 0 {
 		return s.syntax("the end of the line after the transaction")
 	}
-	return r.checkTxn(t, seen, hasBegin, hasEnd)
+	if err := r.checkTxn(t, seen, hasBegin, hasEnd); err != nil {
+		return err
+	}
+	r.shareLists(t)
+	return nil
+}
+
+// shareLists gives the list reads of t, parsed into listArena, their
+// lists, shared with the other reads of their keys (history.Lists) now
+// that t's status is known: a transaction that did not commit may have
+// read its own appends at the end of a list, which are no key's.
+func (r *Reader) shareLists(t *history.Txn) {
+	for _, lr := range r.listReads {
+		op := &t.Ops[lr.op]
+		list := r.listArena[lr.start:lr.end]
+		own := 0
+		if t.Status != history.Committed {
+			own = ownTail(t.Ops[:lr.op], op.Key, list)
+		}
+		op.List = r.shared.Share(r.h.Keys[op.Key], list, own)
+	}
+}
+
+// ownTail counts the elements at the end of list that ops (those before
+// a read of key) appended to key. Past 256 operations it does not look
+// (0): the count only spares memory.
+func ownTail(ops []history.Op, key history.KeyID, list []history.Value) int {
+	if len(ops) > 256 {
+		return 0
+	}
+	n := 0
+	for n < len(list) && slices.ContainsFunc(ops, func(o history.Op) bool {
+		return o.Kind == history.Append && o.Key == key && o.Value == list[len(list)-1-n]
+	}) {
+		n++
+	}
+	return n
 }
 
 // checkTxn checks what only the whole transaction tells.

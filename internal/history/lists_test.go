@@ -1,0 +1,79 @@
+package history
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestListsShare: on random reads of a few keys — prefixes of each key's
+// order, shorter and longer in any order, and (with diverge) some that
+// diverge from it — every list Share returns equals the one it was given
+// (which the caller then overwrites, as a reader's scratch slice), stays
+// equal after every later read, and cannot be appended to in place;
+// without divergent reads the prefixes share a few arrays per key (one
+// for each time its longest list grew past its array), reads that end in
+// their own appends (of a transaction that did not commit) keeping copies
+// of their own without spoiling the others' sharing.
+func TestListsShare(t *testing.T) {
+	for _, diverge := range []bool{false, true} {
+		testListsShare(t, diverge)
+	}
+}
+
+func testListsShare(t *testing.T, diverge bool) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	keys := []Value{IntValue(1), IntValue(2), StringValue("x")}
+	orders := map[Value][]Value{}
+	for _, k := range keys {
+		for i := range 300 {
+			orders[k] = append(orders[k], IntValue(int64(i*7+len(k.S))))
+		}
+	}
+	var l Lists
+	type read struct {
+		got, want []Value
+	}
+	var reads []read
+	scratch := make([]Value, 0, 400)
+	for range 5000 {
+		k := keys[rng.IntN(len(keys))]
+		n := rng.IntN(301)
+		want := slices.Clone(orders[k][:n])
+		if diverge && n > 0 && rng.IntN(20) == 0 {
+			want[rng.IntN(n)] = IntValue(-1)
+		}
+		// A read of its own appends, by a transaction that did not
+		// commit: they must not become the key's.
+		own := 0
+		if n > 0 && rng.IntN(10) == 0 {
+			own = 1 + rng.IntN(3)
+			for range own {
+				want = append(want, IntValue(-3-rng.Int64N(1000)))
+			}
+		}
+		scratch = append(scratch[:0], want...)
+		got := l.Share(k, scratch, own)
+		for i := range scratch {
+			scratch[i] = IntValue(-2) // the caller reuses its scratch
+		}
+		if len(got) != cap(got) {
+			t.Fatalf("a shared list of %d has room for %d: an append would write into the others", len(got), cap(got))
+		}
+		reads = append(reads, read{got, want})
+	}
+	for i, r := range reads {
+		if !slices.Equal(r.got, r.want) {
+			t.Fatalf("read %d: %v, want %v", i, r.got, r.want)
+		}
+	}
+	arrays := map[*Value]bool{}
+	for _, r := range reads {
+		if len(r.got) > 0 {
+			arrays[&r.got[0]] = true
+		}
+	}
+	if !diverge && len(arrays) > 3*20+600 { // the keys' arrays as they grew, and the reads of own appends
+		t.Errorf("%d reads hold %d arrays: the prefixes are not shared", len(reads), len(arrays))
+	}
+}
