@@ -38,10 +38,18 @@
 // is commit order among the appenders. After the lists' own anomalies,
 // which each of those levels forbids, the history goes to the solver
 // rewritten as registers as above, with that order as known edges: the
-// solver finds a commit order or proves none exists. Cursor stability,
-// PL-2+, PL-FCV and repeatable read, which forbid only some cycles
-// through anti-dependencies, go the same way, the lists' order being the
-// version order.
+// solver finds a commit order or proves none exists. PL-FCV goes the same
+// way, the lists' order being the version order. Before the solver, the
+// stronger levels that the graph decides are tried first: serializability
+// (with session order where the level has it), then snapshot isolation
+// (generalized without it) with one guessed order of the open keys; when
+// one holds, so does every level it implies. PL-2+ (G1 and G-single) is
+// decided on the graph itself (plus): a cycle of ww and wr edges, or with
+// exactly one rw edge, among the edges every order has; with no key open
+// nothing more is needed, and with open keys one order along the graph is
+// tried before the solver. Cursor stability has a direct path of its own
+// (cursorGuess), and repeatable read on lists is serializability without
+// session order.
 package listappend
 
 import (
@@ -129,11 +137,11 @@ func decides(ix *history.Index, l level.Level) error {
 }
 
 // viaSolver reports whether l is one of the levels this checker leaves
-// to the solver after the lists' own anomalies: the axiomatic ones
-// (rc-session, read atomic, causal, prefix) and PL-2+ and PL-FCV, which
-// forbid only the cycles with one anti-dependency (cursor stability goes
-// to the solver only when some key's order is open; repeatable read is
-// serializability without session order on lists).
+// to the solver after the lists' own anomalies and the stronger levels the
+// graph decides: the axiomatic ones (rc-session, read atomic, causal,
+// prefix) and PL-FCV (PL-2+ and cursor stability go to the solver only
+// when some key's order is open and the order guessed shows a violation;
+// repeatable read is serializability without session order on lists).
 func viaSolver(l level.Level) bool {
 	switch l.ID {
 	case level.RCSession, level.ReadAtomic, level.Causal, level.Prefix,
@@ -184,6 +192,18 @@ func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Opti
 		// violation, which another order might not: the solver decides.
 		return a.solve(ctx, l, o)
 	}
+	if l.ID == level.PL2Plus {
+		// G1 and G-single, found directly on the lists' graph; the solver
+		// only when an open key's order matters (plus).
+		a.collect(l)
+		if len(a.found) > 0 {
+			return a.found, nil
+		}
+		if found, ok, err := a.plus(ctx, l); ok || err != nil {
+			return found, err
+		}
+		return a.solve(ctx, l, o)
+	}
 	if viaSolver(l) {
 		// The axiomatic levels constrain a commit order, and the others
 		// forbid only some cycles of the graph: after the lists' own
@@ -193,6 +213,35 @@ func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Opti
 		a.collect(l)
 		if len(a.found) > 0 {
 			return a.found, nil
+		}
+		// Serializability, with session order where l has it, which the
+		// lists' graph decides, implies each of these levels (the
+		// axiomatic ones and PL-FCV): stronger first.
+		strong := level.Get(level.PlainSerializable)
+		if l.SessionOrder {
+			strong = level.Get(level.Serializable)
+		}
+		if strong.Implies(l.ID) {
+			if ser := a.build(strong, false, nil); len(ser.G.NontrivialSCCs(ser.Mask)) == 0 {
+				return nil, nil
+			}
+		}
+		// Then snapshot isolation (generalized without session order),
+		// when the split graph and one guessed order of the open keys'
+		// appends witness it.
+		si := level.Get(level.GSI)
+		if l.SessionOrder {
+			si = level.Get(level.SnapshotIsolation)
+		}
+		if si.Implies(l.ID) {
+			if g := a.build(si, true, nil); len(g.G.NontrivialSCCs(g.Mask)) == 0 {
+				if len(a.open) == 0 {
+					return nil, nil
+				}
+				if ok, err := a.guess(ctx, si, g); ok || err != nil {
+					return nil, err
+				}
+			}
 		}
 		return a.solve(ctx, l, o)
 	}
