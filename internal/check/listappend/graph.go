@@ -17,6 +17,7 @@ import (
 // of each read for the version order.
 func (a *analysis) reads() {
 	h := a.h
+	shared := sharedArrays(h, func(t history.TxnID) bool { return a.effective[t] })
 	for i := range h.Txns {
 		t := history.TxnID(i)
 		if !a.effective[t] {
@@ -29,7 +30,17 @@ func (a *analysis) reads() {
 				continue
 			}
 			ref := history.OpRef{Txn: t, Op: int32(j)}
-			if dup, ok := duplicate(op.List); ok {
+			var st *arrayState // what is known of the list's array, when shared
+			if len(op.List) > 1 {
+				st = shared[arrayOf(op.Key, op.List)]
+			}
+			dup, isDup := history.Value{}, false
+			if st != nil {
+				dup, isDup = st.duplicate(op.List)
+			} else {
+				dup, isDup = duplicate(op.List)
+			}
+			if isDup {
 				a.add(anomaly.DuplicateElements, anomaly.None, op.Key, dup, []history.TxnID{t}, ref)
 				continue
 			}
@@ -47,12 +58,14 @@ func (a *analysis) reads() {
 				}
 				ext = ext[:len(ext)-len(own)]
 			}
-			if !a.elements(t, ref, op.Key, ext) {
+			if st != nil && a.cleanUpTo(st, op.Key, ext, t) {
+				a.lastOnly(t, ref, op.Key, ext)
+			} else if !a.elements(t, ref, op.Key, ext) {
 				continue
 			}
 			if len(own) == 0 {
 				if f, ok := firstExternal[op.Key]; ok {
-					if !slices.Equal(ops[f].List, op.List) && a.l.NoNonRepeatableReads {
+					if (len(ops[f].List) != len(op.List) || !samePrefix(ops[f].List, op.List)) && a.l.NoNonRepeatableReads {
 						last := history.NullValue
 						if len(op.List) > 0 {
 							last = op.List[len(op.List)-1]
@@ -232,7 +245,7 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 	}
 	for _, r := range reads {
 		p := len(r.external)
-		if !slices.Equal(order[:p], r.external) {
+		if !samePrefix(order, r.external) {
 			a.add(anomaly.IncompatibleOrder, anomaly.None, k, history.NullValue, []history.TxnID{longest.t, r.t},
 				history.OpRef{Txn: longest.t, Op: longest.op}, history.OpRef{Txn: r.t, Op: r.op})
 			continue

@@ -331,14 +331,23 @@ func (a *analysis) resolve() {
 			work = append(work, history.TxnID(i))
 		}
 	}
+	// How far each array of list elements has been looked at (shared.go):
+	// marking an element's appender depends on the element alone.
+	done := map[arrayID]int{}
 	for len(work) > 0 {
 		t := work[len(work)-1]
 		work = work[:len(work)-1]
 		for _, op := range a.h.Txns[t].Ops {
-			if op.Kind != history.ReadList {
+			if op.Kind != history.ReadList || len(op.List) == 0 {
 				continue
 			}
-			for _, e := range op.List {
+			id := arrayOf(op.Key, op.List)
+			from := done[id]
+			if from >= len(op.List) {
+				continue
+			}
+			done[id] = len(op.List)
+			for _, e := range op.List[from:] {
 				w, ok := a.appends[elemKey{op.Key, e}]
 				if ok && !a.effective[w.t] && a.h.Txns[w.t].Status == history.Unknown {
 					a.effective[w.t] = true

@@ -1,0 +1,152 @@
+package check_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// spoilLists changes some list reads of h in place: an element nobody
+// appended, one repeated, an element of an aborted transaction, one the
+// reader appends later, the last element dropped or two swapped.
+func spoilLists(r *rand.Rand, h *history.History) {
+	var aborted []history.Op
+	for i := range h.Txns {
+		if h.Txns[i].Status == history.Aborted {
+			for _, op := range h.Txns[i].Ops {
+				if op.Kind == history.Append {
+					aborted = append(aborted, op)
+				}
+			}
+		}
+	}
+	for i := range h.Txns {
+		ops := h.Txns[i].Ops
+		for j := range ops {
+			op := &ops[j]
+			if op.Kind != history.ReadList || r.IntN(6) != 0 {
+				continue
+			}
+			l := slices.Clone(op.List)
+			switch r.IntN(6) {
+			case 0:
+				l = append(l, history.IntValue(1000+r.Int64N(5)))
+			case 1:
+				if len(l) > 0 {
+					l = append(l, l[r.IntN(len(l))])
+				}
+			case 2:
+				for _, a := range aborted {
+					if a.Key == op.Key {
+						l = slices.Insert(l, r.IntN(len(l)+1), a.Value)
+						break
+					}
+				}
+			case 3:
+				for _, a := range ops[j:] {
+					if a.Kind == history.Append && a.Key == op.Key {
+						l = slices.Insert(l, r.IntN(len(l)+1), a.Value)
+						break
+					}
+				}
+			case 4:
+				if len(l) > 0 {
+					l = l[:len(l)-1]
+				}
+			case 5:
+				if len(l) > 1 {
+					x := r.IntN(len(l) - 1)
+					l[x], l[x+1] = l[x+1], l[x]
+				}
+			}
+			op.List = l
+		}
+	}
+}
+
+// shareLists returns a copy of h whose list reads share their storage as
+// the native reader makes them share it (history.Lists).
+func shareLists(h *history.History) *history.History {
+	out := *h
+	out.Txns = slices.Clone(h.Txns)
+	var lists history.Lists
+	for i := range out.Txns {
+		t := &out.Txns[i]
+		t.Ops = slices.Clone(t.Ops)
+		for j := range t.Ops {
+			op := &t.Ops[j]
+			if op.Kind != history.ReadList {
+				continue
+			}
+			own := 0
+			if t.Status != history.Committed {
+				for own < len(op.List) && slices.ContainsFunc(t.Ops[:j], func(o history.Op) bool {
+					return o.Kind == history.Append && o.Key == op.Key && o.Value == op.List[len(op.List)-1-own]
+				}) {
+					own++
+				}
+			}
+			op.List = lists.Share(h.Keys[op.Key], op.List, own)
+		}
+	}
+	return &out
+}
+
+// TestListSharingSameVerdicts: the list-append checker's shortcuts for
+// reads whose lists share an array give exactly the verdicts and anomalies
+// of its element-by-element checks, at every level, on thousands of
+// histories from a store of stale snapshots, many of them spoilt (elements
+// nobody appended, repeated, aborted, the reader's own, missing or out of
+// order).
+func TestListSharingSameVerdicts(t *testing.T) {
+	n := 2000
+	if testing.Short() {
+		n = 300
+	}
+	shared, differ := 0, 0
+	for seed := range uint64(n) {
+		r := rand.New(rand.NewPCG(seed, 71))
+		h := staleLists(r, 4+r.IntN(12), 1+r.IntN(3), 1+r.IntN(3))
+		if seed%2 == 1 {
+			spoilLists(r, h)
+		}
+		hs := shareLists(h)
+		arrays := map[*history.Value]int{}
+		for i := range hs.Txns {
+			for _, op := range hs.Txns[i].Ops {
+				if op.Kind == history.ReadList && len(op.List) > 1 {
+					arrays[&op.List[0]]++
+				}
+			}
+		}
+		for _, uses := range arrays {
+			if uses > 1 {
+				shared += uses
+			}
+		}
+		for _, id := range listLevels {
+			a, errA := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "list-append"})
+			b, errB := check.Run(context.Background(), hs, level.Get(id), check.Options{Checker: "list-append"})
+			if (errA == nil) != (errB == nil) || a.Outcome != b.Outcome || !reflect.DeepEqual(a.Anomalies, b.Anomalies) {
+				differ++
+				if differ <= 3 {
+					t.Errorf("seed %d %s: %v %v %v without sharing, %v %v %v with it\n%s", seed, level.Get(id).Name,
+						a.Outcome, errA, kinds(a), b.Outcome, errB, kinds(b), history.Notation(h))
+				}
+			}
+		}
+	}
+	if differ > 0 {
+		t.Errorf("%d verdicts differ", differ)
+	}
+	if shared < n {
+		t.Errorf("only %d reads share an array: the test does not reach the shortcuts", shared)
+	}
+	t.Logf("%d histories, %d list reads sharing an array", n, shared)
+}
