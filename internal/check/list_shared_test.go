@@ -86,11 +86,7 @@ func shareLists(h *history.History) *history.History {
 			}
 			own := 0
 			if t.Status != history.Committed {
-				for own < len(op.List) && slices.ContainsFunc(t.Ops[:j], func(o history.Op) bool {
-					return o.Kind == history.Append && o.Key == op.Key && o.Value == op.List[len(op.List)-1-own]
-				}) {
-					own++
-				}
+				own = history.OwnTail(t.Ops[:j], op.Key, op.List)
 			}
 			op.List = lists.Share(h.Keys[op.Key], op.List, own)
 		}

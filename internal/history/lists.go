@@ -44,3 +44,20 @@ func (l *Lists) Share(key Value, list []Value, own int) []Value {
 	c := slices.Clone(list)
 	return c[:len(c):len(c)]
 }
+
+// OwnTail counts the elements at the end of list, a read of key, that ops
+// (the reading transaction's operations before the read) appended to key:
+// the own argument of Share for a transaction that did not commit. Past
+// 256 operations it does not look (0): the count only spares memory.
+func OwnTail(ops []Op, key KeyID, list []Value) int {
+	if len(ops) > 256 {
+		return 0
+	}
+	n := 0
+	for n < len(list) && slices.ContainsFunc(ops, func(o Op) bool {
+		return o.Kind == Append && o.Key == key && o.Value == list[len(list)-1-n]
+	}) {
+		n++
+	}
+	return n
+}

@@ -71,6 +71,8 @@ type reader struct {
 	txns     []txn
 	pos      int
 	lists    bool // an append or a list read was seen
+	// shared holds the lists read so far, which later reads share.
+	shared history.Lists
 	// timed and untimed are the first lines of an operation with and
 	// without :time; anonymous and named those without and with :process.
 	timed, untimed, anonymous, named int
@@ -364,6 +366,13 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 					}
 					op.List = append(op.List, v)
 				}
+				// Shared with the key's other reads where a prefix of
+				// them (history.Lists).
+				own := 0
+				if t.Status != history.Committed {
+					own = history.OwnTail(t.Ops, op.Key, op.List)
+				}
+				op.List = rd.shared.Share(k, op.List, own)
 			default:
 				v, ok := scalar(x)
 				if !ok {

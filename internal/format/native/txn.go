@@ -2,7 +2,6 @@ package native
 
 import (
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/isoscope/isoscope/internal/history"
@@ -123,27 +122,12 @@ func (r *Reader) shareLists(t *history.Txn) {
 		list := r.listArena[lr.start:lr.end]
 		own := 0
 		if t.Status != history.Committed {
-			own = ownTail(t.Ops[:lr.op], op.Key, list)
+			own = history.OwnTail(t.Ops[:lr.op], op.Key, list)
 		}
 		op.List = r.shared.Share(r.h.Keys[op.Key], list, own)
 	}
 }
 
-// ownTail counts the elements at the end of list that ops (those before
-// a read of key) appended to key. Past 256 operations it does not look
-// (0): the count only spares memory.
-func ownTail(ops []history.Op, key history.KeyID, list []history.Value) int {
-	if len(ops) > 256 {
-		return 0
-	}
-	n := 0
-	for n < len(list) && slices.ContainsFunc(ops, func(o history.Op) bool {
-		return o.Kind == history.Append && o.Key == key && o.Value == list[len(list)-1-n]
-	}) {
-		n++
-	}
-	return n
-}
 
 // checkTxn checks what only the whole transaction tells.
 func (r *Reader) checkTxn(t *history.Txn, seen uint, hasBegin, hasEnd bool) error {
