@@ -61,3 +61,70 @@ func OwnTail(ops []Op, key KeyID, list []Value) int {
 	}
 	return n
 }
+
+// Repeats finds the first element of a list read that repeats an earlier
+// one of the same list. For lists whose storage other reads share (Lists)
+// it remembers, from an array's second read on, how far it has looked
+// into the array and what it saw, and each read looks only past that: the
+// reads of a key cost what its longest list costs. Lists of an array read
+// once cost what they always did, and nothing is kept of them but the
+// array's address. The zero Repeats is ready to use; it keeps every array
+// it met alive, so it is for one check of a whole history.
+type Repeats struct {
+	once   map[*Value]struct{}
+	arrays map[*Value]*repeatState
+}
+
+// repeatState is what Repeats knows of an array's first checked elements:
+// those it saw, and the index of the first that repeats one (-1: none).
+type repeatState struct {
+	seen    map[Value]struct{}
+	checked int
+	at      int
+}
+
+// First returns the first element of list that repeats an earlier one.
+func (r *Repeats) First(list []Value) (Value, bool) {
+	if len(list) < 2 {
+		return Value{}, false
+	}
+	p := &list[0]
+	st := r.arrays[p]
+	if st == nil {
+		if _, again := r.once[p]; !again {
+			if r.once == nil {
+				r.once = map[*Value]struct{}{}
+			}
+			r.once[p] = struct{}{}
+			return firstRepeat(list)
+		}
+		if r.arrays == nil {
+			r.arrays = map[*Value]*repeatState{}
+		}
+		st = &repeatState{seen: map[Value]struct{}{}, at: -1}
+		r.arrays[p] = st
+	}
+	for ; st.checked < len(list); st.checked++ {
+		e := list[st.checked]
+		if _, dup := st.seen[e]; dup && st.at < 0 {
+			st.at = st.checked
+		}
+		st.seen[e] = struct{}{}
+	}
+	if st.at >= 0 && st.at < len(list) {
+		return list[st.at], true
+	}
+	return Value{}, false
+}
+
+// firstRepeat is Repeats.First without memory.
+func firstRepeat(list []Value) (Value, bool) {
+	seen := make(map[Value]struct{}, len(list))
+	for _, e := range list {
+		if _, dup := seen[e]; dup {
+			return e, true
+		}
+		seen[e] = struct{}{}
+	}
+	return Value{}, false
+}

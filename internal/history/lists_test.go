@@ -77,3 +77,38 @@ func testListsShare(t *testing.T, diverge bool) {
 		t.Errorf("%d reads hold %d arrays: the prefixes are not shared", len(reads), len(arrays))
 	}
 }
+
+// TestRepeats: on reads of a few keys sharing storage (Lists), some with
+// elements repeated early, late or past where other reads of the array
+// end, Repeats.First gives what a fresh look at each list gives, in any
+// order of reads.
+func TestRepeats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 1))
+	for round := range 50 {
+		var l Lists
+		var r Repeats
+		orders := map[Value][]Value{}
+		keys := []Value{IntValue(1), IntValue(2)}
+		for _, k := range keys {
+			for i := range 200 {
+				v := IntValue(int64(i))
+				if rng.IntN(40) == 0 && i > 0 { // a repeat in the key's order
+					v = IntValue(int64(rng.IntN(i)))
+				}
+				orders[k] = append(orders[k], v)
+			}
+		}
+		for range 300 {
+			k := keys[rng.IntN(len(keys))]
+			list := l.Share(k, orders[k][:rng.IntN(201)], 0)
+			got, gotOK := r.First(list)
+			want, wantOK := firstRepeat(slices.Clone(list))
+			if got != want || gotOK != wantOK {
+				t.Fatalf("round %d, a list of %d: %v %v, want %v %v", round, len(list), got, gotOK, want, wantOK)
+			}
+		}
+		if len(r.arrays) == 0 {
+			t.Fatalf("round %d: no array was read twice", round)
+		}
+	}
+}

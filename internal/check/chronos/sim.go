@@ -47,12 +47,14 @@ type node struct {
 
 // sim is one replay of a history in timestamp order.
 type sim struct {
-	ix    *history.Index
-	h     *history.History
-	ser   bool
-	kinds []uint8
-	eff   []bool
-	state []uint8
+	ix *history.Index
+	h  *history.History
+	// repeats finds duplicate elements in list reads (duplicate).
+	repeats history.Repeats
+	ser     bool
+	kinds   []uint8
+	eff     []bool
+	state   []uint8
 	// prev is each transaction's predecessor in its session among those
 	// that took effect, or -1.
 	prev []history.TxnID

@@ -18,6 +18,7 @@ import (
 func (a *analysis) reads() {
 	h := a.h
 	shared := sharedArrays(h, func(t history.TxnID) bool { return a.effective[t] })
+	var repeats history.Repeats
 	for i := range h.Txns {
 		t := history.TxnID(i)
 		if !a.effective[t] {
@@ -34,13 +35,7 @@ func (a *analysis) reads() {
 			if len(op.List) > 1 {
 				st = shared[arrayOf(op.Key, op.List)]
 			}
-			dup, isDup := history.Value{}, false
-			if st != nil {
-				dup, isDup = st.duplicate(op.List)
-			} else {
-				dup, isDup = duplicate(op.List)
-			}
-			if isDup {
+			if dup, isDup := repeats.First(op.List); isDup {
 				a.add(anomaly.DuplicateElements, anomaly.None, op.Key, dup, []history.TxnID{t}, ref)
 				continue
 			}
@@ -106,20 +101,6 @@ func (a *analysis) elements(t history.TxnID, ref history.OpRef, k history.KeyID,
 		}
 	}
 	return ok
-}
-
-func duplicate(list []history.Value) (history.Value, bool) {
-	if len(list) < 2 {
-		return history.Value{}, false
-	}
-	seen := make(map[history.Value]bool, len(list))
-	for _, e := range list {
-		if seen[e] {
-			return e, true
-		}
-		seen[e] = true
-	}
-	return history.Value{}, false
 }
 
 // graph builds the dependency graph that the lists' version order gives

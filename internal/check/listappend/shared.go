@@ -10,8 +10,8 @@ import (
 // Reads whose lists share their storage (history.Lists: the native reader
 // makes each key's reads slices of one array) are prefixes of one another,
 // and what the checks of a list's elements find depends on the elements
-// alone — who appended each, whether it took effect, whether one repeats —
-// but for the reader's own appends. So the checks remember, for each array
+// alone — who appended each, whether it took effect, whether one repeats
+// (history.Repeats) — but for the reader's own appends. So the checks remember, for each array
 // two or more reads share, how far its elements have been looked at, and
 // each read looks only past that: a history whose 70,000 reads return 93
 // million elements looks at a few hundred thousand. A list that shares its
@@ -43,43 +43,19 @@ func sharedArrays(h *history.History, effective func(history.TxnID) bool) map[ar
 	shared := map[arrayID]*arrayState{}
 	for id, n := range uses {
 		if n > 1 {
-			shared[id] = &arrayState{dupAt: -1}
+			shared[id] = &arrayState{}
 		}
 	}
 	return shared
 }
 
-// arrayState is what the checks know of an array's first elements.
+// arrayState is what the checks know of an array's first elements: clean
+// ones from the first were appended by a transaction that took effect
+// (stuck: the next was not); pos is where each is.
 type arrayState struct {
-	// seen holds the first checked elements, dupAt the index of the first
-	// that repeats an earlier one (-1: none among them).
-	seen    map[history.Value]struct{}
-	checked int
-	dupAt   int
-	// clean elements from the first were appended by a transaction that
-	// took effect (stuck: the next was not); pos is where each is.
 	clean int
 	stuck bool
 	pos   map[history.Value]int
-}
-
-// duplicate returns the first element of list that repeats an earlier one
-// (of the array's first len(list) elements).
-func (s *arrayState) duplicate(list []history.Value) (history.Value, bool) {
-	if s.seen == nil {
-		s.seen = map[history.Value]struct{}{}
-	}
-	for ; s.checked < len(list); s.checked++ {
-		e := list[s.checked]
-		if _, dup := s.seen[e]; dup && s.dupAt < 0 {
-			s.dupAt = s.checked
-		}
-		s.seen[e] = struct{}{}
-	}
-	if s.dupAt >= 0 && s.dupAt < len(list) {
-		return list[s.dupAt], true
-	}
-	return history.Value{}, false
 }
 
 // cleanUpTo extends the clean elements as far as ext allows and reports
