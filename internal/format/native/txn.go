@@ -128,7 +128,6 @@ func (r *Reader) shareLists(t *history.Txn) {
 	}
 }
 
-
 // checkTxn checks what only the whole transaction tells.
 func (r *Reader) checkTxn(t *history.Txn, seen uint, hasBegin, hasEnd bool) error {
 	s := &r.s
