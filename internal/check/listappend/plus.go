@@ -1,12 +1,9 @@
 package listappend
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
-	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -50,18 +47,7 @@ func (a *analysis) plus(ctx context.Context, l level.Level) ([]anomaly.Anomaly, 
 	// Along the components of the whole graph first (an edge from u to v
 	// has comp[u] >= comp[v]), so that a graph without cycles stays so.
 	comp, _ := g.G.SCC(g.Mask)
-	var extra []checker.Edge
-	for _, o := range a.open {
-		ts := slices.Clone(o.txns)
-		slices.SortFunc(ts, func(x, y history.TxnID) int {
-			cx, cy := comp[dsg.Node(x)], comp[dsg.Node(y)]
-			return cmp.Or(cmp.Compare(cy, cx), cmp.Compare(pos[x], pos[y]), cmp.Compare(x, y))
-		})
-		for i := 1; i < len(ts); i++ {
-			extra = append(extra, checker.Edge{From: ts[i-1], To: ts[i], Dep: anomaly.WW, Key: o.k})
-		}
-	}
-	withOrder := a.build(l, false, extra)
+	withOrder := a.build(l, false, a.openChains(comp, pos))
 	found, err := dsg.FindSingleAnti(ctx, a.h, withOrder.G, withOrder.Mask, withOrder.Nodes)
 	return nil, len(found) == 0 && err == nil, err
 }

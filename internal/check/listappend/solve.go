@@ -40,11 +40,19 @@ func (a *analysis) guess(ctx context.Context, l level.Level, g *dsg.Graph) (bool
 			}
 		}
 	}
+	withOrder := a.build(l, true, a.openChains(comp, pos))
+	_, acyclic := withOrder.G.TopoOrder(withOrder.Mask)
+	return acyclic, ctx.Err()
+}
+
+// openChains orders the unobserved appenders of every open key along the
+// components comp of a graph (an edge from u to v has comp[u] >= comp[v])
+// and, within one, by pos, and returns the order as chains of ww edges.
+func (a *analysis) openChains(comp []int32, pos []int) []checker.Edge {
 	var extra []checker.Edge
 	for _, o := range a.open {
 		ts := slices.Clone(o.txns)
 		slices.SortFunc(ts, func(x, y history.TxnID) int {
-			// An edge from u to v in the merged graph has comp[u] >= comp[v].
 			cx, cy := comp[dsg.Node(x)], comp[dsg.Node(y)]
 			return cmp.Or(cmp.Compare(cy, cx), cmp.Compare(pos[x], pos[y]), cmp.Compare(x, y))
 		})
@@ -52,9 +60,7 @@ func (a *analysis) guess(ctx context.Context, l level.Level, g *dsg.Graph) (bool
 			extra = append(extra, checker.Edge{From: ts[i-1], To: ts[i], Dep: anomaly.WW, Key: o.k})
 		}
 	}
-	withOrder := a.build(l, true, extra)
-	_, acyclic := withOrder.G.TopoOrder(withOrder.Mask)
-	return acyclic, ctx.Err()
+	return extra
 }
 
 // solve decides the cycle part of a list-append history at snapshot
