@@ -330,3 +330,24 @@ func TestOpenTorn(t *testing.T) {
 		t.Errorf("gzip: error %v, warnings %v; want one warning", err, res)
 	}
 }
+
+// TestOpenViperLineLimit: a Viper log read as a stream honours a line
+// limit above the default (its reader bounds its lines itself): a line of
+// 70 MiB is bad input by default and read with --max-line-mb 80.
+func TestOpenViperLineLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 70 MiB twice")
+	}
+	line := `{"value": [["w", 1, "` + strings.Repeat("x", 70<<20) + `", true]]}` + "\n"
+	_, err := Read(strings.NewReader(line), "-", "viper", Options{})
+	if !format.IsLimit(err) || !strings.Contains(err.Error(), "longer than 64 MiB") {
+		t.Errorf("by default: %v, want the line limit", err)
+	}
+	o, err := Read(strings.NewReader(line), "-", "viper", Options{Limits: format.Limits{MaxLine: 80 << 20}})
+	if err != nil {
+		t.Fatalf("with an 80 MiB limit: %v", err)
+	}
+	if n := len(o.History.Txns); n != 1 {
+		t.Errorf("with an 80 MiB limit: %d transactions, want 1", n)
+	}
+}

@@ -46,6 +46,9 @@ type Format struct {
 	Sniff func(prefix []byte) bool
 	// Read reads a history from a stream (nil for directory formats).
 	Read func(r io.Reader, name string) (*history.History, error)
+	// ReadWith, when set, is Read within the read limits (a reader that
+	// bounds its lines itself, which must bound them by the user's).
+	ReadWith func(r io.Reader, name string, lim format.Limits) (*history.History, error)
 	// ReadDir reads a history from a directory (nil for stream formats).
 	ReadDir func(path string) (*history.History, error)
 	// ReadDirWith, when set, is ReadDir within the read limits (the
@@ -70,7 +73,7 @@ func Formats() []Format {
 		{Name: "cobra", Describe: "Cobra binary log directory (one T<n>.log per session)",
 			ReadDir: cobra.ReadDir, SniffDir: cobra.SniffDir},
 		{Name: "viper", Describe: "Viper (ViperBench) JSON logs: a directory of J<thread>.log files, one per session, or one such file",
-			Sniff: viper.Sniff, Read: viper.Read, ReadDir: viper.ReadDir, ReadDirWith: viper.ReadDirWith, SniffDir: viper.SniffDir},
+			Sniff: viper.Sniff, Read: viper.Read, ReadWith: viper.ReadWith, ReadDir: viper.ReadDir, ReadDirWith: viper.ReadDirWith, SniffDir: viper.SniffDir},
 		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write, Whole: true},
 		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
@@ -273,7 +276,12 @@ func read(r io.Reader, name, formatName string, o Options, buf int) (*Opened, er
 	} else {
 		guard = format.LineReader(src, name, o.Limits.Line())
 	}
-	h, err := f.Read(guard, name)
+	var h *history.History
+	if f.ReadWith != nil {
+		h, err = f.ReadWith(guard, name, o.Limits)
+	} else {
+		h, err = f.Read(guard, name)
+	}
 	if err != nil {
 		if cause := format.LimitCause(zr, guard); cause != nil {
 			return nil, cause

@@ -126,7 +126,13 @@ func ReadDirWith(path string, lim format.Limits) (*history.History, error) {
 // names it in messages and labels the session (its thread id when it is
 // J<n>.log).
 func Read(in io.Reader, name string) (*history.History, error) {
-	r := newReader(name, format.Limits{})
+	return ReadWith(in, name, format.Limits{})
+}
+
+// ReadWith is Read within the read limits: a line longer than lim.Line()
+// is bad input.
+func ReadWith(in io.Reader, name string, lim format.Limits) (*history.History, error) {
+	r := newReader(name, lim)
 	l := logFile{name: filepath.Base(name), path: name}
 	l.tid, l.num = format.LogNumber(l.name, "J")
 	if err := r.file(l, in); err != nil {
