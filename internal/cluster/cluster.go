@@ -499,7 +499,8 @@ func freePorts(n int) ([]int, error) {
 }
 
 // poll calls try every interval until it succeeds or ctx ends, and then
-// returns its last error.
+// returns its last error; or at once when try says the node's server
+// exited (exitedError), which waiting longer cannot mend.
 func poll(ctx context.Context, interval time.Duration, try func(context.Context) error) error {
 	for {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -507,6 +508,10 @@ func poll(ctx context.Context, interval time.Duration, try func(context.Context)
 		cancel()
 		if err == nil {
 			return nil
+		}
+		var exited *exitedError
+		if errors.As(err, &exited) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -546,14 +551,20 @@ func reachable(dir string) error {
 	}
 }
 
-// runningNow says whether node i's server is running: an error naming
-// its log when it exited.
+// runningNow says whether node i's server is running: an exitedError
+// naming its log when it exited.
 func (c *Cluster) runningNow(i int) error {
 	c.mu.Lock()
 	p := c.Nodes[i].proc
 	c.mu.Unlock()
 	if p == nil || p.exited() {
-		return fmt.Errorf("%s exited (log: %s)", c.Nodes[i].Name, c.Nodes[i].Log)
+		return &exitedError{name: c.Nodes[i].Name, log: c.Nodes[i].Log}
 	}
 	return nil
 }
+
+// exitedError is a node whose server exited while it was waited for.
+type exitedError struct{ name, log string }
+
+// Error names the node and its log.
+func (e *exitedError) Error() string { return fmt.Sprintf("%s exited (log: %s)", e.name, e.log) }

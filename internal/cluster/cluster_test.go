@@ -258,3 +258,30 @@ func bounce(t *testing.T, c *Cluster, db *sql.DB, fault string) {
 		t.Fatalf("starting node 0 again after %s: %v", fault, err)
 	}
 }
+
+// TestReadyStopsWhenNodeExits: waiting for a node whose server exited
+// ends at once with the exit, not at the readiness timeout (a Galera
+// joiner that died under load kept the wait going for its 90 s).
+func TestReadyStopsWhenNodeExits(t *testing.T) {
+	p := &proc{name: "n1", done: make(chan struct{})}
+	close(p.done)
+	c := &Cluster{Nodes: []*Node{{Name: "n1", Log: "n1.log", proc: p}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := mysqlReady(ctx, c, 0, func(context.Context, *sql.DB) error { return errors.New("not yet") })
+	if err == nil || !strings.Contains(err.Error(), "n1 exited (log: n1.log)") {
+		t.Fatalf("waiting for an exited node: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the wait took %v after the node exited", d)
+	}
+	// Any other error is tried again until the deadline.
+	short, cancel2 := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel2()
+	tries := 0
+	err = poll(short, 100*time.Millisecond, func(context.Context) error { tries++; return errors.New("not yet") })
+	if !errors.Is(err, context.DeadlineExceeded) || tries < 3 {
+		t.Errorf("a node not ready yet: %v after %d tries, want the deadline after several", err, tries)
+	}
+}
