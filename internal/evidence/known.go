@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
@@ -73,9 +74,14 @@ func (f *Finder) graph() *knownGraph {
 			g.out[s.From] = append(g.out[s.From], s)
 		}
 	}
-	for k, kf := range f.keys {
-		for _, links := range kf.succ {
-			for _, l := range links {
+	// In the order of the keys and the writers, not of the maps: the
+	// paths the graph's searches find, and so the evidence, must not
+	// change from run to run.
+	keys := slices.Sorted(maps.Keys(f.keys))
+	for _, k := range keys {
+		kf := f.keys[k]
+		for _, from := range slices.Sorted(maps.Keys(kf.succ)) {
+			for _, l := range kf.succ[from] {
 				add(anomaly.Step{From: l.From, To: l.To, Dep: anomaly.WW, Key: k})
 			}
 		}
@@ -123,7 +129,8 @@ func (f *Finder) graph() *knownGraph {
 			anti(r, src[0], kf, ad)
 		})
 	}
-	for k, kf := range f.keys {
+	for _, k := range keys {
+		kf := f.keys[k]
 		if !kf.lists {
 			continue
 		}

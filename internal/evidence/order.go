@@ -174,9 +174,20 @@ func (f *Finder) listLinks(kf *keyFacts) {
 	seen := map[history.Value]bool{}
 	var longest history.OpRef
 	longestLen := -1
+	// Reads that share a list's storage (history.Lists) show the same
+	// adjacent pairs on their common part, which the first of them added
+	// (add keeps a pair's first link): each looks only past what earlier
+	// reads of its array looked at.
+	done := map[*history.Value]int{}
 	for _, r := range kf.reads {
 		list := h.Txns[r.Txn].Ops[r.Op].List
-		for i, v := range list {
+		from := 0
+		if len(list) > 0 {
+			from = done[&list[0]]
+			done[&list[0]] = max(from, len(list))
+		}
+		for i := from; i < len(list); i++ {
+			v := list[i]
 			seen[v] = true
 			if i == 0 {
 				continue
