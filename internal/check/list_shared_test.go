@@ -96,6 +96,25 @@ func shareLists(h *history.History) *history.History {
 	return &out
 }
 
+// spoiltListHistories calls f with thousands of histories from a store of
+// stale snapshots (hundreds under -short), every other one spoilt, and
+// returns how many.
+func spoiltListHistories(f func(seed uint64, h *history.History)) int {
+	n := 2000
+	if testing.Short() {
+		n = 300
+	}
+	for seed := range uint64(n) {
+		r := rand.New(rand.NewPCG(seed, 71))
+		h := staleLists(r, 4+r.IntN(12), 1+r.IntN(3), 1+r.IntN(3))
+		if seed%2 == 1 {
+			spoilLists(r, h)
+		}
+		f(seed, h)
+	}
+	return n
+}
+
 // TestListSharingSameVerdicts: the list-append checker's shortcuts for
 // reads whose lists share an array give exactly the verdicts and anomalies
 // of its element-by-element checks, at every level, on thousands of
@@ -103,17 +122,8 @@ func shareLists(h *history.History) *history.History {
 // nobody appended, repeated, aborted, the reader's own, missing or out of
 // order).
 func TestListSharingSameVerdicts(t *testing.T) {
-	n := 2000
-	if testing.Short() {
-		n = 300
-	}
 	shared, differ, withEvidence := 0, 0, 0
-	for seed := range uint64(n) {
-		r := rand.New(rand.NewPCG(seed, 71))
-		h := staleLists(r, 4+r.IntN(12), 1+r.IntN(3), 1+r.IntN(3))
-		if seed%2 == 1 {
-			spoilLists(r, h)
-		}
+	n := spoiltListHistories(func(seed uint64, h *history.History) {
 		hs := shareLists(h)
 		arrays := map[*history.Value]int{}
 		for i := range hs.Txns {
@@ -146,7 +156,7 @@ func TestListSharingSameVerdicts(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 	if differ > 0 {
 		t.Errorf("%d verdicts differ", differ)
 	}
@@ -172,17 +182,8 @@ func evidenceOf(h *history.History, id level.ID, as []anomaly.Anomaly) [][]evide
 // the graph it searches is built in the order of keys and writers, not of
 // Go's maps (12 of these histories' evidence changed between runs before).
 func TestListEvidenceDeterministic(t *testing.T) {
-	n := 2000
-	if testing.Short() {
-		n = 300
-	}
 	changed, compared := 0, 0
-	for seed := range uint64(n) {
-		r := rand.New(rand.NewPCG(seed, 71))
-		h := staleLists(r, 4+r.IntN(12), 1+r.IntN(3), 1+r.IntN(3))
-		if seed%2 == 1 {
-			spoilLists(r, h)
-		}
+	spoiltListHistories(func(seed uint64, h *history.History) {
 		for _, id := range listLevels {
 			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: "list-append"})
 			if err != nil || len(res.Anomalies) == 0 {
@@ -200,7 +201,7 @@ func TestListEvidenceDeterministic(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 	if changed > 0 {
 		t.Errorf("%d of %d violations' evidence changed between runs", changed, compared)
 	}
