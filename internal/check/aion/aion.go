@@ -212,6 +212,9 @@ type Checker struct {
 
 	found []Violation
 	stats Stats
+	// repeats finds duplicate elements in the list reads of the batch
+	// being added (duplicate).
+	repeats history.Repeats
 
 	// addKeys holds the keys the arriving transaction writes; scratchKeys
 	// those of a conflict's first writer.
@@ -376,6 +379,7 @@ func (c *Checker) Add(src *history.History, txns []history.Txn) error {
 	}
 	clear(c.seenInt)
 	clear(c.seenStr)
+	c.repeats = history.Repeats{}
 	for _, k := range c.batchKeys {
 		c.batchKinds[k] = 0
 	}
