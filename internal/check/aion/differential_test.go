@@ -451,23 +451,31 @@ func TestDifferentialLists(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 13))
 		for _, ser := range []bool{false, true} {
 			h := randomLists(r, 4+r.IntN(14), 1+r.IntN(3), 1+r.IntN(3), ser)
-			want := chronosFindings(t, h, ser)
-			clk := &clock{now: time.Unix(0, 0)}
-			_, vs := feed(t, h, schedule(h, r, 50*time.Millisecond), 1+r.IntN(4), aion.Config{Serializable: ser, Timeout: time.Hour}, clk)
-			got := aionFindings(vs)
-			if ser {
-				want, got = sameCommitGroups(want), sameCommitGroups(got)
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("seed %d ser=%v:\n%s\nchronos: %s\naion:    %s", seed, ser, history.Notation(h), strings.Join(want, "\n  "), strings.Join(got, "\n  "))
-			}
-			agreed += len(got)
+			agreed += listsAgree(t, seed, h, r, ser, 1+r.IntN(4))
 		}
 	}
 	if agreed == 0 {
 		t.Fatal("no findings: the faults did not reach the checkers")
 	}
 	t.Logf("%d findings agreed on", agreed)
+}
+
+// listsAgree feeds list history h to Aion in shuffled batches of batch
+// transactions and fails t unless its findings are Chronos's; it returns
+// how many.
+func listsAgree(t *testing.T, seed uint64, h *history.History, r *rand.Rand, ser bool, batch int) int {
+	t.Helper()
+	want := chronosFindings(t, h, ser)
+	clk := &clock{now: time.Unix(0, 0)}
+	_, vs := feed(t, h, schedule(h, r, 50*time.Millisecond), batch, aion.Config{Serializable: ser, Timeout: time.Hour}, clk)
+	got := aionFindings(vs)
+	if ser {
+		want, got = sameCommitGroups(want), sameCommitGroups(got)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("seed %d ser=%v:\n%s\nchronos: %s\naion:    %s", seed, ser, history.Notation(h), strings.Join(want, "\n  "), strings.Join(got, "\n  "))
+	}
+	return len(got)
 }
 
 // sameCommitGroups replaces, in SER findings, the concurrent writes of a
@@ -556,17 +564,7 @@ func TestDifferentialSharedLists(t *testing.T) {
 				}
 			}
 		}
-		want := chronosFindings(t, h, ser)
-		clk := &clock{now: time.Unix(0, 0)}
-		_, vs := feed(t, h, schedule(h, r, 50*time.Millisecond), 4+r.IntN(20), aion.Config{Serializable: ser, Timeout: time.Hour}, clk)
-		got := aionFindings(vs)
-		if ser {
-			want, got = sameCommitGroups(want), sameCommitGroups(got)
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("seed %d ser=%v:\n%s\nchronos: %s\naion:    %s", seed, ser, history.Notation(h), strings.Join(want, "\n  "), strings.Join(got, "\n  "))
-		}
-		agreed += len(got)
+		agreed += listsAgree(t, seed, h, r, ser, 4+r.IntN(20))
 	}
 	if long < 300 || agreed == 0 {
 		t.Fatalf("%d reads of more than 16 elements, %d findings: the test does not reach the shared arrays", long, agreed)
