@@ -1,4 +1,5 @@
-# bench-shard-lib: what bench-shard-ab.sh and bench-shard-wall.sh share.
+# bench-shard-lib: what bench-shard.sh, bench-shard-ab.sh and
+# bench-shard-wall.sh share.
 # Sourced after DIR, PIDS, TXNS and DIST are set: it defines cpu PID
 # (user + system seconds of a process so far), starts a NATS server of its
 # own (JetStream, its store in $DIR; its PID in nats_pid and PIDS, its

@@ -25,17 +25,10 @@ DIR=$(mktemp -d)
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$DIR"; }
 trap cleanup EXIT
-clk_tck=$(getconf CLK_TCK)
-# cpu PID: user+system seconds of a process so far.
-cpu() { awk -v t="$clk_tck" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
 now() { date +%s.%N; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-nats-server -a 127.0.0.1 -p "$port" -js -sd "$DIR/store" >"$DIR/nats.log" 2>&1 &
-nats_pid=$!; PIDS+=("$nats_pid")
-URL=nats://127.0.0.1:$port
-sleep 1
-
-"$BIN" gen --workload general --txns "$TXNS" --sessions 100 --keys 100000 --timestamps --ts-fault early-commit --ts-faults 20 --seed 42 --out "$DIR/h.jsonl" 2>/dev/null
+DIST=zipfian
+# shellcheck source=scripts/bench-shard-lib.sh
+source "$(dirname "$0")/bench-shard-lib.sh" "$BIN"
 bytes=$(stat -c %s "$DIR/h.jsonl")
 echo "history: $TXNS transactions, $bytes bytes ($((bytes / TXNS)) a transaction as JSON lines)"
 split -l 10000 "$DIR/h.jsonl" "$DIR/part."

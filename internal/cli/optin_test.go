@@ -54,27 +54,31 @@ func needBuilt(t *testing.T, spec string) {
 // are its documented behaviour (docs/databases.md), and what holds is
 // InnoDB's repeatable read (--module innodb-rr).
 func TestRunTiDBFaults(t *testing.T) {
-	needBuilt(t, "tidb")
+	optinFaultRun(t, "tidb", "1s", "6000", "repeatable-read", "--module", "innodb-rr")
+}
+
+// optinFaultRun runs mini-transactions at repeatable read on the opt-in
+// server kind (skipping unless it is built), killed, paused, restarted and
+// its clients cut every interval, checks the run (at the level want
+// names, with the flags extra) and returns what it wrote to standard error.
+func optinFaultRun(t *testing.T, kind, interval, txns, want string, extra ...string) string {
+	t.Helper()
+	needBuilt(t, kind)
 	t.Parallel() // each stands up its own cluster, on ports of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	kinds := []string{"kill", "pause", "restart", "cut"}
-	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "tidb", "--faults", strings.Join(kinds, ","), "--fault-interval", "1s",
-		"--txns", "6000", "--sessions", "6", "--keys", "20", "--isolation", "repeatable-read", "--module", "innodb-rr", "--seed", "3")
-	checkFaultRun(t, code, out, errs, file, "repeatable-read", kinds...)
+	args := append([]string{"--faults", strings.Join(kinds, ","), "--fault-interval", interval,
+		"--txns", txns, "--sessions", "6", "--keys", "20", "--isolation", "repeatable-read", "--seed", "3"}, extra...)
+	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, kind, args...)
+	checkFaultRun(t, code, out, errs, file, want, kinds...)
+	return errs
 }
 
 // TestRunTiDBOptimisticFaults: the same in optimistic mode, whose write
 // conflicts abort at COMMIT (9007).
 func TestRunTiDBOptimisticFaults(t *testing.T) {
-	needBuilt(t, "tidb-optimistic")
-	t.Parallel() // each stands up its own cluster, on ports of its own
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	kinds := []string{"kill", "pause", "restart", "cut"}
-	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "tidb-optimistic", "--faults", strings.Join(kinds, ","), "--fault-interval", "1s",
-		"--txns", "6000", "--sessions", "6", "--keys", "20", "--isolation", "repeatable-read", "--level", "si", "--seed", "3")
-	checkFaultRun(t, code, out, errs, file, "snapshot-isolation", kinds...)
+	errs := optinFaultRun(t, "tidb-optimistic", "1s", "6000", "snapshot-isolation", "--level", "si")
 	if !strings.Contains(errs, "write conflict (9007)") {
 		t.Errorf("no transaction aborted with a write conflict (9007)")
 	}
@@ -83,12 +87,5 @@ func TestRunTiDBOptimisticFaults(t *testing.T) {
 // TestRunDoltFaults: dolt sql-server (opt-in), killed, paused, restarted
 // and its clients cut, at repeatable read (the level Dolt implements).
 func TestRunDoltFaults(t *testing.T) {
-	needBuilt(t, "dolt")
-	t.Parallel() // each stands up its own cluster, on ports of its own
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	kinds := []string{"kill", "pause", "restart", "cut"}
-	code, out, errs, file := clusterRun(t, ctx, &runCommand{}, "dolt", "--faults", strings.Join(kinds, ","), "--fault-interval", "2s",
-		"--txns", "2000", "--sessions", "6", "--keys", "20", "--isolation", "repeatable-read", "--level", "si", "--seed", "3")
-	checkFaultRun(t, code, out, errs, file, "snapshot-isolation", kinds...)
+	optinFaultRun(t, "dolt", "2s", "2000", "snapshot-isolation", "--level", "si")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -283,5 +284,27 @@ func TestReadyStopsWhenNodeExits(t *testing.T) {
 	err = poll(short, 100*time.Millisecond, func(context.Context) error { tries++; return errors.New("not yet") })
 	if !errors.Is(err, context.DeadlineExceeded) || tries < 3 {
 		t.Errorf("a node not ready yet: %v after %d tries, want the deadline after several", err, tries)
+	}
+}
+
+// TestSingleNode: the node of a one-server kind has its directories, its
+// log, and a client proxy the DSN names, in front of the server's port.
+func TestSingleNode(t *testing.T) {
+	c := &Cluster{Dir: t.TempDir()}
+	node, dir, port, err := singleNode(c, "x.log", "home", "tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	for _, d := range []string{node.Dir, filepath.Join(dir, "home"), filepath.Join(dir, "tmp")} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	if node.Name != "n1" || node.Log != filepath.Join(dir, "x.log") || len(c.Nodes) != 1 || port <= 0 {
+		t.Errorf("node %+v, port %d, %d nodes", node, port, len(c.Nodes))
+	}
+	if dsn := c.dsn(0); dsn != "mysql://root@"+node.client.addr()+"/test" {
+		t.Errorf("dsn %s", dsn)
 	}
 }

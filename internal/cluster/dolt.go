@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -25,34 +24,21 @@ func upDolt(ctx context.Context, c *Cluster, say func(string)) error {
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(1)
+	node, dir, port, err := singleNode(c, "dolt.log", "home", "tmp")
 	if err != nil {
 		return err
 	}
-	name := "n1"
-	dir := filepath.Join(c.Dir, name)
-	node := &Node{Name: name, Dir: filepath.Join(dir, "data"), Log: filepath.Join(dir, "dolt.log")}
 	home, tmp := filepath.Join(dir, "home"), filepath.Join(dir, "tmp")
-	for _, d := range []string{node.Dir, home, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
 	env := []string{"DOLT_ROOT_PATH=" + home, "HOME=" + home, "TMPDIR=" + tmp}
 	for _, kv := range [][2]string{{"user.name", "isoscope"}, {"user.email", "isoscope@localhost"}, {"metrics.disabled", "true"}} {
 		if err := runEnv("dolt config", filepath.Join(dir, "config.log"), nil, env, time.Minute, bin, "config", "--global", "--add", kv[0], kv[1]); err != nil {
 			return err
 		}
 	}
-	if node.client, err = newProxy(name+"-client", "127.0.0.1:"+strconv.Itoa(ports[0]), nil); err != nil {
-		return err
-	}
-	c.Nodes = append(c.Nodes, node)
-	args := []string{bin, "sql-server", "--host", "127.0.0.1", "--port", strconv.Itoa(ports[0]), "--data-dir", node.Dir}
+	args := []string{bin, "sql-server", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--data-dir", node.Dir}
 	node.launch = func() (*proc, error) { return startProc(node.Name, node.Log, nil, env, args...) }
-	c.dsn = func(i int) string { return "mysql://root@" + c.Nodes[i].client.addr() + "/test" }
 	c.ready = func(ctx context.Context, i int) error { return doltReady(ctx, c, i) }
-	say("dolt: starting " + name)
+	say("dolt: starting " + node.Name)
 	return c.Start(ctx, 0)
 }
 

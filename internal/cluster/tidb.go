@@ -90,30 +90,18 @@ func upTiDB(ctx context.Context, c *Cluster, optimistic bool, say func(string)) 
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(1)
+	node, dir, port, err := singleNode(c, "tidb.log", "tmp")
 	if err != nil {
 		return err
 	}
-	name := "n1"
-	dir := filepath.Join(c.Dir, name)
-	node := &Node{Name: name, Dir: filepath.Join(dir, "data"), Log: filepath.Join(dir, "tidb.log")}
 	tmp := filepath.Join(dir, "tmp")
-	for _, d := range []string{node.Dir, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
 	cfg := filepath.Join(dir, "tidb.toml")
 	conf := fmt.Sprintf("tmp-storage-path = %q\n\n[log]\nslow-query-file = %q\n", filepath.Join(dir, "tmp-storage"), filepath.Join(dir, "tidb-slow.log"))
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		return err
 	}
-	if node.client, err = newProxy(name+"-client", "127.0.0.1:"+strconv.Itoa(ports[0]), nil); err != nil {
-		return err
-	}
-	c.Nodes = append(c.Nodes, node)
 	args := []string{bin, "-config", cfg, "-store", "unistore", "-path", node.Dir,
-		"-host", "127.0.0.1", "-P", strconv.Itoa(ports[0]), "-report-status=false",
+		"-host", "127.0.0.1", "-P", strconv.Itoa(port), "-report-status=false",
 		"-status-host", "127.0.0.1", "-socket", filepath.Join(dir, "tidb.sock"), "-temp-dir", tmp}
 	env := []string{"TMPDIR=" + tmp}
 	node.launch = func() (*proc, error) { return startProc(node.Name, node.Log, nil, env, args...) }
@@ -121,9 +109,8 @@ func upTiDB(ctx context.Context, c *Cluster, optimistic bool, say func(string)) 
 	if optimistic {
 		mode = "optimistic"
 	}
-	c.dsn = func(i int) string { return "mysql://root@" + c.Nodes[i].client.addr() + "/test" }
 	c.ready = func(ctx context.Context, i int) error { return tidbReady(ctx, c, i, mode) }
-	say("tidb: starting " + name + " (unistore, " + mode + " transactions)")
+	say("tidb: starting " + node.Name + " (unistore, " + mode + " transactions)")
 	return c.Start(ctx, 0)
 }
 
@@ -143,6 +130,31 @@ func tidbReady(ctx context.Context, c *Cluster, i int, mode string) error {
 		}
 		return errors.New("tidb_txn_mode was " + got + ", set to " + mode)
 	})
+}
+
+// singleNode makes the node n1 of a one-server kind speaking MySQL's
+// protocol (TiDB, Dolt) in c: its directory, with data/ (the node's Dir)
+// and the directories sub, its log logName, and a client proxy in front
+// of a free port for the server, which it returns; clients reach it as
+// root, database test.
+func singleNode(c *Cluster, logName string, sub ...string) (node *Node, dir string, port int, err error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	dir = filepath.Join(c.Dir, "n1")
+	node = &Node{Name: "n1", Dir: filepath.Join(dir, "data"), Log: filepath.Join(dir, logName)}
+	for _, d := range append([]string{"data"}, sub...) {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, "", 0, err
+		}
+	}
+	if node.client, err = newProxy(node.Name+"-client", "127.0.0.1:"+strconv.Itoa(ports[0]), nil); err != nil {
+		return nil, "", 0, err
+	}
+	c.Nodes = append(c.Nodes, node)
+	c.dsn = func(i int) string { return "mysql://root@" + c.Nodes[i].client.addr() + "/test" }
+	return node, dir, ports[0], nil
 }
 
 // single reports whether kind is one server, not a replicated cluster:

@@ -178,15 +178,10 @@ func (f *Finder) listLinks(kf *keyFacts) {
 	// adjacent pairs on their common part, which the first of them added
 	// (add keeps a pair's first link): each looks only past what earlier
 	// reads of its array looked at.
-	done := map[*history.Value]int{}
+	looked := history.Looked{}
 	for _, r := range kf.reads {
 		list := h.Txns[r.Txn].Ops[r.Op].List
-		from := 0
-		if len(list) > 0 {
-			from = done[&list[0]]
-			done[&list[0]] = max(from, len(list))
-		}
-		for i := from; i < len(list); i++ {
+		for i := looked.From(kf.key, list); i < len(list); i++ {
 			v := list[i]
 			seen[v] = true
 			if i == 0 {

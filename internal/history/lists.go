@@ -45,6 +45,35 @@ func (l *Lists) Share(key Value, list []Value, own int) []Value {
 	return c[:len(c):len(c)]
 }
 
+// ListArray names the array a list read's elements are stored in (the
+// address of its first element), with the key read: the reads that share
+// one (Lists) are prefixes of one another.
+type ListArray struct {
+	Key   KeyID
+	First *Value
+}
+
+// ArrayOf returns the array of list, a non-empty read of key.
+func ArrayOf(key KeyID, list []Value) ListArray { return ListArray{key, &list[0]} }
+
+// Looked remembers how far a check has looked into each array of list
+// elements, for a check whose findings depend on the elements alone: it
+// looks at an array's elements once, however many reads share it.
+type Looked map[ListArray]int
+
+// From returns where a look at list, a read of key, starts — past what
+// earlier looks at its array saw, so len(list) when they saw all of it —
+// and records the array as looked at through list's end.
+func (l Looked) From(key KeyID, list []Value) int {
+	if len(list) == 0 {
+		return 0
+	}
+	a := ArrayOf(key, list)
+	from := l[a]
+	l[a] = max(from, len(list))
+	return min(from, len(list))
+}
+
 // OwnTail counts the elements at the end of list, a read of key, that ops
 // (the reading transaction's operations before the read) appended to key:
 // the own argument of Share for a transaction that did not commit. Past

@@ -112,3 +112,25 @@ func TestRepeats(t *testing.T) {
 		}
 	}
 }
+
+// TestLooked: a look at a read starts where earlier looks at its array
+// (with its key) ended, or at its end when they went past it, and a fresh
+// array or another key starts at 0.
+func TestLooked(t *testing.T) {
+	var l Lists
+	k := IntValue(1)
+	order := []Value{IntValue(1), IntValue(2), IntValue(3), IntValue(4), IntValue(5)}
+	a5 := l.Share(k, order, 0) // the longest first: the others are slices of its array
+	a3, a2 := l.Share(k, order[:3], 0), l.Share(k, order[:2], 0)
+	other := slices.Clone(order[:4])
+	looked := Looked{}
+	for i, c := range []struct {
+		key  KeyID
+		list []Value
+		want int
+	}{{0, a3, 0}, {0, a5, 3}, {0, a2, 2}, {0, a5, 5}, {0, other, 0}, {1, a5, 0}, {0, nil, 0}} {
+		if got := looked.From(c.key, c.list); got != c.want {
+			t.Errorf("look %d (key %d, %d elements): from %d, want %d", i, c.key, len(c.list), got, c.want)
+		}
+	}
+}

@@ -345,10 +345,7 @@ func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string
 			var pieces uint64
 			var err error
 			if shard.IsBinary(m.Data()) { // its places are in it: decode keeps them
-				pieces, err = strconv.ParseUint(hdr.Get(PiecesHeader), 10, 64)
-				if err != nil {
-					err = fmt.Errorf("its %s header %q is not a number of pieces", PiecesHeader, hdr.Get(PiecesHeader))
-				}
+				pieces, err = binaryPieces(hdr)
 			} else {
 				pieces, err = w.place(hdr.Get(PieceHeader), id(hdr), m.Data())
 			}
@@ -420,10 +417,19 @@ func (w *Worker) sharded(h string) error {
 // not say).
 func pieceCount(hdr nats.Header, data []byte) uint64 {
 	if shard.IsBinary(data) {
-		n, _ := strconv.ParseUint(hdr.Get(PiecesHeader), 10, 64)
+		n, _ := binaryPieces(hdr)
 		return n
 	}
 	return uint64(len(strings.Fields(hdr.Get(PieceHeader))))
+}
+
+// binaryPieces reads the PiecesHeader of a message in the binary form.
+func binaryPieces(hdr nats.Header) (uint64, error) {
+	n, err := strconv.ParseUint(hdr.Get(PiecesHeader), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("its %s header %q is not a number of pieces", PiecesHeader, hdr.Get(PiecesHeader))
+	}
+	return n, nil
 }
 
 // id is a message's identity, from its headers.

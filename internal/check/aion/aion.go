@@ -213,7 +213,8 @@ type Checker struct {
 	found []Violation
 	stats Stats
 	// repeats finds duplicate elements in the list reads of the batch
-	// being added (duplicate).
+	// being added (chronos.DuplicateElement); Add starts it afresh for
+	// each batch, so that it keeps no batch's lists alive past the next.
 	repeats history.Repeats
 
 	// addKeys holds the keys the arriving transaction writes; scratchKeys

@@ -121,7 +121,7 @@ func (c *Checker) listReads(t *txn, ops []op, report bool) []listAccess {
 		}
 		r := o.list
 		ref := history.OpRef{Txn: 0, Op: int32(j)}
-		if e, dup := c.duplicate(r); dup {
+		if e, dup := chronos.DuplicateElement(&c.repeats, r); dup {
 			if report {
 				c.reportAt([]party{t.party()}, []*txn{t}, anomaly.Anomaly{Kind: anomaly.DuplicateElements, Txns: []history.TxnID{0}, Key: history.KeyID(o.key), Value: e, Ops: []history.OpRef{ref}})
 			}
@@ -306,16 +306,4 @@ func (c *Checker) listFinding(t *txn, ops []op, a listAccess, sp pos) (Violation
 		return mk(anomaly.StaleRead, chronos.ExtPhenomenon(c.ser, anomaly.StaleRead), snap[i], &ap, history.OpRef{Txn: 1, Op: ap.op}), true
 	}
 	return Violation{}, false
-}
-
-// duplicate is chronos.DuplicateElement, looking into a list whose storage
-// other reads of the same batch share only past what their checks saw
-// (history.Repeats, which Add starts afresh for each batch, so that it
-// keeps no batch's lists alive past the next; the same answer for a list
-// of more than 16 elements, whose first repeat both give).
-func (c *Checker) duplicate(r []history.Value) (history.Value, bool) {
-	if len(r) <= 16 {
-		return chronos.DuplicateElement(r)
-	}
-	return c.repeats.First(r)
 }

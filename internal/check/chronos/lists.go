@@ -69,7 +69,7 @@ func (s *sim) listRead(t history.TxnID, j int, r []history.Value, st uint32) {
 	if v != nil && v.appended && s.h.Txns[t].Ops[j].Kind == history.Read {
 		return // a read of null after an own append: the shared checks report it
 	}
-	if e, dup := s.duplicate(r); dup {
+	if e, dup := DuplicateElement(&s.repeats, r); dup {
 		s.found = append(s.found, anomaly.Anomaly{Kind: anomaly.DuplicateElements, Txns: []history.TxnID{t}, Key: k, Value: e, Ops: []history.OpRef{ref}})
 		return
 	}
@@ -164,15 +164,4 @@ func (s *sim) listExt(t history.TxnID, ref history.OpRef, k history.KeyID, r, sn
 		a := s.apps[elemKey{k, snap[i]}]
 		add(anomaly.StaleRead, ExtPhenomenon(s.ser, anomaly.StaleRead), snap[i], []history.TxnID{t, a.Txn}, a)
 	}
-}
-
-// duplicate is DuplicateElement, looking into a list whose storage other
-// reads share only past what their checks saw (history.Repeats; the same
-// answer for a list of more than 16 elements, whose first repeat both
-// give).
-func (s *sim) duplicate(r []history.Value) (history.Value, bool) {
-	if len(r) <= 16 {
-		return DuplicateElement(r)
-	}
-	return s.repeats.First(r)
 }

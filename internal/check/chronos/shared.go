@@ -63,8 +63,11 @@ func ExtPhenomenon(ser bool, k anomaly.Kind) anomaly.Phenomenon {
 	return anomaly.GSIa
 }
 
-// DuplicateElement returns an element the list read r holds twice.
-func DuplicateElement(r []history.Value) (history.Value, bool) {
+// DuplicateElement returns an element the list read r holds twice. For a
+// list of more than 16 elements it is the first that repeats an earlier
+// one, found by rep (when not nil), which looks into an array that other
+// reads share only past what it saw of it before (history.Repeats).
+func DuplicateElement(rep *history.Repeats, r []history.Value) (history.Value, bool) {
 	if len(r) <= 16 {
 		for i := range r {
 			if slices.Contains(r[i+1:], r[i]) {
@@ -73,12 +76,8 @@ func DuplicateElement(r []history.Value) (history.Value, bool) {
 		}
 		return history.Value{}, false
 	}
-	seen := make(map[history.Value]bool, len(r))
-	for _, e := range r {
-		if seen[e] {
-			return e, true
-		}
-		seen[e] = true
+	if rep == nil {
+		rep = &history.Repeats{}
 	}
-	return history.Value{}, false
+	return rep.First(r)
 }

@@ -49,7 +49,7 @@ type node struct {
 type sim struct {
 	ix *history.Index
 	h  *history.History
-	// repeats finds duplicate elements in list reads (duplicate).
+	// repeats finds duplicate elements in list reads (DuplicateElement).
 	repeats history.Repeats
 	ser     bool
 	kinds   []uint8

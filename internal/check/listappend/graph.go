@@ -33,7 +33,7 @@ func (a *analysis) reads() {
 			ref := history.OpRef{Txn: t, Op: int32(j)}
 			var st *arrayState // what is known of the list's array, when shared
 			if len(op.List) > 1 {
-				st = shared[arrayOf(op.Key, op.List)]
+				st = shared[history.ArrayOf(op.Key, op.List)]
 			}
 			if dup, isDup := repeats.First(op.List); isDup {
 				a.add(anomaly.DuplicateElements, anomaly.None, op.Key, dup, []history.TxnID{t}, ref)

@@ -331,23 +331,17 @@ func (a *analysis) resolve() {
 			work = append(work, history.TxnID(i))
 		}
 	}
-	// How far each array of list elements has been looked at (shared.go):
-	// marking an element's appender depends on the element alone.
-	done := map[arrayID]int{}
+	// Marking an element's appender depends on the element alone: each
+	// array of list elements is looked at once (shared.go).
+	looked := history.Looked{}
 	for len(work) > 0 {
 		t := work[len(work)-1]
 		work = work[:len(work)-1]
 		for _, op := range a.h.Txns[t].Ops {
-			if op.Kind != history.ReadList || len(op.List) == 0 {
+			if op.Kind != history.ReadList {
 				continue
 			}
-			id := arrayOf(op.Key, op.List)
-			from := done[id]
-			if from >= len(op.List) {
-				continue
-			}
-			done[id] = len(op.List)
-			for _, e := range op.List[from:] {
+			for _, e := range op.List[looked.From(op.Key, op.List):] {
 				w, ok := a.appends[elemKey{op.Key, e}]
 				if ok && !a.effective[w.t] && a.h.Txns[w.t].Status == history.Unknown {
 					a.effective[w.t] = true

@@ -11,36 +11,28 @@ import (
 // makes each key's reads slices of one array) are prefixes of one another,
 // and what the checks of a list's elements find depends on the elements
 // alone — who appended each, whether it took effect, whether one repeats
-// (history.Repeats) — but for the reader's own appends. So the checks remember, for each array
-// two or more reads share, how far its elements have been looked at, and
-// each read looks only past that: a history whose 70,000 reads return 93
-// million elements looks at a few hundred thousand. A list that shares its
-// array with no other read is checked as before, element by element.
-
-// arrayID names the array a list read's elements are in, with its key.
-type arrayID struct {
-	k history.KeyID
-	p *history.Value
-}
-
-// arrayOf returns the array of a non-empty list.
-func arrayOf(k history.KeyID, list []history.Value) arrayID { return arrayID{k, &list[0]} }
+// (history.Repeats) — but for the reader's own appends. So the checks
+// remember, for each array two or more reads share, how far its elements
+// have been looked at, and each read looks only past that
+// (history.Looked): a history whose 70,000 reads return 93 million
+// elements looks at a few hundred thousand. A list that shares its array
+// with no other read is checked as before, element by element.
 
 // sharedArrays counts the reads of each array that two or more list reads
 // of h's effective transactions share.
-func sharedArrays(h *history.History, effective func(history.TxnID) bool) map[arrayID]*arrayState {
-	uses := map[arrayID]int{}
+func sharedArrays(h *history.History, effective func(history.TxnID) bool) map[history.ListArray]*arrayState {
+	uses := map[history.ListArray]int{}
 	for i := range h.Txns {
 		if !effective(history.TxnID(i)) {
 			continue
 		}
 		for _, op := range h.Txns[i].Ops {
 			if op.Kind == history.ReadList && len(op.List) > 1 {
-				uses[arrayOf(op.Key, op.List)]++
+				uses[history.ArrayOf(op.Key, op.List)]++
 			}
 		}
 	}
-	shared := map[arrayID]*arrayState{}
+	shared := map[history.ListArray]*arrayState{}
 	for id, n := range uses {
 		if n > 1 {
 			shared[id] = &arrayState{}
