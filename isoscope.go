@@ -246,7 +246,9 @@ func Check(ctx context.Context, h *History, o Options) (*Result, error) {
 	return out, nil
 }
 
-// anomalyOf is a in h's own names.
+// anomalyOf returns the internal anomaly a in h's own names: its
+// transactions by their ids in the history, its keys and values as the
+// history writes them.
 func anomalyOf(h *history.History, a *anomaly.Anomaly) Anomaly {
 	txn := func(t history.TxnID) Value {
 		if t == history.Init {

@@ -159,6 +159,11 @@ const (
 	// histories with unique values in near-linear time, by saturating
 	// the commit order with the edges the level's axiom infers.
 	Saturate Checker = "saturate"
+	// Linear decides linearizability (and serializability where each
+	// session keeps to one register) of register histories whose
+	// transactions are each one read, write or compare-and-set of one
+	// key: Jepsen's, Knossos's and Porcupine's logs.
+	Linear Checker = "linear"
 	// SAT decides every level on any history, by a SAT search.
 	SAT Checker = "sat"
 	// SATBC is SAT with snapshot isolation encoded on Viper's
