@@ -305,21 +305,10 @@ func runUntimed(ctx context.Context, h *history.History, l level.Level, o Option
 
 // holdsSearchMax, holdsSearchMaxDerived, holdsSearchConflicts and
 // holdsSearchWork bound the solver searches that ask, after a violation,
-// which weaker levels still hold: only histories of at most holdsSearchMax
-// transactions, each search encoding at most holdsSearchMaxDerived derived
-// anti-dependencies and stopping (the level unclaimed) after
-// holdsSearchConflicts conflicts or holdsSearchWork units of the solver's
-// work (propagations and the edges its theory's searches scan, where the
-// weak levels spend their time between conflicts). They stand for the
-// second each search was once allowed, measured on a 2-core machine:
-// encoding and lowering go at about 300,000 derived anti-dependencies a
-// second (600 transactions on 12 keys with repeated values derive 17 M and
-// take about a minute), the solver meets 7,500 to 13,000 conflicts a
-// second on small dense encodings, and does 13 M units of work a second
-// at repeatable read and 60 M at PL-2+ on a 600-transaction blind-write
-// history from Badger (where repeatable read holds after 11 M). Every
-// bound is a count, so which levels are claimed depends on the history
-// alone, not on the machine's speed or load.
+// which weaker levels still hold (histories of at most holdsSearchMax
+// transactions; about a second each): counts, not time, so the levels
+// claimed depend on the history alone. docs/limits.md gives the
+// measurements behind them.
 const (
 	holdsSearchMax        = 1000
 	holdsSearchMaxDerived = 300_000

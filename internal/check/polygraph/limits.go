@@ -6,30 +6,9 @@ import (
 	"github.com/isoscope/isoscope/internal/check/checker"
 )
 
-// The default limits. MaxDerived: Boomslang's RandomRange and RandomBench
-// at 10,000 transactions derive about 18,000, a 100,000-transaction
-// history with repeated values 57,000; 600 transactions on 12 keys with
-// repeated values would derive 17 M and take a minute and 6 GB to encode.
-//
-// DefaultShrinkWork and DefaultShrinkConflicts stand for the 20 seconds
-// the counterexample search used to be allowed, measured on the 2-core
-// machine they were chosen on. Shrinking the solver's refutations of
-// general histories with planted stale reads (1,000 to 10,000
-// transactions of 4 operations, half the keys with repeated values) got
-// through 390,000 to 640,000 units of work a second on an idle machine
-// (163,000 in 0.41 s at 1,000 transactions; 3.4 M in 7.4 s at 10,000) and
-// 180,000 to 200,000 on a loaded one (the same 3.4 M in 18.9 s), with a
-// few hundred conflicts in all; the unsat search's windows of
-// TestUnsatSearch's 400-transaction histories cost about 11,000 units in
-// 25 to 55 ms. So 8 M units are about 20 s of work on the idle machine.
-// The solver, on small dense encodings (60 transactions on 6 keys with
-// repeated values), meets 7,500 to 13,000 conflicts a second: 200,000
-// conflicts are about 20 s of solving. The solver's work (propagations
-// and the edges its theory's searches scan) went at 13 M units a second
-// at repeatable read and 60 M at PL-2+ on a 600-transaction blind-write
-// history from Badger: 500 M units are 8 to 40 s. Every counterexample
-// search of the tests ends well within all three. The unsat search's windows and the
-// shrinking of the violation it finds have each a budget of their own.
+// The default limits: the derived anti-dependencies one encoding may hold,
+// and the counterexample search's budgets in work (about 20 s each on the
+// 2-core machine); docs/limits.md gives the measurements behind them.
 const (
 	DefaultMaxDerived       = 2_000_000
 	DefaultShrinkWork       = 8_000_000
