@@ -49,9 +49,14 @@ type genCommand struct {
 	Timestamps bool
 	TSFault    string
 	TSFaults   int
-	// distSet says --dist was given: the Boomslang workloads default to
-	// uniform keys, as in the paper.
-	distSet bool
+	// The list-append workload's options (gen.ListAppendConfig).
+	AppendsPerKey int
+	UnknownRatio  float64
+	// distSet says --dist was given: the Boomslang and list-append
+	// workloads default to uniform keys, as in the paper and in Elle;
+	// keysSet and opsSet say --keys and --ops were, which list-append
+	// otherwise takes as 10 and 4.
+	distSet, keysSet, opsSet bool
 }
 
 func newGenCommand(std IO) *cobra.Command {
@@ -66,6 +71,9 @@ func newGenCommand(std IO) *cobra.Command {
 
   # Boomslang's range workload with one corrupted scan in a hundred
   isoscope gen --workload randomrange --fault 0.01 --txns 2000 -o range.jsonl
+
+  # Elle's list-append workload on snapshot isolation, with a planted G-single
+  isoscope gen --workload list-append --mode si --txns 20000 --plant g-single -o la.jsonl
 
   # database timestamps with a planted early commit, for the chronos checker
   isoscope gen --ts-fault early-commit --txns 2000 -o ts.jsonl`,
@@ -96,6 +104,14 @@ the transactions (a stale or never-written value, or a scan that omits a key), s
 that the history likely violates the level the mode gives. In si mode,
 first-committer-wins losers are recorded as aborted.
 
+--workload list-append runs Elle's list-append workload: each transaction has 1 to
+--ops operations (4 unless given), each a read of a whole list (--read-ratio) or
+an append of a unique element, over --keys keys in use at once (10 unless given;
+uniform unless --dist says otherwise), each retired after --appends-per-key
+appends; --abort-ratio and --unknown-ratio give failed and indeterminate
+transactions. --plant takes g0, aborted-read (g1a), intermediate-read (g1b), g1c,
+g-single, g2-item (write-skew), lost-update and internal.
+
 --timestamps gives every transaction the simulated database's start_ts and
 commit_ts (a logical clock ticking at each start and commit), for the chronos
 checker. --ts-fault early-commit or skew (with --ts-faults N, default 1) then
@@ -106,6 +122,8 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.distSet = cmd.Flags().Changed("dist")
+			c.keysSet = cmd.Flags().Changed("keys")
+			c.opsSet = cmd.Flags().Changed("ops")
 			return c.Run(cmd.Context())
 		},
 	}
@@ -120,9 +138,9 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 	f.Uint64Var(&c.Seed, "seed", 1, "random seed (the same seed gives the same history)")
 	f.StringSliceVar(&c.Plant, "plant", nil, "anomaly kinds to plant, comma-separated (e.g. lost-update,write-skew)")
 	f.StringVarP(&c.Out, "out", "o", "-", "output file (- for standard output; a .gz name compresses)")
-	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (reads and blind writes; serial mode only), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
-	f.IntVar(&c.Ops, "ops", 8, "general and Boomslang workloads: operations per transaction")
-	f.Float64Var(&c.ReadRatio, "read-ratio", 0.5, "general: share of reads")
+	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (reads and blind writes; serial mode only), list-append (Elle's), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
+	f.IntVar(&c.Ops, "ops", 8, "general and Boomslang workloads: operations per transaction; list-append: at most this many (default 4)")
+	f.Float64Var(&c.ReadRatio, "read-ratio", 0.5, "general and list-append: share of reads")
 	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose values come from a small zipfian domain")
 	f.Float64Var(&c.Sync, "sync", gen.DefaultSync, "general in causal mode: chance that a session catches up with another's view before a transaction")
 	f.Float64Var(&c.Stale, "stale", 0, "general in causal mode: share of transactions with one read of an older version than their view holds (a fault)")
@@ -138,6 +156,8 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 	f.BoolVar(&c.Timestamps, "timestamps", false, "give transactions the database's start_ts and commit_ts")
 	f.StringVar(&c.TSFault, "ts-fault", "", "plant timestamp faults (implies --timestamps): early-commit (a commit_ts below a reader's start_ts that did not see it) or skew (a start_ts below the commit_ts of a write it read)")
 	f.IntVar(&c.TSFaults, "ts-faults", 1, "how many --ts-fault faults to plant")
+	f.IntVar(&c.AppendsPerKey, "appends-per-key", 100, "list-append: a key is retired after this many appends and a fresh one takes its place (0: never)")
+	f.Float64Var(&c.UnknownRatio, "unknown-ratio", 0, "list-append: share of transactions whose outcome is unknown (append-only; each takes effect with even chance)")
 	f.BoolVar(&c.BlindWMixed, "blindw-mixed", false, "blindw: Boomslang's variant (each operation a read or a blind write) instead of Cobra's (read-only or write-only transactions)")
 	return cmd
 }
@@ -173,6 +193,19 @@ func (c *genCommand) Run(ctx context.Context) error {
 	if causal && (c.Workload != "general" || len(c.Plant) > 0 || c.Timestamps) {
 		return badInput(fmt.Errorf("--mode causal runs --workload general, without --plant or timestamps"))
 	}
+	var h *history.History
+	var planted []gen.Planted
+	var listPlanted []gen.ListPlanted
+	if c.Workload == "list-append" {
+		if h, listPlanted, err = c.listAppend(cfg.Mode, causal, dist); err != nil {
+			return badInput(err)
+		}
+		return c.write(h, func() {
+			for _, p := range listPlanted {
+				c.reportPlanted(h, p.Plant.String(), p.Txns)
+			}
+		})
+	}
 	for _, p := range c.Plant {
 		k, ok := anomaly.ParseKind(strings.TrimSpace(p))
 		if !ok {
@@ -180,8 +213,6 @@ func (c *genCommand) Run(ctx context.Context) error {
 		}
 		cfg.Plant = append(cfg.Plant, k)
 	}
-	var h *history.History
-	var planted []gen.Planted
 	switch c.Workload {
 	case "mt":
 		h, planted, err = gen.Generate(cfg)
@@ -237,6 +268,19 @@ func (c *genCommand) Run(ctx context.Context) error {
 			return badInput(err)
 		}
 	}
+	return c.write(h, func() {
+		for _, p := range planted {
+			c.reportPlanted(h, p.Kind.String(), p.Txns)
+		}
+		for _, p := range faults {
+			fmt.Fprintf(c.io.Stderr, "planted %s timestamp fault (%s expected): writer %s, reader %s\n",
+				fault, p.Kind, h.TxnName(p.Txns[0]), h.TxnName(p.Txns[1]))
+		}
+	})
+}
+
+// write writes h to --out, then says what was planted.
+func (c *genCommand) write(h *history.History, planted func()) error {
 	w, err := registry.Create(c.Out, c.io.Stdout)
 	if err != nil {
 		return err
@@ -248,16 +292,46 @@ func (c *genCommand) Run(ctx context.Context) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	for _, p := range planted {
-		ids := make([]string, len(p.Txns))
-		for i, t := range p.Txns {
-			ids[i] = h.TxnName(t)
-		}
-		fmt.Fprintf(c.io.Stderr, "planted %s: transactions %s\n", p.Kind, strings.Join(ids, ", "))
-	}
-	for _, p := range faults {
-		fmt.Fprintf(c.io.Stderr, "planted %s timestamp fault (%s expected): writer %s, reader %s\n",
-			fault, p.Kind, h.TxnName(p.Txns[0]), h.TxnName(p.Txns[1]))
-	}
+	planted()
 	return nil
+}
+
+// reportPlanted says on standard error which transactions a planted
+// anomaly took.
+func (c *genCommand) reportPlanted(h *history.History, what string, txns []history.TxnID) {
+	ids := make([]string, len(txns))
+	for i, t := range txns {
+		ids[i] = h.TxnName(t)
+	}
+	fmt.Fprintf(c.io.Stderr, "planted %s: transactions %s\n", what, strings.Join(ids, ", "))
+}
+
+// listAppend generates an Elle-style list-append history: --keys keys in
+// use at once (10 unless given), each retired after --appends-per-key
+// appends, 1 to --ops operations a transaction (4 unless given).
+func (c *genCommand) listAppend(mode gen.Mode, causal bool, dist workload.Distribution) (*history.History, []gen.ListPlanted, error) {
+	if causal || c.Timestamps {
+		return nil, nil, fmt.Errorf("--workload list-append runs in --mode serial or si, without timestamps")
+	}
+	if !c.distSet {
+		dist = workload.Uniform
+	}
+	lc := gen.ListAppendConfig{
+		Txns: c.Txns, Sessions: c.Sessions, ActiveKeys: c.Keys, AppendsPerKey: c.AppendsPerKey, MaxOps: c.Ops,
+		ReadRatio: c.ReadRatio, Dist: dist, Mode: mode, AbortRatio: c.AbortRatio, UnknownRatio: c.UnknownRatio, Seed: c.Seed,
+	}
+	if !c.keysSet {
+		lc.ActiveKeys = 10
+	}
+	if !c.opsSet {
+		lc.MaxOps = 4
+	}
+	for _, p := range c.Plant {
+		lp, err := gen.ParseListPlant(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		lc.Plant = append(lc.Plant, lp)
+	}
+	return gen.GenerateListAppend(lc)
 }

@@ -33,14 +33,7 @@ func (s *sim) nextSession() int { return s.c.Sessions + s.plantSessions }
 const slabOps = 1 << 14
 
 // ops returns n zeroed operations carved from the current slab.
-func (s *sim) ops(n int) []history.Op {
-	if cap(s.slab)-len(s.slab) < n {
-		s.slab = make([]history.Op, 0, max(slabOps, n))
-	}
-	i := len(s.slab)
-	s.slab = s.slab[:i+n]
-	return s.slab[i : i+n : i+n]
-}
+func (s *sim) ops(n int) []history.Op { return carve(&s.slab, n) }
 
 // spec is what a transaction does: a shape of the workload catalogue
 // (workload.MTShapes) over one or two keys. A retry repeats its spec.

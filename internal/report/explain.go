@@ -40,6 +40,12 @@ func Explain(h *history.History, a *anomaly.Anomaly) string {
 	case anomaly.NotMyLastWrite:
 		return fmt.Sprintf("%s read %s, its own earlier write, after it had overwritten it with %s", t(0), kv, other(2))
 	case anomaly.NotMyOwnWrite:
+		if len(a.Ops) > 0 {
+			if op, ok := opAt(h, a.Ops[0]); ok && op.Kind == history.ReadList {
+				return fmt.Sprintf("%s appended %s to %s and then read %s=%s, which lacks its own append at the end",
+					t(0), a.Value, keyName(h, a.Key), keyName(h, a.Key), listString(op.List))
+			}
+		}
 		return fmt.Sprintf("%s wrote %s and then read %s", t(0), other(1), kv)
 	case anomaly.IntermediateRead:
 		return fmt.Sprintf("%s read %s, an intermediate version: %s overwrote it with %s before committing", t(0), kv, t(1), other(2))

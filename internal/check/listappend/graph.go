@@ -40,15 +40,17 @@ func (a *analysis) reads() {
 				continue
 			}
 			var own []history.Value
-			for _, p := range ops[:j] {
+			lastOwn := -1
+			for i, p := range ops[:j] {
 				if p.Kind == history.Append && p.Key == op.Key {
 					own = append(own, p.Value)
+					lastOwn = i
 				}
 			}
 			ext := op.List
 			if len(own) > 0 {
 				if len(ext) < len(own) || !slices.Equal(ext[len(ext)-len(own):], own) {
-					a.add(anomaly.NotMyOwnWrite, anomaly.None, op.Key, own[len(own)-1], []history.TxnID{t}, ref)
+					a.add(anomaly.NotMyOwnWrite, anomaly.None, op.Key, own[len(own)-1], []history.TxnID{t}, ref, history.OpRef{Txn: t, Op: int32(lastOwn)})
 					continue
 				}
 				ext = ext[:len(ext)-len(own)]
