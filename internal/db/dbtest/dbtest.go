@@ -77,6 +77,22 @@ func MySQL(t testing.TB) string {
 	return reach(t, "ISOSCOPE_TEST_MYSQL", DefaultMySQL, "MariaDB", startMariaDB)
 }
 
+// Setup is the command that installs, on a Debian machine, the programs
+// the tests need (galera-4, postgresql-15, etcd-server, go-dqlite,
+// libfaketime, chromium, gdb, nats-server, staticcheck).
+const Setup = "make setup (scripts/setup.sh)"
+
+// HowToInstall returns, for an error message that names the Debian
+// package a missing program comes from (the clusters' "etcd needs the etcd
+// server (Debian: etcd-server)"), a line saying which command installs
+// it; "" for any other message.
+func HowToInstall(msg string) string {
+	if !strings.Contains(msg, "(Debian: ") {
+		return ""
+	}
+	return "\ninstall what the tests need with: " + Setup
+}
+
 // InCI reports whether the tests run in CI (CI=true), where a database
 // that cannot be reached fails the test.
 func InCI() bool { return os.Getenv("CI") == "true" }
