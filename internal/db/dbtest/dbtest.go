@@ -1,5 +1,5 @@
 // Package dbtest finds the databases that integration tests run against
-// (shared/docs/services.md): PostgreSQL at ISOSCOPE_TEST_POSTGRES and
+// (docs/services.md): PostgreSQL at ISOSCOPE_TEST_POSTGRES and
 // MariaDB or MySQL at ISOSCOPE_TEST_MYSQL, with the development machines'
 // addresses as defaults. A test that cannot reach its database fails with
 // a message saying how to start it when CI=true, and is skipped with that
@@ -27,7 +27,7 @@ const (
 	DefaultMySQL    = "mysql://root@127.0.0.1:3306/test"
 )
 
-// How to start each service again, as root (shared/docs/services.md).
+// How to start each service again, as root (docs/services.md).
 const (
 	startPostgres = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
 	startMariaDB  = "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd"
