@@ -14,7 +14,7 @@ import (
 )
 
 // mtHistory returns the text of a generated mini-transaction history: 24
-// sessions, 10,000 keys, zipfian, as issue 2's targets fix it.
+// sessions, 10,000 keys, zipfian (docs/benchmarks.md's mini-transaction job).
 func mtHistory(b *testing.B, txns int) []byte {
 	b.Helper()
 	h, _, err := gen.Generate(gen.Config{

@@ -6,7 +6,7 @@ import (
 	"github.com/isoscope/isoscope/internal/level"
 )
 
-// Level is an isolation level (shared/docs/levels.md).
+// Level is an isolation level (docs/levels.md).
 type Level uint8
 
 // The levels: Adya's and MTC's weakest first, then the axiomatic levels

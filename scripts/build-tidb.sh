@@ -3,7 +3,7 @@
 # the Go module proxy into OUTDIR (default $ISOSCOPE_BIN, else tmp/bin).
 #
 # The proxy refuses TiDB's version list and tags but serves this exact
-# pseudo-version pair (shared/docs/clusters.md). `go install` cannot build
+# pseudo-version pair (docs/clusters.md). `go install` cannot build
 # it (tidb's go.mod replaces its parser with the nested ./pkg/parser,
 # which the module zip leaves out), so the build happens in a copy of the
 # module, outside isoscope's go.mod, with the parser module put back at

@@ -41,7 +41,7 @@ func binary(t *testing.T) string {
 	return built
 }
 
-// blindWrites writes issue 18's history to a file: n transactions in 100
+// blindWrites writes the blind-write history to a file: n transactions in 100
 // sessions, the even ones blind writes of i%3 to one key, the odd ones
 // reads of a random one of those values. The register checker (linear)
 // decides it in a fraction of a second, so the tests of the solver's
@@ -120,7 +120,7 @@ func runBinary(t *testing.T, limit, signalAfter time.Duration, env []string, arg
 	return res
 }
 
-// TestTimeoutBlindWrites: issue 18's 5,000-transaction blind-write history
+// TestTimeoutBlindWrites: the 5,000-transaction blind-write history
 // with --timeout 2s ends within the timeout and a second, exit 3, outcome
 // unknown. Before, it was still running at 240 s with --timeout 10s.
 func TestTimeoutBlindWrites(t *testing.T) {
@@ -158,7 +158,7 @@ func TestSIGTERMMidConstruction(t *testing.T) {
 	}
 }
 
-// TestMemoryBound: issue 18's 50,000-transaction blind-write history (12–15
+// TestMemoryBound: the 50,000-transaction blind-write history (12–15
 // minutes and 8.2 GB before) under --memory-mb 1024 and --timeout 60s ends
 // within the timeout, undecided for the memory it needs, and the process's
 // peak resident memory stays under the bound (measured on the checking

@@ -12,7 +12,7 @@ import (
 	"github.com/isoscope/isoscope/internal/level"
 )
 
-// blindWrites is issue 18's history: n transactions in 100 sessions, the
+// blindWrites is the blind-write history: n transactions in 100 sessions, the
 // even ones blind writes of i%3 to one key, the odd ones reads of a random
 // one of those values; every read has a third of the writers as
 // candidates, and the solver's set-up grows with their square.
@@ -36,8 +36,8 @@ func blindWrites(n int, seed uint64) *history.History {
 // TestStopsPromptly: on the 5,000-transaction blind-write history, a check
 // whose context ends at any moment — in the shared checks, the
 // construction, pruning, the unsat search — returns within a second of
-// it, undecided, with the reason (or decided as it came). Before issue 18
-// it ran on for minutes in pruning whatever the context said.
+// it, undecided, with the reason (or decided as it came). Pruning once
+// ran on for minutes whatever the context said.
 //
 // The 200-transaction one is encoded whole (330,000 conjunctions):
 // there the context ends while encoding, lowering or solving.

@@ -47,7 +47,7 @@ const ownBeforeRead = `{"format":"isoscope-history","version":1,"initial":{"x":0
 `
 
 // elleLostUpdate is Elle's lost update on a list: transactions 2 and 3 both
-// read [0] and both append to x (issue 16, item 0).
+// read [0] and both append to x.
 const elleLostUpdate = `{"id":1,"session":0,"ops":[["append","x",0]]}
 {"id":2,"session":1,"ops":[["r","x",[0]],["append","x",1]]}
 {"id":3,"session":2,"ops":[["r","x",[0]],["append","x",2]]}

@@ -113,7 +113,7 @@ func runCollected(t *testing.T, subject string, mutate func([]byte) []byte) int 
 	return n
 }
 
-// TestCollectorEndToEnd is issue 5's end-to-end test: `run` against
+// TestCollectorEndToEnd is online checking end to end: `run` against
 // Badger publishes each transaction through NATS JetStream to a live
 // `serve` as it finishes. A correct run yields no violation, even after
 // the Ext timeout; a run whose collector plants faults (transactions

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// initialUntimed is issue 16's case: valid at every level it can be
+// initialUntimed is the history Jepsen EDN once lost the initial state of: valid at every level it can be
 // checked at, it reads x's initial value and has no instants, so strict
 // serializability cannot be checked on it.
 const initialUntimed = `{"format":"isoscope-history","version":1,"initial":{"x":0}}

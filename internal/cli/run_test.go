@@ -311,7 +311,7 @@ func TestRunReportWithoutCheck(t *testing.T) {
 
 // TestRunRefusesForeignTable: `run --table T` where T exists and isoscope
 // did not create it exits 2 with the reason, and T keeps its rows and
-// shape (issue 16: a table with one row became an empty (k,v,l) table).
+// shape (a table with one row once became an empty (k,v,l) table).
 func TestRunRefusesForeignTable(t *testing.T) {
 	for _, name := range []string{"sqlite", "postgres", "mysql"} {
 		t.Run(name, func(t *testing.T) {

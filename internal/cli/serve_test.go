@@ -109,7 +109,7 @@ func (w *lockedWriter) String() string {
 	return w.buf.String()
 }
 
-// TestServeRefusesBeforeBinding is issue 18's reproduction: an address
+// TestServeRefusesBeforeBinding reproduces an address bound before its refusal: an address
 // beyond loopback without a token is refused before anything is bound
 // (before, it was bound for a moment, and an address this machine does
 // not have failed to bind instead); loopback names are bound.

@@ -109,7 +109,7 @@ func garble(n int) func([]byte) []byte {
 	}
 }
 
-// TestRunCollectorRefusedExits3 is issue 16's second reproduction: a
+// TestRunCollectorRefusedExits3 reproduces a run that exited 0 though the service refused its batches: a
 // batch the service refuses (here a line garbled on the way) makes
 // `run --collector` say so on standard error and exit 3 though its own
 // check holds; a run that every batch reached exits 0. The service

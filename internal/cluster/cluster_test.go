@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/isoscope/isoscope/internal/db/dbtest"
 )
 
 // up stands a cluster up for a test and stops it at the end, checking
@@ -32,7 +34,7 @@ func upWith(t *testing.T, sp Spec, opts ...Option) *Cluster {
 	defer cancel()
 	c, err := Up(ctx, sp, "", func(s string) { t.Log(s) }, opts...)
 	if err != nil {
-		t.Fatalf("up %s: %v", sp, err)
+		t.Fatalf("up %s: %v%s", sp, err, dbtest.HowToInstall(err.Error()))
 	}
 	t.Cleanup(func() {
 		var addrs []string

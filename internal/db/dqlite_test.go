@@ -45,6 +45,11 @@ func TestDqliteAdapter(t *testing.T) {
 	defer cancel()
 	cl, err := cluster.Up(ctx, cluster.Spec{Kind: cluster.Dqlite, Nodes: 1}, "", nil)
 	if err != nil {
+		// Package db cannot import dbtest (it imports db): its
+		// HowToInstall, spelt out.
+		if strings.Contains(err.Error(), "(Debian: ") {
+			t.Fatalf("%v\ninstall what the tests need with: make setup (scripts/setup.sh)", err)
+		}
 		t.Fatal(err)
 	}
 	defer cl.Stop()

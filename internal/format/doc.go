@@ -5,7 +5,7 @@
 // Each format lives in a sub-package with a Read function, a Sniff that
 // tells whether the first bytes look like it (and a Write function where
 // useful); native is isoscope's own JSON Lines format, described in
-// shared/docs/history-format.md. Package registry lists them: it alone
+// docs/history-format.md. Package registry lists them: it alone
 // detects a history's format, and opens, reads and creates history files.
 //
 // Reading is bounded (Limits): a line of a line-oriented format may be up

@@ -95,7 +95,7 @@ func waitFor(t *testing.T, log *syncBuffer, want string) {
 	}
 }
 
-// TestOutageLogged is issue 18's reproduction: when the connection to the
+// TestOutageLogged reproduces a NATS outage nobody was told of: when the connection to the
 // NATS server is lost (a proxy between the source and the shared server
 // is cut: the server itself is not touched), the source logs it, keeps
 // trying, logs the connection's return, and consumes again; on shutdown

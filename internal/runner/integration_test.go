@@ -21,7 +21,7 @@ import (
 )
 
 // The integration tests run workloads against the machine's PostgreSQL 15
-// and MariaDB 10.11 (shared/docs/services.md) and assert what those
+// and MariaDB 10.11 (docs/services.md) and assert what those
 // databases promise — and, where they promise less than serializability,
 // that the checkers find the difference within a bounded number of runs.
 // Each run takes a second or two; the whole file about 30 s.

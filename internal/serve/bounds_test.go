@@ -99,7 +99,7 @@ func heapBytes() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// TestConcurrentLargeBodiesBounded is issue 18's reproduction: 64
+// TestConcurrentLargeBodiesBounded reproduces bodies parsed without bound: 64
 // concurrent posts of 60 to 100 MB each against a service sized for
 // --memory-mb 1024 (checker 5/8, batches a quarter: 256 MiB, bodies up to
 // 64 MiB) keep the process's heap under 1 GiB. A third declare 100 MB
@@ -258,7 +258,7 @@ func slowClients(t *testing.T, addr string, n int, what string, hold time.Durati
 	return out
 }
 
-// TestSlowBodiesClosed is issue 18's reproduction: bodies that send a few
+// TestSlowBodiesClosed reproduces slow clients holding connections: bodies that send a few
 // bytes and then nothing are closed once --body-timeout passes (408,
 // counted as slow_body), connections beyond --max-conns are answered 503
 // at once and closed (too_many_connections), and headers that never end
@@ -330,7 +330,7 @@ const lostUpdate = `{"id":1,"session":0,"start_ts":10,"commit_ts":20,"ops":[["r"
 {"id":2,"session":1,"start_ts":15,"commit_ts":25,"ops":[["r","x",null],["w","x",2]]}
 `
 
-// TestTicksOutsideQueue is issue 18's reproduction: the clock's ticks take
+// TestTicksOutsideQueue reproduces ticks that filled the queue: the clock's ticks take
 // no place in the queue. With --queue 1 and a tick every millisecond, a
 // batch posted while the checker is busy (writing a finding to an output
 // that blocks) is queued and taken once the checker is free — before, a

@@ -101,7 +101,7 @@ const ids1to4 = `{"id":1,"session":0,"start_ts":1,"commit_ts":2,"ops":[["w","x",
 {"id":4,"session":1,"start_ts":7,"commit_ts":8,"ops":[["r","y",3]]}
 `
 
-// TestDuplicateRefusedBeforeAccepted is issue 16's reproduction: a batch
+// TestDuplicateRefusedBeforeAccepted reproduces duplicates taken then dropped: a batch
 // repeating ids the service holds gets 409 naming the line, not 202 and a
 // refusal later; so does a batch repeating an id of its own, and of an
 // aborted transaction; the same ids in another stream are accepted; the

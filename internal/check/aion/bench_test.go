@@ -45,7 +45,7 @@ const (
 )
 
 var benchStream = sync.OnceValues(func() (*recording, error) {
-	// Issue 5's benchmark history (as Chronos's): transactions of 8
+	// The Chronos benchmark's history: transactions of 8
 	// operations (reads and blind writes) from the snapshot-isolation
 	// simulator with timestamps, 24 sessions, 10,000 uniform keys.
 	h, err := gen.GenerateRange(gen.RangeConfig{Workload: gen.BlindW, BlindWMixed: true, Mode: gen.SnapshotIsolation,

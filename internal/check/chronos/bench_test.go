@@ -38,7 +38,7 @@ func measure(b *testing.B, f func()) {
 	b.ReportMetric((cpu(b)-c0)/float64(b.N), "cpu-s/op")
 }
 
-// benchHistory is issue 5's benchmark history: n transactions of 8
+// benchHistory is the timestamped benchmark history: n transactions of 8
 // operations (reads and blind writes, Boomslang's mixed BlindW) from the
 // snapshot-isolation simulator with timestamps, 24 sessions, 10,000
 // uniform keys.

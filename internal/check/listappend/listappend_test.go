@@ -75,7 +75,7 @@ func TestCases(t *testing.T) {
 	}
 }
 
-// TestElleLostUpdate is Elle's lost update (issue 16, item 0): two
+// TestElleLostUpdate is Elle's lost update, once said to hold at SI: two
 // transactions both read [0] from x and both append to it. Snapshot
 // isolation orders the two appends one way or the other, and either order
 // makes a lost update; the checker, named or chosen, must say so with a

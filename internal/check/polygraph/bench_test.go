@@ -12,7 +12,7 @@ import (
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
-// BenchmarkGeneral checks generated general histories (issue 3 targets):
+// BenchmarkGeneral checks generated general histories (docs/benchmarks.md):
 // 24 sessions, 8 operations per transaction, half reads, 2,000 keys; with
 // unique values and with half of the keys drawing values from a small
 // zipfian domain. It reports the split between building, pruning,
@@ -98,7 +98,7 @@ func BenchmarkAblation(b *testing.B) {
 	}
 }
 
-// BenchmarkBoomslang checks Boomslang's workloads (issue 7 targets) as the
+// BenchmarkBoomslang checks Boomslang's workloads (docs/benchmarks.md) as the
 // simulator generates them under snapshot isolation: RandomRange and
 // RandomBench with 10,000 transactions, BlindW with 50,000, checked for
 // SI on the split graph and on the BC graph (and SER, which the SI

@@ -36,7 +36,7 @@ func TestBuildStopsWithItsContext(t *testing.T) {
 	}
 }
 
-// blindWrites is issue 18's history, n transactions in sessions sessions:
+// blindWrites is the blind-write history, n transactions in sessions sessions:
 // the even ones blind writes of i%3 to one key, the odd ones reads of a
 // random one of those values.
 func blindWrites(n, sessions int) *history.Index {
@@ -67,8 +67,8 @@ func cancelled() *guard {
 // the sparse and dense pair construction, the chains, pruning (pairs and
 // candidates), the known-cycle search, the derived count, encoding and
 // the whole check — does nothing more once its context has ended and
-// says so, where with a live context the same call does its work. Before
-// issue 18 none of them but reading candidates looked at the context.
+// says so, where with a live context the same call does its work. Once
+// none of them but reading candidates looked at the context.
 func TestPhasesStopWithTheirContext(t *testing.T) {
 	ix := blindWrites(200, 10)
 	ser := level.Get(level.Serializable)

@@ -143,7 +143,7 @@ func (RealTime) Extend(a checker.ASG) error {
 
 // SessionOrder is the built-in module that adds session order to a level
 // that does not ask for it (the weak Adya levels and repeatable read):
-// session guarantees on top of the level, as shared/docs/levels.md allows.
+// session guarantees on top of the level, as docs/levels.md allows.
 type SessionOrder struct{}
 
 // Name returns "session-order".

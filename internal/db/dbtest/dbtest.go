@@ -1,5 +1,5 @@
 // Package dbtest finds the databases that integration tests run against
-// (shared/docs/services.md): PostgreSQL at ISOSCOPE_TEST_POSTGRES and
+// (docs/services.md): PostgreSQL at ISOSCOPE_TEST_POSTGRES and
 // MariaDB or MySQL at ISOSCOPE_TEST_MYSQL, with the development machines'
 // addresses as defaults. A test that cannot reach its database fails with
 // a message saying how to start it when CI=true, and is skipped with that
@@ -27,7 +27,7 @@ const (
 	DefaultMySQL    = "mysql://root@127.0.0.1:3306/test"
 )
 
-// How to start each service again, as root (shared/docs/services.md).
+// How to start each service again, as root (docs/services.md).
 const (
 	startPostgres = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
 	startMariaDB  = "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd"
@@ -75,6 +75,22 @@ func Postgres(t testing.TB) string {
 func MySQL(t testing.TB) string {
 	t.Helper()
 	return reach(t, "ISOSCOPE_TEST_MYSQL", DefaultMySQL, "MariaDB", startMariaDB)
+}
+
+// Setup is the command that installs, on a Debian machine, the programs
+// the tests need (galera-4, postgresql-15, etcd-server, go-dqlite,
+// libfaketime, chromium, gdb, nats-server, staticcheck).
+const Setup = "make setup (scripts/setup.sh)"
+
+// HowToInstall returns, for an error message that names the Debian
+// package a missing program comes from (the clusters' "etcd needs the etcd
+// server (Debian: etcd-server)"), a line saying which command installs
+// it; "" for any other message.
+func HowToInstall(msg string) string {
+	if !strings.Contains(msg, "(Debian: ") {
+		return ""
+	}
+	return "\ninstall what the tests need with: " + Setup
 }
 
 // InCI reports whether the tests run in CI (CI=true), where a database

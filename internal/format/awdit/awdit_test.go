@@ -103,7 +103,7 @@ func TestSniff(t *testing.T) {
 		`{"id":1,"session":0,"ops":[["r","x",1]]}`:                false,
 		`{:index 0, :type :invoke, :f :txn, :value [[:r 1 nil]]}`: false,
 		"w(1,0,0,0)\nr(1,0,1,1)\n":                                false,
-		// The first line decides; Read reports a later bad line (issue 16).
+		// The first line decides; Read reports a later bad line.
 		"w 0 0\nhello\n": true,
 		"w 0 0\nr 1\n":   true,
 		"hello\nw 0 0\n": false,

@@ -188,7 +188,7 @@ func TestSniff(t *testing.T) {
 		{[]byte("r 1 2\n-----\n"), false},
 		{cat(rS(1), []byte{'Z'}, rC(1)), false},
 		// The first transaction decides; ReadDir reports a later bad
-		// record (issue 16).
+		// record.
 		{cat(rS(1), rC(1), rC(1)), true},
 		{cat(rS(1), rC(1), rW(1, 2, 3)), true},
 		{cat(rS(1), rW(1, 2, 3), rC(1), []byte{'Z'}), true},

@@ -78,7 +78,7 @@ func TestErrors(t *testing.T) {
 		{"\"\\u12\"", 1, "four hex digits"},
 		{"\"\xff\"", 1, "not valid UTF-8"},
 		// Lone surrogates: as U+FFFD, "\ud800" and "\udbff" were one
-		// string, so two keys one key (issue 16).
+		// string, so two keys one key.
 		{"\n\"\\ud800\"", 2, `\ud800 in a string is a lone UTF-16 surrogate`},
 		{"\"a\\udbff\"", 1, `\udbff in a string is a lone UTF-16 surrogate`},
 		{"\"\\udc00\"", 1, `\udc00 in a string is a lone UTF-16 surrogate`},

@@ -142,7 +142,7 @@ func TestBadInput(t *testing.T) {
 		{`{"type":"ok","process":0,"value":[["r","x",1e400x]]}`, "", "is not a number"},
 		{strings.Repeat("[", 2000), "", "nested more than"},
 		// Keywords and strings are both read as strings: :x and "x" would
-		// be one key, or one value (issue 16).
+		// be one key, or one value.
 		{"{:type :ok, :process 0, :value [[:append :x 1]]}\n{:type :ok, :process 1, :value [[:r \"x\" [1]]]}\n", "value[0]",
 			`the key "x" is a string, but the key :x (line 1) is a keyword: isoscope reads both as the string "x" and cannot tell them apart`},
 		{"{:type :ok, :process 0, :value [[:w 1 \"a\"] [:r 2 nil]]}\n{:type :ok, :process 1, :value [[:r 1 :a]]}\n", "value[0]",

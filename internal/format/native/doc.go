@@ -1,6 +1,6 @@
 // Package native reads and writes isoscope's own history format: JSON
 // Lines, one transaction per line, after an optional header line, plain or
-// gzip-compressed (shared/docs/history-format.md is the contract).
+// gzip-compressed (docs/history-format.md is the contract).
 //
 // Read loads a whole history and checks everything the format calls bad
 // input, reporting it as a *format.Error that names the line and the field;

@@ -47,7 +47,7 @@ var badCases = []struct {
 	{"invalid UTF-8", lines("{\"id\":\"é\xff\",\"session\":0,\"ops\":[[\"r\",\"x\",1]]}"), 1, "id", `want valid UTF-8 in a string, found byte "\xff" at byte 10`},
 	{"invalid UTF-8 with escapes", lines("{\"id\":\"\\n\xff\",\"session\":0,\"ops\":[[\"r\",\"x\",1]]}"), 1, "id", "invalid UTF-8"},
 	// Lone UTF-16 surrogates are no text: read as U+FFFD they would make
-	// distinct strings one (issue 16).
+	// distinct strings one.
 	{"lone high surrogate in a key", lines(`{"id":1,"session":0,"ops":[["w","\ud800",1]]}`), 1, "ops[0]", `malformed JSON: \ud800 at byte 34 is a lone UTF-16 surrogate`},
 	{"lone low surrogate in a key", lines(txn1, `{"id":2,"session":0,"ops":[["r","x",1],["w","a\uDC00",1]]}`), 2, "ops[1]", `\uDC00 at byte 47 is a lone UTF-16 surrogate`},
 	{"high surrogate before a high one", lines(`{"id":1,"session":0,"ops":[["w","\udbff\ud800",1]]}`), 1, "ops[0]", `\udbff at byte 34 is a lone UTF-16 surrogate`},

@@ -15,7 +15,7 @@ import (
 	"github.com/isoscope/isoscope/internal/level"
 )
 
-// Histories of lists read as null (issue 16): the format allows null for
+// Histories of lists read as null: the format allows null for
 // an absent list, and a key's appends and list reads say it is one.
 var (
 	// listsNull holds at serializability: x and y are read as null before

@@ -135,7 +135,7 @@ func TestSniff(t *testing.T) {
 		`{"id":1,"session":0,"ops":[["r","x",1]]}`:                false,
 		`{:index 0, :type :invoke, :f :txn, :value [[:r 1 nil]]}`: false,
 		"r 0 0\nw 0 1\n-----\n":                                   false,
-		// The first line decides; Read reports a later bad line (issue 16).
+		// The first line decides; Read reports a later bad line.
 		"w(1,0,0,0)\nhello\n":                          true,
 		"w(1,0,0,0)\nr(1,1,1,1\n":                      true,
 		"hello\nw(1,0,0,0)\n":                          false,

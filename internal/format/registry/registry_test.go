@@ -40,7 +40,7 @@ func gz(t *testing.T, data []byte) []byte {
 // TestOpenLaterBadLine: a file whose first line is good in a format and a
 // later line is bad is taken as that format, and --format auto reports the
 // format's own error at the bad line, as --format with the format's name
-// does, not "cannot tell the history format" (issue 16).
+// does, not "cannot tell the history format".
 func TestOpenLaterBadLine(t *testing.T) {
 	dbcop, err := os.ReadFile("../dbcop/testdata/small.bincode")
 	if err != nil {
@@ -111,7 +111,7 @@ func TestOpenGarbage(t *testing.T) {
 
 // TestOpenLoneSurrogates: keys (or sessions) "\ud800" and "\udbff" are not
 // read as one U+FFFD key in any JSON format: each file is bad input that
-// names the line (issue 16).
+// names the line.
 func TestOpenLoneSurrogates(t *testing.T) {
 	for _, c := range []struct {
 		format, in string

@@ -143,7 +143,7 @@ func TestReadBad(t *testing.T) {
 		{"write in a list history", txn(ok + `,"ops":[{"t":"a","k":1,"v":1},{"t":"w","k":1,"v":1}]`), 1, "[0].ops[1].t", "a write in a list history"},
 		{"duplicate tid", "[\n" + `{"tid":1,` + ok + `,"ops":[{"t":"r","k":1}]},` + "\n" + `{"tid":1,` + ok + `,"ops":[{"t":"r","k":1}]}]`, 3, "[1].tid", "1 is also the tid of [0] (line 2)"},
 		// Lone surrogates and invalid UTF-8 were U+FFFD: sessions "\ud800"
-		// and "\udbff" were one session (issue 16).
+		// and "\udbff" were one session.
 		{"lone surrogate in a sid", "[\n" + `{"tid":1,"sid":"\ud800","sts":{"p":1,"l":0},"cts":{"p":2,"l":0},"ops":[{"t":"r","k":1}]}]`, 2, "[0].sid", `\ud800 in "\ud800" is a lone UTF-16 surrogate`},
 		{"low surrogate in a sid", `[{"tid":1,"sid":"s\uDC00","sts":{"p":1,"l":0},"cts":{"p":2,"l":0},"ops":[{"t":"r","k":1}]}]`, 1, "[0].sid", `\uDC00 in "s\uDC00" is a lone UTF-16 surrogate`},
 		{"two high surrogates in a tid", `[{"tid":"\udbff\ud800",` + ok + `,"ops":[{"t":"r","k":1}]}]`, 1, "[0].tid", `\udbff in "\udbff\ud800" is a lone UTF-16 surrogate`},
