@@ -8,38 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/isoscope/isoscope/internal/testbin"
 )
 
-var (
-	buildOnce sync.Once
-	built     string
-	buildErr  error
-)
-
-// binary builds the command once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "isoscope-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		built = filepath.Join(dir, "isoscope")
-		out, err := exec.Command("go", "build", "-o", built, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return built
-}
+// binary is the isoscope binary, built once per test run.
+func binary(t *testing.T) string { return testbin.Isoscope(t) }
 
 // blindWrites writes the blind-write history to a file: n transactions in 100
 // sessions, the even ones blind writes of i%3 to one key, the odd ones

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checktest"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -35,14 +36,14 @@ func TestDifferentialAxiomaticSAT(t *testing.T) {
 		var h *history.History
 		switch seed % 3 {
 		case 0:
-			h = randomMT(r, 2+r.IntN(6), 1+r.IntN(3), 1+r.IntN(3))
+			h = checktest.MT(r, 2+r.IntN(6), 1+r.IntN(3), 1+r.IntN(3))
 		case 1:
-			h = randomRW(r, 2+r.IntN(5), 1+r.IntN(3))
+			h = checktest.RepeatedRW(r, 2+r.IntN(5), 1+r.IntN(3))
 			if seed%4 == 1 {
 				h.Txns[r.IntN(len(h.Txns))].Status = history.Unknown
 			}
 		default:
-			h = randomRange(r, 2+r.IntN(5), 2+r.IntN(3), seed%2 == 0)
+			h = checktest.Range(r, 2+r.IntN(5), 2+r.IntN(3), seed%2 == 0)
 		}
 		got := map[level.ID]bool{}
 		for _, id := range newLevels {
@@ -70,65 +71,6 @@ func TestDifferentialAxiomaticSAT(t *testing.T) {
 	}
 }
 
-// randomUnique builds a small history of reads and blind writes with
-// unique values over a few keys and sessions: each read returns the
-// initial state or the value of some write of its key (any, earlier or
-// later in the file), so that the axiomatic levels are violated in many
-// ways; some transactions abort or end unknown.
-func randomUnique(r *rand.Rand, txns, keys, sessions int) *history.History {
-	h := history.New()
-	h.Header.UniqueValues = true
-	for s := range sessions {
-		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
-	}
-	key := make([]history.KeyID, keys)
-	for k := range keys {
-		key[k] = h.Key(history.IntValue(int64(k)))
-	}
-	type op struct {
-		write bool
-		k     int
-	}
-	plans := make([][]op, txns)
-	written := make([][]int64, keys)
-	next := int64(1)
-	for i := range plans {
-		for range 1 + r.IntN(4) {
-			o := op{write: r.IntN(5) < 2, k: r.IntN(keys)}
-			if o.write {
-				written[o.k] = append(written[o.k], next)
-				next++
-			}
-			plans[i] = append(plans[i], o)
-		}
-	}
-	cursor := make([]int, keys)
-	for i, p := range plans {
-		t := history.Txn{ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(sessions))}
-		switch r.IntN(14) {
-		case 0:
-			t.Status = history.Aborted
-		case 1:
-			t.Status = history.Unknown
-		}
-		for _, o := range p {
-			if o.write {
-				v := written[o.k][cursor[o.k]]
-				cursor[o.k]++
-				t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: key[o.k], Value: history.IntValue(v)})
-				continue
-			}
-			v := history.NullValue
-			if n := len(written[o.k]); n > 0 && r.IntN(4) > 0 {
-				v = history.IntValue(written[o.k][r.IntN(n)])
-			}
-			t.Ops = append(t.Ops, history.Op{Kind: history.Read, Key: key[o.k], Value: v})
-		}
-		h.Txns = append(h.Txns, t)
-	}
-	return h
-}
-
 // TestDifferentialSaturate: on thousands of small histories with unique
 // values, sessions, aborted and unknown transactions, the saturation
 // checker agrees with the oracle and with the solver checker at
@@ -143,7 +85,7 @@ func TestDifferentialSaturate(t *testing.T) {
 	held := map[level.ID]int{}
 	for seed := range uint64(n) {
 		r := rand.New(rand.NewPCG(seed, 67))
-		h := randomUnique(r, 2+r.IntN(7), 1+r.IntN(3), 1+r.IntN(4))
+		h := checktest.UniqueRW(r, 2+r.IntN(7), 1+r.IntN(3), 1+r.IntN(4))
 		got := map[level.ID]bool{}
 		for _, id := range levels {
 			want := satAgrees(t, h, seed, id)

@@ -6,124 +6,12 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checktest"
 	"github.com/isoscope/isoscope/internal/check/reference"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
-
-// randomRange builds a small history of reads, writes, deletes, scans and
-// iterators over integer keys, with values from a tiny domain. Each
-// transaction runs on a snapshot of a recent committed state (so some
-// histories hold at SI or SER and some do not) with its own writes
-// visible to its later operations; now and then one observation comes from
-// another version of the key instead, or returns any value of the domain
-// (perhaps one written later), or a scan drops a key, so that
-// plenty of histories violate every level. Some transactions abort or end
-// unknown; instants overlap at random.
-func randomRange(r *rand.Rand, txns, keys int, tombstones bool) *history.History {
-	h := history.New()
-	if tombstones {
-		h.Header.Deletes = history.TombstoneDeletes
-	}
-	for s := range 3 {
-		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
-	}
-	ids := make([]history.KeyID, keys)
-	for k := range ids {
-		ids[k] = h.Key(history.IntValue(int64(k)))
-	}
-	deleted := history.NullValue
-	if tombstones {
-		deleted = history.Tombstone
-	}
-	// states[i] is the state after i commits; versions[k] every state key k
-	// has held.
-	states := [][]history.Value{make([]history.Value, keys)}
-	versions := make([][]history.Value, keys)
-	for k := range versions {
-		versions[k] = []history.Value{history.NullValue}
-	}
-	present := func(v history.Value) bool { return !v.IsNull() || v == history.Tombstone }
-	for i := range txns {
-		t := history.Txn{ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(3)), HasTime: true}
-		t.Begin = int64(r.IntN(20))
-		t.End = t.Begin + int64(r.IntN(10))
-		snap := states[max(0, len(states)-1-r.IntN(3))]
-		view := append([]history.Value(nil), snap...)
-		see := func(k int) history.Value {
-			switch r.IntN(20) {
-			case 0:
-				vs := versions[k]
-				return vs[r.IntN(len(vs))]
-			case 1:
-				// Any value of the domain: perhaps one a later
-				// transaction writes (circular information flow).
-				return history.IntValue(int64(1 + r.IntN(3)))
-			}
-			return view[k]
-		}
-		for range 1 + r.IntN(3) {
-			k := r.IntN(keys)
-			switch x := r.IntN(10); {
-			case x < 3:
-				v := see(k)
-				if v == history.Tombstone {
-					v = history.NullValue
-				}
-				t.Ops = append(t.Ops, history.Op{Kind: history.Read, Key: ids[k], Value: v})
-			case x < 6:
-				v := history.IntValue(int64(1 + r.IntN(3)))
-				view[k] = v
-				t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: ids[k], Value: v})
-			case x < 7:
-				view[k] = deleted
-				t.Ops = append(t.Ops, history.Op{Kind: history.Delete, Key: ids[k]})
-			default:
-				lo := r.IntN(keys)
-				hi := lo + 1 + r.IntN(keys-lo)
-				rg := &history.Range{Lo: history.IntValue(int64(lo)), Hi: history.IntValue(int64(hi))}
-				if r.IntN(4) == 0 {
-					rg.HiOpen, rg.Hi, hi = true, history.NullValue, keys
-				}
-				kind, limit := history.Scan, keys
-				if x == 9 {
-					kind, limit = history.Iter, 1+r.IntN(2)
-				}
-				for q := lo; q < hi && len(rg.Pairs) < limit; q++ {
-					v := see(q)
-					if !present(v) || r.IntN(20) == 0 {
-						continue
-					}
-					if v == history.Tombstone {
-						v = history.NullValue
-					}
-					rg.Pairs = append(rg.Pairs, history.KV{Key: ids[q], Value: v})
-				}
-				t.Ops = append(t.Ops, history.Op{Kind: kind, Key: history.NoKey, Range: rg})
-			}
-		}
-		switch r.IntN(10) {
-		case 0:
-			t.Status = history.Aborted
-		case 1:
-			t.Status = history.Unknown
-		}
-		if t.Status != history.Aborted && (t.Status == history.Committed || r.IntN(2) == 0) {
-			next := append([]history.Value(nil), states[len(states)-1]...)
-			for _, op := range t.Ops {
-				if op.Kind == history.Write || op.Kind == history.Delete {
-					v := h.Installed(op)
-					next[op.Key] = v
-					versions[op.Key] = append(versions[op.Key], v)
-				}
-			}
-			states = append(states, next)
-		}
-		h.Txns = append(h.Txns, t)
-	}
-	return h
-}
 
 // satAgrees fails t unless the solver checker's verdict on h at level id is
 // the oracle's, every cycle it reports connects, and at snapshot isolation
@@ -176,7 +64,7 @@ func TestDifferentialRangeSAT(t *testing.T) {
 	violated := map[string]int{}
 	for seed := range uint64(differentialRuns) {
 		r := rand.New(rand.NewPCG(seed, 47))
-		h := randomRange(r, 2+r.IntN(6), 2+r.IntN(4), seed%3 == 0)
+		h := checktest.Range(r, 2+r.IntN(6), 2+r.IntN(4), seed%3 == 0)
 		for _, id := range levels {
 			got := satAgrees(t, h, seed, id)
 			total++

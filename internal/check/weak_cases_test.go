@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checktest"
 	"github.com/isoscope/isoscope/internal/check/reference"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -96,7 +97,7 @@ func TestDifferentialWeakLevels(t *testing.T) {
 	violated := map[string]int{}
 	for seed := range uint64(differentialRuns / 2) {
 		r := rand.New(rand.NewPCG(seed, 53))
-		h := randomRange(r, 2+r.IntN(5), 2+r.IntN(3), seed%3 == 0)
+		h := checktest.Range(r, 2+r.IntN(5), 2+r.IntN(3), seed%3 == 0)
 		got := map[level.ID]bool{}
 		for _, id := range levels {
 			got[id] = satAgrees(t, h, seed, id)

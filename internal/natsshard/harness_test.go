@@ -19,39 +19,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isoscope/isoscope/internal/testbin"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/isoscope/isoscope/internal/natsshard"
 )
 
-var (
-	buildOnce sync.Once
-	built     string
-	buildErr  error
-)
-
-// binary builds the command once per test run: the workers, the
-// publisher and the aggregator run as processes of their own.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "isoscope-shard-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		built = filepath.Join(dir, "isoscope")
-		out, err := exec.Command("go", "build", "-o", built, "../../cmd/isoscope").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return built
-}
+// binary is the isoscope binary, built once per test run.
+func binary(t *testing.T) string { return testbin.Isoscope(t) }
 
 // proc is a process of the binary (or a NATS server), stopped by its PID
 // when the test ends.

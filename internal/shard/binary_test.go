@@ -5,73 +5,13 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/isoscope/isoscope/internal/check/checktest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 )
-
-// randomHistory makes transactions of every shape a piece carries: integer
-// and string ids, keys and values, nulls, deletes, appends, list reads,
-// locking reads, aborted and unknown ones without timestamps.
-func randomHistory(r *rand.Rand, n int, stringKeys bool) *history.History {
-	h := history.New()
-	value := func() history.Value {
-		switch r.IntN(4) {
-		case 0:
-			return history.NullValue
-		case 1:
-			return history.StringValue(strings.Repeat("v\"é", r.IntN(3)))
-		}
-		return history.IntValue(r.Int64N(1<<40) - 1<<39)
-	}
-	for i := range 3 {
-		h.Sessions = append(h.Sessions, history.IntValue(int64(i)))
-	}
-	h.Sessions = append(h.Sessions, history.StringValue("s x"))
-	for i := range n {
-		t := history.Txn{ID: history.IntValue(int64(i)), Session: int32(r.IntN(len(h.Sessions))), StartTS: r.Uint64N(1 << 50), HasStartTS: true, HasCommitTS: true}
-		if r.IntN(5) == 0 {
-			t.ID = history.StringValue("t \"" + strconv.Itoa(i))
-		}
-		t.CommitTS = t.StartTS + r.Uint64N(100)
-		switch r.IntN(8) {
-		case 0:
-			t.Status, t.HasStartTS, t.HasCommitTS = history.Aborted, r.IntN(2) == 0, false
-		case 1:
-			t.Status, t.HasCommitTS = history.Unknown, false
-		}
-		for range 1 + r.IntN(8) {
-			// Keys below 25 hold values, the others lists (a reader of
-			// JSON tells a read of a list by the key's other operations).
-			k := r.IntN(50)
-			key := history.IntValue(int64(k))
-			if stringKeys {
-				key = history.StringValue("k" + strconv.Itoa(k))
-			}
-			kinds := []history.OpKind{history.Read, history.Write, history.Delete}
-			if k >= 25 {
-				kinds = []history.OpKind{history.Append, history.ReadList}
-			}
-			o := history.Op{Key: h.Key(key), Kind: kinds[r.IntN(len(kinds))]}
-			switch o.Kind {
-			case history.Delete:
-			case history.ReadList:
-				for range r.IntN(3) {
-					o.List = append(o.List, value())
-				}
-			default:
-				o.Value = value()
-			}
-			o.Lock = o.Kind == history.Read && r.IntN(4) == 0
-			t.Ops = append(t.Ops, o)
-		}
-		h.Txns = append(h.Txns, t)
-	}
-	return h
-}
 
 // TestBinaryAsJSON: a message of pieces in the binary form reads back as
 // the same transactions as the pieces' JSON lines — ids, sessions,
@@ -81,7 +21,7 @@ func TestBinaryAsJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var reused Batch // one batch decoded into again and again reads as a new one
 	for _, n := range []int{1, 2, 3, 5} {
-		h := randomHistory(r, 400, n%2 == 0)
+		h := checktest.EveryShape(r, 400, n%2 == 0)
 		encs := map[ID]*Encoder{}
 		lines := map[ID][]byte{}
 		heads := map[ID][]string{}
@@ -167,7 +107,7 @@ func TestBinaryAsJSON(t *testing.T) {
 // refused with an error saying what, never a panic.
 func TestDecodeRefuses(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	h := randomHistory(r, 30, false)
+	h := checktest.EveryShape(r, 30, false)
 	var e Encoder
 	for i := range h.Txns {
 		for _, p := range Split(h, &h.Txns[i], 1) {
@@ -221,7 +161,7 @@ func TestDecodeRefuses(t *testing.T) {
 // a message that reads the same.
 func FuzzDecode(f *testing.F) {
 	r := rand.New(rand.NewPCG(5, 6))
-	h := randomHistory(r, 12, true)
+	h := checktest.EveryShape(r, 12, true)
 	for _, n := range []int{1, 3} {
 		var e Encoder
 		for i := range h.Txns {

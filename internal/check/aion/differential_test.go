@@ -13,6 +13,7 @@ import (
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/check/aion"
+	"github.com/isoscope/isoscope/internal/check/checktest"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -213,86 +214,6 @@ func TestDifferentialChronos(t *testing.T) {
 	t.Logf("%d violations agreed on", violations)
 }
 
-// randomHistory builds a small committed history with random timestamps
-// (small, so that ties occur, and some commit_ts below start_ts), reads
-// returning the initial value or some transaction's final write, each
-// transaction writing a key at most once and reading a key before any
-// write of it, so that only the timestamp axioms are at stake.
-func randomHistory(r *rand.Rand, txns, keys, sessions int) *history.History {
-	h := history.New()
-	for s := range sessions {
-		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
-	}
-	h.Header.Initial.Values = map[history.KeyID]history.Value{}
-	for k := range keys {
-		h.Header.Initial.Values[h.Key(history.IntValue(int64(k)))] = history.IntValue(0)
-	}
-	var written [][]history.Value = make([][]history.Value, keys)
-	next := int64(1)
-	for i := range txns {
-		tx := history.Txn{ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(sessions)), HasStartTS: true, HasCommitTS: true}
-		tx.StartTS = uint64(r.IntN(3 * txns))
-		tx.CommitTS = tx.StartTS + uint64(r.IntN(6))
-		if r.IntN(15) == 0 {
-			tx.CommitTS = uint64(r.IntN(int(tx.StartTS) + 1))
-		}
-		used := map[int]bool{}
-		for range 1 + r.IntN(4) {
-			k := r.IntN(keys)
-			if used[k] {
-				continue
-			}
-			used[k] = true
-			switch x := r.IntN(12); {
-			case x >= 10:
-				// Two writes of the key: the first is intermediate.
-				for range 2 {
-					v := history.IntValue(next)
-					next++
-					tx.Ops = append(tx.Ops, history.Op{Kind: history.Write, Key: history.KeyID(k), Value: v})
-					written[k] = append(written[k], v)
-				}
-			case x < 5:
-				tx.Ops = append(tx.Ops, history.Op{Kind: history.Read, Key: history.KeyID(k)})
-			case x < 7:
-				tx.Ops = append(tx.Ops, history.Op{Kind: history.Read, Key: history.KeyID(k)})
-				v := history.IntValue(next)
-				next++
-				tx.Ops = append(tx.Ops, history.Op{Kind: history.Write, Key: history.KeyID(k), Value: v})
-				written[k] = append(written[k], v)
-			default:
-				v := history.IntValue(next)
-				next++
-				tx.Ops = append(tx.Ops, history.Op{Kind: history.Write, Key: history.KeyID(k), Value: v})
-				written[k] = append(written[k], v)
-			}
-		}
-		if r.IntN(12) == 0 {
-			tx.Status = history.Aborted
-		}
-		h.Txns = append(h.Txns, tx)
-	}
-	for i := range h.Txns {
-		for j := range h.Txns[i].Ops {
-			o := &h.Txns[i].Ops[j]
-			if o.Kind != history.Read {
-				continue
-			}
-			own := false
-			if j+1 < len(h.Txns[i].Ops) {
-				own = h.Txns[i].Ops[j+1].Key == o.Key
-			}
-			ws := written[o.Key]
-			o.Value = history.IntValue(0)
-			if n := r.IntN(len(ws) + 1); n < len(ws) && !(own && h.Txns[i].Ops[j+1].Value == ws[n] && r.IntN(8) != 0) {
-				o.Value = ws[n]
-			}
-		}
-	}
-	h.Header.UniqueValues = true
-	return h
-}
-
 // TestDifferentialRandom: on small random histories full of timestamp
 // ties, commit_ts below start_ts, stale and future reads, Aion fed in
 // random order agrees with Chronos.
@@ -300,7 +221,7 @@ func TestDifferentialRandom(t *testing.T) {
 	agreed := 0
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 11))
-		h := randomHistory(r, 4+r.IntN(12), 1+r.IntN(3), 1+r.IntN(3))
+		h := checktest.CommittedTimestamped(r, 4+r.IntN(12), 1+r.IntN(3), 1+r.IntN(3))
 		if seed%2 == 1 {
 			h = stringify(h) // string ids and values take the other paths
 		}
@@ -354,95 +275,6 @@ func stringify(h *history.History) *history.History {
 	return &out
 }
 
-// randomLists builds a small random list-append history with random
-// timestamps (ties included) and some aborted transactions: appends of
-// fresh elements and list reads over a few keys. A read returns, mostly,
-// the appends of the committed transactions that committed before its
-// snapshot in commit order followed by its own since; otherwise that list
-// with its last element dropped, or with an element of any transaction
-// added (an aborted one's, a later one's, its own later one's).
-func randomLists(r *rand.Rand, txns, keys, sessions int, ser bool) *history.History {
-	h := history.New()
-	for s := range sessions {
-		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
-	}
-	for k := range keys {
-		h.Key(history.IntValue(int64(k)))
-	}
-	next := int64(1)
-	for i := range txns {
-		t := history.Txn{ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(sessions)), HasStartTS: true, HasCommitTS: true}
-		t.StartTS = uint64(r.IntN(3 * txns))
-		t.CommitTS = t.StartTS + uint64(r.IntN(6))
-		if r.IntN(10) == 0 {
-			t.Status = history.Aborted
-		}
-		for range 1 + r.IntN(4) {
-			k := history.KeyID(r.IntN(keys))
-			switch r.IntN(5) {
-			case 0, 1:
-				t.Ops = append(t.Ops, history.Op{Kind: history.ReadList, Key: k})
-			case 2:
-				t.Ops = append(t.Ops, history.Op{Kind: history.Read, Key: k}) // a read of an absent list
-			default:
-				t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: k, Value: history.IntValue(next)})
-				next++
-			}
-		}
-		h.Txns = append(h.Txns, t)
-	}
-	snapOf := func(t *history.Txn) uint64 {
-		if ser {
-			return t.CommitTS
-		}
-		return t.StartTS
-	}
-	for i := range h.Txns {
-		t := &h.Txns[i]
-		views := map[history.KeyID][]history.Value{}
-		for j := range t.Ops {
-			op := &t.Ops[j]
-			v, touched := views[op.Key]
-			if !touched {
-				var ws []*history.Txn
-				for w := range h.Txns {
-					if u := &h.Txns[w]; w != i && u.Status == history.Committed && u.CommitTS < snapOf(t) {
-						ws = append(ws, u)
-					}
-				}
-				slices.SortStableFunc(ws, func(a, b *history.Txn) int { return cmp.Compare(a.CommitTS, b.CommitTS) })
-				for _, u := range ws {
-					for _, o := range u.Ops {
-						if o.Kind == history.Append && o.Key == op.Key {
-							v = append(v, o.Value)
-						}
-					}
-				}
-			}
-			switch op.Kind {
-			case history.Append:
-				views[op.Key] = append(slices.Clip(v), op.Value)
-				continue
-			case history.Read:
-				continue
-			}
-			if r.IntN(4) == 0 {
-				if len(v) > 0 && r.IntN(2) == 0 {
-					v = v[:len(v)-1]
-				} else {
-					v = append(slices.Clip(v), history.IntValue(1+r.Int64N(next)))
-				}
-			}
-			op.List = slices.Clone(v)
-			if op.List == nil {
-				op.List = []history.Value{}
-			}
-			views[op.Key] = op.List
-		}
-	}
-	return h
-}
-
 // TestDifferentialLists: on random list-append histories fed in shuffled
 // order, Aion's findings equal Chronos's, at SI and SER.
 func TestDifferentialLists(t *testing.T) {
@@ -450,7 +282,7 @@ func TestDifferentialLists(t *testing.T) {
 	for seed := range uint64(1500) {
 		r := rand.New(rand.NewPCG(seed, 13))
 		for _, ser := range []bool{false, true} {
-			h := randomLists(r, 4+r.IntN(14), 1+r.IntN(3), 1+r.IntN(3), ser)
+			h := checktest.TimestampedListsAborts(r, 4+r.IntN(14), 1+r.IntN(3), 1+r.IntN(3), ser)
 			agreed += listsAgree(t, seed, h, r, ser, 1+r.IntN(4))
 		}
 	}
@@ -525,7 +357,7 @@ func TestListFindingsRender(t *testing.T) {
 	n := 0
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 17))
-		h := randomLists(r, 4+r.IntN(14), 1+r.IntN(3), 1+r.IntN(3), false)
+		h := checktest.TimestampedListsAborts(r, 4+r.IntN(14), 1+r.IntN(3), 1+r.IntN(3), false)
 		_, vs := feed(t, h, schedule(h, r, 50*time.Millisecond), 3, aion.Config{Timeout: time.Hour}, &clock{now: time.Unix(0, 0)})
 		for _, v := range vs {
 			if report.Explain(v.History, &v.Anomaly) == "" {
@@ -548,7 +380,7 @@ func TestDifferentialSharedLists(t *testing.T) {
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 29))
 		ser := seed%2 == 1
-		h := randomLists(r, 40+r.IntN(40), 1+r.IntN(2), 1+r.IntN(3), ser)
+		h := checktest.TimestampedListsAborts(r, 40+r.IntN(40), 1+r.IntN(2), 1+r.IntN(3), ser)
 		var lists history.Lists
 		for i := range h.Txns {
 			tx := &h.Txns[i]

@@ -1,7 +1,6 @@
 package chronos_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checktest"
 	"github.com/isoscope/isoscope/internal/check/reference"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
@@ -18,158 +18,6 @@ import (
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/workload"
 )
-
-// randomTS builds a small random key-value history with random timestamps
-// (small, so that ties occur): reads, writes of fresh values and deletes
-// over a few keys, some transactions aborted, some with commit_ts below
-// start_ts. Each read returns, with probability honest, what the
-// timestamps say it must (naiveRead under ser or SI), and otherwise the
-// initial value or any written one.
-func randomTS(r *rand.Rand, txns, keys, sessions int, honest float64, ser bool) *history.History {
-	h := history.New()
-	for s := range sessions {
-		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
-	}
-	key := make([]history.KeyID, keys)
-	h.Header.Initial.Values = map[history.KeyID]history.Value{}
-	for k := range keys {
-		key[k] = h.Key(history.IntValue(int64(k)))
-		h.Header.Initial.Values[key[k]] = history.IntValue(0)
-	}
-	next := int64(1)
-	var written [][]history.Value = make([][]history.Value, keys)
-	for i := range txns {
-		t := history.Txn{ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(sessions)), HasStartTS: true, HasCommitTS: true}
-		t.StartTS = uint64(r.IntN(3 * txns))
-		t.CommitTS = t.StartTS + uint64(r.IntN(6))
-		if r.IntN(12) == 0 {
-			t.CommitTS = uint64(r.IntN(int(t.StartTS) + 1)) // maybe below the start
-		}
-		if r.IntN(10) == 0 {
-			t.Status = history.Aborted
-		}
-		for range 1 + r.IntN(4) {
-			k := r.IntN(keys)
-			switch x := r.IntN(10); {
-			case x < 5:
-				t.Ops = append(t.Ops, history.Op{Kind: history.Read, Key: key[k]})
-			case x < 9:
-				v := history.IntValue(next)
-				next++
-				written[k] = append(written[k], v)
-				t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: key[k], Value: v})
-			default:
-				t.Ops = append(t.Ops, history.Op{Kind: history.Delete, Key: key[k]})
-			}
-		}
-		h.Txns = append(h.Txns, t)
-	}
-	// Fill in the reads, transaction by transaction in file order: a
-	// read's honest value depends only on writes, which are fixed.
-	for i := range h.Txns {
-		own := map[history.KeyID]history.Value{}
-		for j := range h.Txns[i].Ops {
-			op := &h.Txns[i].Ops[j]
-			switch op.Kind {
-			case history.Write:
-				own[op.Key] = op.Value
-			case history.Delete:
-				own[op.Key] = history.NullValue
-			case history.Read:
-				v, mine := own[op.Key]
-				if !mine {
-					v = naiveSnapshot(h, history.TxnID(i), op.Key, ser)
-				}
-				if r.Float64() >= honest {
-					k := int(op.Key)
-					if n := len(written[k]); n > 0 && r.IntN(4) > 0 {
-						v = written[k][r.IntN(n)]
-					} else {
-						v = history.IntValue(0)
-					}
-				}
-				op.Value = v
-				own[op.Key] = v
-			}
-		}
-	}
-	return h
-}
-
-// Replay positions: a transaction's start and commit as comparable keys
-// (timestamp, class, file position), the rule of the package doc: at one
-// timestamp commits of transactions that started earlier, then
-// transactions that start and commit there, then starts.
-type pos struct {
-	ts    uint64
-	class int
-	idx   int
-	sub   int
-}
-
-func less(a, b pos) bool {
-	return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.class, b.class), cmp.Compare(a.idx, b.idx), cmp.Compare(a.sub, b.sub)) < 0
-}
-
-// startOf and commitOf place transaction i under SI (a commit below the
-// start counts as the start).
-func startOf(h *history.History, i int) pos {
-	t := &h.Txns[i]
-	s := min(t.StartTS, t.CommitTS)
-	if s == t.CommitTS {
-		return pos{s, 1, i, 0}
-	}
-	return pos{s, 2, i, 0}
-}
-
-func commitOf(h *history.History, i int, ser bool) pos {
-	t := &h.Txns[i]
-	if ser {
-		return pos{t.CommitTS, 0, i, 0}
-	}
-	if min(t.StartTS, t.CommitTS) == t.CommitTS {
-		return pos{t.CommitTS, 1, i, 1}
-	}
-	return pos{t.CommitTS, 0, i, 0}
-}
-
-// visible says whether w's writes are in t's snapshot (SI) or before t in
-// commit order (SER).
-func visible(h *history.History, w, t int, ser bool) bool {
-	if w == t {
-		return false
-	}
-	if ser {
-		return less(commitOf(h, w, true), commitOf(h, t, true))
-	}
-	return less(commitOf(h, w, false), startOf(h, t))
-}
-
-func finalWrite(t *history.Txn, k history.KeyID) (history.Value, bool) {
-	for j := len(t.Ops) - 1; j >= 0; j-- {
-		if op := t.Ops[j]; op.Key == k && (op.Kind == history.Write || op.Kind == history.Delete) {
-			return op.Value, true // a delete's Value is null
-		}
-	}
-	return history.Value{}, false
-}
-
-// naiveSnapshot returns k's value that transaction t must read first: the
-// final write of the latest committed writer visible to it, or the
-// initial value.
-func naiveSnapshot(h *history.History, t history.TxnID, k history.KeyID, ser bool) history.Value {
-	best, v := -1, h.InitialValue(k)
-	for w := range h.Txns {
-		if h.Txns[w].Status != history.Committed || !visible(h, w, int(t), ser) {
-			continue
-		}
-		fv, ok := finalWrite(&h.Txns[w], k)
-		if ok && (best < 0 || less(commitOf(h, best, ser), commitOf(h, w, ser))) {
-			best, v = w, fv
-		}
-	}
-	return v
-}
 
 // sessionAxioms returns the committed transactions, in file order, and
 // whether they keep the axioms that do not look at operations: no commit
@@ -187,7 +35,7 @@ func sessionAxioms(h *history.History, ser bool) ([]int, bool) {
 		if !ser && t.CommitTS < t.StartTS {
 			return nil, false
 		}
-		if p, ok := last[t.Session]; ok && !visible(h, p, i, ser) {
+		if p, ok := last[t.Session]; ok && !checktest.Visible(h, p, i, ser) {
 			return nil, false
 		}
 		last[t.Session] = i
@@ -214,7 +62,7 @@ func naiveValid(h *history.History, ser bool) bool {
 			case history.Read:
 				v, mine := own[op.Key]
 				if !mine {
-					v = naiveSnapshot(h, history.TxnID(i), op.Key, ser)
+					v = checktest.NaiveSnapshot(h, history.TxnID(i), op.Key, ser)
 				}
 				if v.IsNull() != op.Value.IsNull() || !v.IsNull() && v != op.Value {
 					return false
@@ -229,13 +77,13 @@ func naiveValid(h *history.History, ser bool) bool {
 				if op.Kind != history.Write && op.Kind != history.Delete {
 					continue
 				}
-				if _, both := finalWrite(&h.Txns[j], op.Key); !both {
+				if _, both := checktest.FinalWrite(&h.Txns[j], op.Key); !both {
 					continue
 				}
 				if ser && h.Txns[i].CommitTS == h.Txns[j].CommitTS {
 					return false
 				}
-				if !ser && !visible(h, i, j, false) && !visible(h, j, i, false) {
+				if !ser && !checktest.Visible(h, i, j, false) && !checktest.Visible(h, j, i, false) {
 					return false
 				}
 			}
@@ -249,7 +97,7 @@ func naiveValid(h *history.History, ser bool) bool {
 // pairwise definition of the axioms, and where chronos accepts, the
 // brute-force black-box oracle accepts too.
 func TestDifferentialNaive(t *testing.T) {
-	agreesWithAxioms(t, 3000, 29, randomTS, naiveValid, func(h *history.History, id level.ID) (bool, string, error) {
+	agreesWithAxioms(t, 3000, 29, checktest.Timestamped, naiveValid, func(h *history.History, id level.ID) (bool, string, error) {
 		ok, err := reference.Check(h, id)
 		return ok, "the black-box oracle", err
 	})
