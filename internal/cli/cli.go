@@ -101,7 +101,8 @@ and explains every violation with a small cycle of named transactions.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	root.SetFlagErrorFunc(flagError)
+	root.SetUsageFunc(usage)
 	root.AddCommand(newCheckCommand(std), newGenCommand(std), newConvertCommand(std), newReportCommand(std), newRunCommand(std), newServeCommand(std),
 		newPublishCommand(std), newFindingsCommand(std), newClusterCommand(std), newVersionCommand(std))
 	completeFlagValues(root)

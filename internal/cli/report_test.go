@@ -181,7 +181,7 @@ func TestReportCommand(t *testing.T) {
 		{"no document", []string{res, writeFile(t, filepath.Join(dir, "third.jsonl"), serial)}, "no document for"},
 		{"not a result", []string{hist, hist}, "not an isoscope result"},
 		{"missing result", []string{filepath.Join(dir, "nope.json"), hist}, "no such file"},
-		{"one argument", []string{hist}, "requires at least 2 arg"},
+		{"one argument", []string{hist}, "report needs a result"},
 	} {
 		if code, errs := runReport(t, tc.args...); code != ExitBadInput || !strings.Contains(errs, tc.stderr) {
 			t.Errorf("%s: exit %d, stderr %q, want %q", tc.name, code, errs, tc.stderr)
