@@ -69,7 +69,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <div class="txns">
 {{- range .Txns}}
 <div class="txn{{if .Init}} init{{end}}" id="{{.ID}}"><div class="t-head">{{if .Href}}<a href="{{.Href}}" class="t-name">{{.Name}}</a>{{else}}<span class="t-name">{{.Name}}</span>{{end}}
-{{- if .Session}}<span class="meta">session {{.Session}}</span>{{end}}<span class="status {{.Status}}">{{.Status}}</span>{{if .When}}<span class="meta">{{.When}}</span>{{end}}
+{{- if .Session}}<span class="meta">session {{.Session}}</span>{{end}}<span class="status {{.Status}}">{{.Status}}</span>{{if .When}}<span class="meta">{{.When}}</span>{{end}}{{if .Timestamps}}<span class="meta">{{.Timestamps}}</span>{{end}}
 {{- range .Tags}}<span class="tag {{.Class}}">{{.Text}}</span>{{end}}</div>
 <div class="ops">{{range .Ops}}{{if .Gap}}<span class="gap">… {{.Gap}} more …</span>{{else}}<span class="{{.Class}}">{{.Text}}{{range .Tags}}<span class="tag {{.Class}}">{{.Text}}</span>{{end}}</span>{{end}}{{end}}</div></div>
 {{- end}}
