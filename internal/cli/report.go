@@ -64,6 +64,9 @@ verdict), 2 bad usage or input.`,
 // its history into the checked result it was rendered from, and writes
 // the report directory as check --report does.
 func (c *reportCommand) Run(_ context.Context, resultFile string, files []string) error {
+	if err := checkFormatFlag("--format", c.Format); err != nil {
+		return err
+	}
 	raw, err := os.ReadFile(resultFile)
 	if err != nil {
 		return badInput(err)

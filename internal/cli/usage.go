@@ -67,7 +67,7 @@ func flagGroup(f *pflag.Flag) string {
 func usage(c *cobra.Command) error {
 	var b strings.Builder
 	b.WriteString("Usage:")
-	if c.Runnable() {
+	if c.Runnable() && c.HasParent() { // the root runs only to refuse an unknown command
 		b.WriteString("\n  " + c.UseLine())
 	}
 	if c.HasAvailableSubCommands() {
@@ -212,4 +212,62 @@ func plantableNames() []string {
 		names = append(names, k.String())
 	}
 	return names
+}
+
+// unknownCommand runs when isoscope is given no command it knows: with
+// no argument it prints the help; otherwise it is bad usage naming the
+// commands nearest to the one given.
+func unknownCommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return c.Help()
+	}
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	q := ""
+	if near := suggest.Closest(args[0], names); len(near) > 0 {
+		q = ";" + suggest.DidYouMean(near)
+	}
+	return badInput(fmt.Errorf("unknown command %q%s (%s --help lists the commands)", args[0], q, c.CommandPath()))
+}
+
+// rootFlagError is flagError for the root command, given the arguments
+// isoscope was called with: a flag the root does not take after an
+// unknown command ("isoscope gne --txns 3") is the command's fault, not
+// the flag's.
+func rootFlagError(args []string) func(*cobra.Command, error) error {
+	return func(c *cobra.Command, err error) error {
+		if !c.HasParent() {
+			if name := firstArg(c.Flags(), args); name != "" {
+				return unknownCommand(c, []string{name})
+			}
+		}
+		return flagError(c, err)
+	}
+}
+
+// firstArg returns the first of args that is neither a flag of f nor a
+// flag's value ("" if there is none).
+func firstArg(f *pflag.FlagSet, args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+			return ""
+		case strings.HasPrefix(a, "--") && !strings.Contains(a, "="):
+			if fl := f.Lookup(a[2:]); fl != nil && fl.NoOptDefVal == "" {
+				i++ // the flag's value
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+		default:
+			return a
+		}
+	}
+	return ""
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestUsageErrorsSuggest: a misspelt level, checker, workload, format,
-// plantable anomaly or flag is bad usage (exit status 2) whose message
+// plantable anomaly, flag or command is bad usage (exit status 2) whose message
 // starts with the flag it blames (not the history file), offers the
 // nearest valid value, and lists the valid values comma-separated (not as
 // a Go slice).
@@ -39,6 +39,9 @@ func TestUsageErrorsSuggest(t *testing.T) {
 		{[]string{"check", "-level", "ser", hist}, "unknown flag -level", `did you mean "--level"?`, "isoscope check --help lists the flags"},
 		{[]string{"gen", "--plnat", "write-skew"}, "unknown flag --plnat", `did you mean "--plant"?`, "isoscope gen --help lists the flags"},
 		{[]string{"check", "--frobnicate", hist}, "unknown flag --frobnicate", "", "isoscope check --help lists the flags"},
+		{[]string{"chek", hist}, `unknown command "chek"`, `did you mean "check"?`, "isoscope --help lists the commands"},
+		{[]string{"gne", "--txns", "3"}, `unknown command "gne"`, `did you mean "gen"?`, "isoscope --help lists the commands"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`, "", "isoscope --help lists the commands"},
 	} {
 		code, out, errs := run(t, "", tc.args...)
 		if code != ExitBadInput || out != "" {
