@@ -146,12 +146,12 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 func (c *genCommand) Run(ctx context.Context) error {
 	dist, err := workload.ParseDistribution(c.Dist)
 	if err != nil {
-		return blameFlag("--dist", err)
+		return unknownChoice("--dist", "key distribution", c.Dist, distNames())
 	}
 	var fault gen.TSFault
 	if c.TSFault != "" {
 		if fault, err = gen.ParseTSFault(c.TSFault); err != nil {
-			return blameFlag("--ts-fault", err)
+			return unknownChoice("--ts-fault", "timestamp fault", c.TSFault, []string{gen.EarlyCommit.String(), gen.Skew.String()})
 		}
 		c.Timestamps = true
 	}

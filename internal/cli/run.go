@@ -240,7 +240,7 @@ func promisedLevel(iso db.Isolation) string {
 func (c *runCommand) Run(ctx context.Context) error {
 	iso, err := db.ParseIsolation(c.Isolation)
 	if err != nil {
-		return blameFlag("--isolation", err)
+		return unknownChoice("--isolation", "isolation", c.Isolation, []string{db.Serializable.String(), db.RepeatableRead.String(), db.ReadCommitted.String(), db.ReadUncommitted.String()})
 	}
 	var model check.Options
 	if err := c.modelFlags.options(&model); err != nil {
@@ -476,7 +476,7 @@ func (c *runCommand) plan() (*workload.Plan, *workload.Endless, error) {
 	}
 	dist, err := workload.ParseDistribution(c.Dist)
 	if err != nil {
-		return nil, nil, blameFlag("--dist", err)
+		return nil, nil, unknownChoice("--dist", "key distribution", c.Dist, distNames())
 	}
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())

@@ -271,3 +271,12 @@ func firstArg(f *pflag.FlagSet, args []string) string {
 	}
 	return ""
 }
+
+// distNames are the key distributions gen and run take.
+func distNames() []string {
+	var names []string
+	for _, d := range workload.Distributions() {
+		names = append(names, d.String())
+	}
+	return names
+}
