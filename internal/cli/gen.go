@@ -175,7 +175,7 @@ func (c *genCommand) Run(ctx context.Context) error {
 	}
 	for _, p := range c.Plant {
 		k, ok := anomaly.ParseKind(strings.TrimSpace(p))
-		if !ok {
+		if !ok || !gen.CanPlant(k) {
 			return unknownChoice("--plant", "plantable anomaly", p, plantableNames())
 		}
 		cfg.Plant = append(cfg.Plant, k)

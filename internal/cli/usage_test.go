@@ -33,6 +33,7 @@ func TestUsageErrorsSuggest(t *testing.T) {
 		{[]string{"run", "--workload", "list-apend"}, "--workload: unknown workload", `did you mean "list-append"?`, "mt, general, list-append, "},
 		{[]string{"gen", "--workload", "randombnch"}, "--workload: unknown workload", `did you mean "randombench"?`, "mt, general, randombench, "},
 		{[]string{"gen", "--txns", "10", "--plant", "lost-updat"}, "--plant: unknown plantable anomaly", `did you mean "lost-update"?`, ", lost-update, write-skew, "},
+		{[]string{"gen", "--txns", "10", "--plant", "cycle"}, `--plant: unknown plantable anomaly "cycle"`, "", ", lost-update, write-skew, "},
 		{[]string{"gen", "--mode", "serail"}, "--mode: unknown mode", `did you mean "serial"?`, "serial, si, causal"},
 		{[]string{"gen", "--dist", "zipfain"}, "--dist: unknown key distribution", `did you mean "zipfian"?`, "uniform, zipfian, hotspot, exponential"},
 		{[]string{"gen", "--ts-fault", "skw"}, "--ts-fault: unknown timestamp fault", `did you mean "skew"?`, "early-commit, skew"},
