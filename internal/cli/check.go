@@ -70,7 +70,7 @@ or strict-serializable without begin and end instants and no
 serializability violation). With several files each gets its own result, a file that
 cannot be read or checked included, and the status is the most severe of
 theirs: 1, then 2, then 3, then 0.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: wantArgs(1, -1, "a history", "(a file, a directory of a Cobra or Viper log, or - for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c.levelSet = cmd.Flags().Changed("level")
 			return c.Run(cmd.Context(), args)
@@ -78,8 +78,8 @@ theirs: 1, then 2, then 3, then 0.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.Level, "level", "ser", "isolation level: strict-serializable (sser), serializable (ser), plain-serializable (plain-ser, without session order), snapshot-isolation (si), generalized-snapshot-isolation (gsi, without session order), prefix (pc), causal (cc), read-atomic (ra), rc-session, repeatable-read (rr), pl-fcv, pl-2+, cursor-stability (cs), read-committed (rc), read-uncommitted (ru); docs/levels.md has the aliases")
-	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
-	f.StringVar(&c.Format, "format", "auto", fmt.Sprintf("input format: auto or one of %v", registry.Names()))
+	f.StringVar(&c.Checker, "checker", "auto", "algorithm: auto or one of "+strings.Join(check.Names(), ", "))
+	f.StringVar(&c.Format, "format", "auto", "input format: auto or one of "+strings.Join(registry.Names(), ", "))
 	f.BoolVar(&c.JSON, "json", false, "print the result as JSON (one object per history, one per line)")
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up after this long with outcome unknown (e.g. 90s; 0: no limit)")
 	f.IntVar(&c.MemoryMB, "memory-mb", defaultMemoryMB(), "bound the check's memory to this many MB (Go's soft limit; the solver refuses to build past its share, and past the bound the check stops) with outcome unknown, exit 3; 0: no bound. Default: GOMEMLIMIT if set, else 3/4 of the machine's memory")
@@ -89,7 +89,9 @@ theirs: 1, then 2, then 3, then 0.`,
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot, and a picture of each anomaly as SVG and DOT, e.g. lost-update-1.svg) to this directory")
+	inGroup(f, groupLimits, "max-line-mb", "max-input-mb", "max-gzip-ratio")
 	c.modelFlags.register(f)
+	inGroup(f, groupModel, "own-reads", "module")
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
@@ -103,12 +105,13 @@ theirs: 1, then 2, then 3, then 0.`,
 func (c *checkCommand) Run(ctx context.Context, files []string) error {
 	lvl, err := level.Lookup(c.Level)
 	if err != nil {
-		return badInput(err)
+		return blameFlag("--level", err)
 	}
-	if c.Format != "" && c.Format != "auto" {
-		if _, err := registry.Lookup(c.Format); err != nil {
-			return badInput(err)
-		}
+	if err := checkFormatFlag("--format", c.Format); err != nil {
+		return err
+	}
+	if err := checkCheckerFlag(c.Checker); err != nil {
+		return err
 	}
 	opts := check.Options{Checker: c.Checker, Holds: !c.NoHolds}
 	if err := c.modelFlags.options(&opts); err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -42,17 +41,18 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&m.Tuning.NoUnsatSearch, "no-unsat-search", false, "solver switch: no search of the history's windows when the whole encoding is too large (such a history is then undecided)")
 	f.IntVar(&m.Limits.MaxDerived, "max-derived", check.DefaultMaxDerived, "solver bound: the most anti-dependencies through undecided write orders the whole history's encoding may derive; past it only windows of the history are checked (the unsat search), and a history none of them refutes is undecided")
 	f.BoolVar(&m.Tuning.Dense, "dense-pairs", false, "solver switch: every two writers of a key form a pair (VeriStrong's construction) instead of only those the known graph leaves unordered, with dense reachability for pruning")
+	inGroup(f, groupAdvanced, "no-prune", "no-prioritize", "no-two-width", "no-chrono", "no-unsat-search", "max-derived", "dense-pairs")
 }
 
 // options fills in o's part that the flags choose; a bad value is bad
-// usage.
+// usage (exit status 2), the error naming the flag.
 func (m *modelFlags) options(o *check.Options) error {
 	if m.OwnReads == "infer" {
 		o.InferOwnReads = true
 	} else {
 		own, ok := history.ParseOwnReads(m.OwnReads)
 		if !ok {
-			return fmt.Errorf("unknown --own-reads %q (known: own, external, either, infer)", m.OwnReads)
+			return unknownChoice("--own-reads", "read-your-own-writes policy", m.OwnReads, []string{"own", "external", "either", "infer"})
 		}
 		o.OwnReads = own
 	}
@@ -63,13 +63,13 @@ func (m *modelFlags) options(o *check.Options) error {
 		}
 		mod, ok := check.Modules()[name]
 		if !ok {
-			return fmt.Errorf("unknown module %q (known: %s)", name, strings.Join(moduleNames(), ", "))
+			return unknownChoice("--module", "module", name, moduleNames())
 		}
 		o.Modules = append(o.Modules, mod)
 	}
 	o.Tuning = m.Tuning
 	if m.Limits.MaxDerived < 1 {
-		return fmt.Errorf("--max-derived must be at least 1, not %d", m.Limits.MaxDerived)
+		return badInput(fmt.Errorf("--max-derived must be at least 1, not %d", m.Limits.MaxDerived))
 	}
 	o.Limits = m.Limits
 	return nil

@@ -74,6 +74,8 @@ and explains every violation with a small cycle of named transactions.`,
 		SilenceErrors: true,
 		Version:       versionText(),
 		Example:       rootExample,
+		Args:          cobra.ArbitraryArgs,
+		RunE:          unknownCommand,
 	}
 	root.SetVersionTemplate("{{.Version}}")
 	var cpuProfile string
@@ -101,7 +103,8 @@ and explains every violation with a small cycle of named transactions.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	root.SetFlagErrorFunc(rootFlagError(args))
+	root.SetUsageFunc(usage)
 	root.AddCommand(newCheckCommand(std), newGenCommand(std), newConvertCommand(std), newReportCommand(std), newRunCommand(std), newServeCommand(std),
 		newPublishCommand(std), newFindingsCommand(std), newClusterCommand(std), newVersionCommand(std))
 	completeFlagValues(root)

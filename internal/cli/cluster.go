@@ -287,7 +287,7 @@ up for one run by itself.`,
 	up := &cobra.Command{
 		Use:   "up KIND[:NODES]",
 		Short: "stand up a cluster and keep it up until interrupted",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1, "one cluster kind", "(galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], tidb, tidb-optimistic or dolt)"),
 		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
@@ -337,7 +337,7 @@ up for one run by itself.`,
 	down := &cobra.Command{
 		Use:   "down DIR",
 		Short: "stop the cluster recorded in DIR and remove DIR",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1, "the directory of the cluster up", ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := os.Stat(args[0]); err != nil {
 				return badInput(err)

@@ -50,7 +50,7 @@ state is written to Jepsen as a first transaction that isoscope reads back as
 the initial state, and a history without instants as completions alone, with
 no real-time order. --drop leaves out, on request, instants (strict
 serializability can then not be checked), timestamps or a version order.`, strings.Join(registry.Names(), ", ")),
-		Args: cobra.ExactArgs(2),
+		Args: wantArgs(2, 2, "two files, IN and OUT", "(- for standard input or output)"),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1]) },
 	}
 	cmd.Flags().StringVar(&c.From, "from", "auto", "input format")
@@ -61,9 +61,12 @@ serializability can then not be checked), timestamps or a version order.`, strin
 
 // Run converts in to out.
 func (c *convertCommand) Run(_ context.Context, in, out string) error {
+	if err := checkFormatFlag("--from", c.From); err != nil {
+		return err
+	}
 	to, err := registry.Lookup(c.To)
 	if err != nil {
-		return badInput(err)
+		return unknownChoice("--to", "format", c.To, writable())
 	}
 	if to.Write == nil {
 		return badInput(fmt.Errorf("isoscope cannot write format %s (it writes: %s)", to.Name, strings.Join(writable(), ", ")))

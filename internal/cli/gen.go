@@ -119,7 +119,7 @@ corrupts them: early-commit lowers a writer's commit_ts below the start_ts of a
 transaction that read the version it overwrote (the reader should have seen the
 write), skew lowers a reader's start_ts below the commit_ts of the write it read
 (a lagging clock). Where they went is printed on standard error.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0, "", ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.distSet = cmd.Flags().Changed("dist")
 			c.keysSet = cmd.Flags().Changed("keys")
@@ -166,12 +166,12 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 func (c *genCommand) Run(ctx context.Context) error {
 	dist, err := workload.ParseDistribution(c.Dist)
 	if err != nil {
-		return badInput(err)
+		return unknownChoice("--dist", "key distribution", c.Dist, distNames())
 	}
 	var fault gen.TSFault
 	if c.TSFault != "" {
 		if fault, err = gen.ParseTSFault(c.TSFault); err != nil {
-			return badInput(err)
+			return unknownChoice("--ts-fault", "timestamp fault", c.TSFault, []string{gen.EarlyCommit.String(), gen.Skew.String()})
 		}
 		c.Timestamps = true
 	}
@@ -188,7 +188,7 @@ func (c *genCommand) Run(ctx context.Context) error {
 	case "causal", "cc":
 		causal = true
 	default:
-		return badInput(fmt.Errorf("unknown --mode %q (serial, si or causal)", c.Mode))
+		return unknownChoice("--mode", "mode", c.Mode, []string{"serial", "si", "causal"})
 	}
 	if causal && (c.Workload != "general" || len(c.Plant) > 0 || c.Timestamps) {
 		return badInput(fmt.Errorf("--mode causal runs --workload general, without --plant or timestamps"))
@@ -208,8 +208,8 @@ func (c *genCommand) Run(ctx context.Context) error {
 	}
 	for _, p := range c.Plant {
 		k, ok := anomaly.ParseKind(strings.TrimSpace(p))
-		if !ok {
-			return badInput(fmt.Errorf("unknown anomaly kind %q to plant", p))
+		if !ok || !gen.CanPlant(k) {
+			return unknownChoice("--plant", "plantable anomaly", p, plantableNames())
 		}
 		cfg.Plant = append(cfg.Plant, k)
 	}
@@ -234,7 +234,11 @@ func (c *genCommand) Run(ctx context.Context) error {
 	default:
 		w, werr := gen.ParseRangeWorkload(c.Workload)
 		if werr != nil {
-			return badInput(fmt.Errorf("unknown --workload %q (mt, general, randombench, randomrange, randomrmwrange or blindw)", c.Workload))
+			names := []string{"mt", "general"}
+			for _, w := range gen.RangeWorkloads() {
+				names = append(names, w.String())
+			}
+			return unknownChoice("--workload", "workload", c.Workload, names)
 		}
 		if len(cfg.Plant) > 0 || c.AbortRatio != 0 {
 			return badInput(fmt.Errorf("--workload %s takes --fault, not --plant or --abort-ratio", w))
@@ -255,7 +259,7 @@ func (c *genCommand) Run(ctx context.Context) error {
 		case "repeated":
 			rc.Values = gen.RepeatedValues
 		default:
-			return badInput(fmt.Errorf("unknown --values %q (default, unique or repeated)", c.Values))
+			return unknownChoice("--values", "choice of values", c.Values, []string{"default", "unique", "repeated"})
 		}
 		h, err = gen.GenerateRange(rc)
 	}

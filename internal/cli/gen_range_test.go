@@ -84,7 +84,7 @@ func TestGenRangeBadFlags(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"--workload", "nope"}, "unknown --workload"},
+		{[]string{"--workload", "nope"}, "--workload: unknown workload"},
 		{[]string{"--workload", "blindw", "--plant", "lost-update"}, "--fault"},
 		{[]string{"--workload", "randombench", "--abort-ratio", "0.1"}, "--fault"},
 		{[]string{"--workload", "randombench", "--values", "odd"}, "--values"},

@@ -50,7 +50,7 @@ It writes DIR/index.html, DIR/result.json, when there are cycles
 DIR/cycles.dot, and a picture of each anomaly shown, as SVG and DOT
 (DIR/lost-update-1.svg, DIR/lost-update-1.dot). Exit status: 0 the report was written (whatever the
 verdict), 2 bad usage or input.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: wantArgs(2, -1, "a result and the histories it judged", "(the result.json of check --json, then the history files in its order)"),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1:]) },
 	}
 	f := cmd.Flags()
@@ -64,6 +64,9 @@ verdict), 2 bad usage or input.`,
 // its history into the checked result it was rendered from, and writes
 // the report directory as check --report does.
 func (c *reportCommand) Run(_ context.Context, resultFile string, files []string) error {
+	if err := checkFormatFlag("--format", c.Format); err != nil {
+		return err
+	}
 	raw, err := os.ReadFile(resultFile)
 	if err != nil {
 		return badInput(err)

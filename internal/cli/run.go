@@ -165,7 +165,7 @@ service refused batches or did not confirm them (the online check is
 incomplete). When no checker decides this workload at the default level, run
 says so and exits 0 (the run worked); with --level given, it exits 2 as check
 does.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0, "", ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.LevelSet = cmd.Flags().Changed("level")
 			c.txnsSet = cmd.Flags().Changed("txns")
@@ -207,7 +207,7 @@ does.`,
 	f.IntVar(&c.CollectorShards, "collector-shards", 0, "with a nats:// --collector, publish each transaction as pieces for this many key shards and session shards (isoscope serve --shard; isoscope findings merges their findings)")
 	f.StringVar(&c.CollectorPrefix, "collector-prefix", natsshard.DefaultPrefix, "with --collector-shards, the subjects' prefix")
 	f.StringVar(&c.Level, "level", "", "isolation level to check (default: the one --isolation promises)")
-	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
+	f.StringVar(&c.Checker, "checker", "auto", "algorithm: auto or one of "+strings.Join(check.Names(), ", "))
 	f.BoolVar(&c.JSON, "json", false, "print the check's result as JSON")
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up checking after this long with outcome unknown (0: no limit)")
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
@@ -215,6 +215,8 @@ does.`,
 	c.modelFlags.register(f)
 	renamed(f, map[string]string{"span": "max-width", "values": "value-domain"})
 	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot, a picture of each anomaly as SVG and DOT)")
+	inGroup(f, groupCollector, "collector", "collector-subject", "collector-token", "collector-stream", "collector-wait", "collector-shards", "collector-prefix")
+	inGroup(f, groupCheck, "level", "checker", "json", "timeout", "max-shown", "no-holds", "own-reads", "module", "report")
 	return cmd
 }
 
@@ -238,7 +240,7 @@ func promisedLevel(iso db.Isolation) string {
 func (c *runCommand) Run(ctx context.Context) error {
 	iso, err := db.ParseIsolation(c.Isolation)
 	if err != nil {
-		return badInput(err)
+		return unknownChoice("--isolation", "isolation", c.Isolation, []string{db.Serializable.String(), db.RepeatableRead.String(), db.ReadCommitted.String(), db.ReadUncommitted.String()})
 	}
 	var model check.Options
 	if err := c.modelFlags.options(&model); err != nil {
@@ -252,7 +254,10 @@ func (c *runCommand) Run(ctx context.Context) error {
 	}
 	lvl, err := level.Lookup(c.Level)
 	if err != nil {
-		return badInput(err)
+		return blameFlag("--level", err)
+	}
+	if err := checkCheckerFlag(c.Checker); err != nil {
+		return err
 	}
 	plan, endless, err := c.plan()
 	if err != nil {
@@ -467,11 +472,11 @@ func (l *lineRewriter) Write(p []byte) (int, error) {
 func (c *runCommand) plan() (*workload.Plan, *workload.Endless, error) {
 	w, err := workload.ParseWorkload(c.Workload)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, unknownChoice("--workload", "workload", c.Workload, workloadNames())
 	}
 	dist, err := workload.ParseDistribution(c.Dist)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, unknownChoice("--dist", "key distribution", c.Dist, distNames())
 	}
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())

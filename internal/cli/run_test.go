@@ -123,7 +123,7 @@ func TestRunExitStatuses(t *testing.T) {
 		{"bad table", []string{"--table", "a-b"}, ExitBadInput, "", "table name"},
 		{"duplicates on mt", []string{"--duplicates", "0.5"}, ExitBadInput, "", "duplicates"},
 		{"unreachable", []string{"--db", "postgres://x@127.0.0.1:1/none?connect_timeout=2"}, ExitBadInput, "", "cannot reach"},
-		{"arguments", []string{"extra"}, ExitBadInput, "", "unknown command"},
+		{"arguments", []string{"extra"}, ExitBadInput, "", "run takes no arguments, only flags (got \"extra\")"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runRun(t, context.Background(), tc.args...)

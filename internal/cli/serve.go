@@ -123,7 +123,7 @@ the messages' JetStream timestamps as its clock, publishes each final finding
 on PREFIX.findings (isoscope findings merges them), and checkpoints, once its
 findings are stored, how far it got; started again, it replays its subject to
 the checkpoint without publishing and goes on.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0, "", ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.maxBodySet = cmd.Flags().Changed("max-body-mb")
 			return c.Run(cmd.Context())
@@ -157,7 +157,7 @@ the checkpoint without publishing and goes on.`,
 func (c *serveCommand) Run(ctx context.Context) error {
 	l, err := level.Lookup(c.Level)
 	if err != nil {
-		return badInput(err)
+		return blameFlag("--level", err)
 	}
 	if l.ID != level.SnapshotIsolation && l.ID != level.Serializable {
 		return badInput(fmt.Errorf("serve checks snapshot-isolation and serializable, not %s", l.Name))

@@ -139,12 +139,19 @@ func TestServeLivePageInBrowser(t *testing.T) {
 	took := waitFor("the violation on the page", `String(document.querySelectorAll("li.violation").length >= 1)`, time.Second)
 	t.Logf("the violation appeared %v after it was posted", took)
 	card := eval(`document.querySelector("li.violation").innerText`)
-	for _, want := range []string{"lost-update", "G-SIa", "T1", "T2", "lost", "transactions 1, 2"} {
+	for _, want := range []string{"lost-update", "G-SIa", "T1", "T2", "lost", "transactions T1, T2", `key x`} {
 		if !strings.Contains(card, want) {
 			t.Errorf("the card lacks %q: %s", want, card)
 		}
 	}
 	waitFor("the picture", `String(!!document.querySelector("li.violation figure img") && document.querySelector("li.violation figure img").complete && document.querySelector("li.violation figure img").naturalWidth > 0)`, 5*time.Second)
+	// The picture shows the timestamps the explanation cites.
+	pic := eval(`decodeURIComponent(document.querySelector("li.violation figure img").src)`)
+	for _, want := range []string{"start_ts 10 commit_ts 20", "start_ts 15 commit_ts 25"} {
+		if !strings.Contains(pic, want) {
+			t.Errorf("the picture lacks %q: %s", want, pic)
+		}
+	}
 	if v := eval(`document.getElementById("verdict").textContent`); !strings.Contains(v, "snapshot-isolation VIOLATED: 1 violation") {
 		t.Errorf("verdict %q", v)
 	}

@@ -54,7 +54,7 @@ in the history's order; a message JetStream did not acknowledge is published
 again under the same message id, so that it is stored once. At the end the
 counts go to the bucket (for isoscope findings --drain), a summary to standard
 error, and the counts as a JSON object to standard output.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1, "one history file", ""),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0]) },
 	}
 	f := cmd.Flags()
@@ -176,7 +176,7 @@ isoscope_shards_behind). With --drain it exits once every shard's worker has
 checked its subject's last message with no verdict pending, the pieces checked
 add up to those published, and every finding is read; the exit status is 3 when
 --drain-timeout passes first.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0, "", ""),
 		RunE: func(cmd *cobra.Command, _ []string) error { return c.Run(cmd.Context()) },
 	}
 	f := cmd.Flags()

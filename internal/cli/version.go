@@ -41,7 +41,7 @@ func newVersionCommand(std IO) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "print isoscope's version, the commit it was built from and the Go version",
-		Args:    cobra.NoArgs,
+		Args:    wantArgs(0, 0, "", ""),
 		Example: "  isoscope version",
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprint(std.Stdout, versionText())

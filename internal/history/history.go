@@ -48,6 +48,28 @@ func (k OpKind) String() string {
 	return "OpKind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// Noun is the kind of operation as a noun with its article, for
+// messages: "a read", "an append", "a list read", "an iterator".
+func (k OpKind) Noun() string {
+	switch k {
+	case Read:
+		return "a read"
+	case Write:
+		return "a write"
+	case Delete:
+		return "a delete"
+	case Append:
+		return "an append"
+	case ReadList:
+		return "a list read"
+	case Scan:
+		return "a scan"
+	case Iter:
+		return "an iterator"
+	}
+	return "an " + k.String()
+}
+
 // IsWrite reports whether the operation installs a version of a key (write,
 // delete or append).
 func (k OpKind) IsWrite() bool { return k == Write || k == Delete || k == Append }

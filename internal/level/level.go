@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/suggest"
 )
 
 // ID identifies a level.
@@ -235,10 +236,16 @@ func Lookup(s string) (Level, error) {
 		return Level{}, fmt.Errorf("isolation level %q is %s", s, why)
 	}
 	names := make([]string, 0, len(levels))
+	var other []string
 	for _, l := range levels {
 		names = append(names, l.Name)
+		other = append(other, l.Short, strings.ToLower(l.Adya))
 	}
-	return Level{}, fmt.Errorf("unknown isolation level %q (known: %s)", s, strings.Join(names, ", "))
+	for a := range aliases {
+		other = append(other, a)
+	}
+	slices.Sort(other) // the suggestions of a misspelling the same every time
+	return Level{}, suggest.Unknown("isolation level", s, names, other...)
 }
 
 // Aliases returns the other names Lookup takes for level id (besides its

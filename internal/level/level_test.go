@@ -23,6 +23,30 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// TestLookupSuggests: a misspelt level name is refused with the level it
+// most likely means and the canonical names comma-separated.
+func TestLookupSuggests(t *testing.T) {
+	for in, want := range map[string]string{
+		"serialisable":        `did you mean "serializable"?`,
+		"snapshot-isolaton":   `did you mean "snapshot-isolation"?`,
+		"strict":              `did you mean "strict-serializable"`,
+		"read-comitted":       `did you mean "read-committed"?`,
+		"linearisable":        `did you mean "linearizable"?`,
+		"strong-session-seri": `did you mean "strong-session-serializable"?`,
+	} {
+		_, err := Lookup(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Lookup(%q) = %v; want %s", in, err, want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "(known: read-uncommitted, read-committed, cursor-stability, ") {
+			t.Errorf("Lookup(%q) = %v; want the canonical names comma-separated", in, err)
+		}
+	}
+	if _, err := Lookup("chaos"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("Lookup(chaos) = %v; want no suggestion: no level is near", err)
+	}
+}
+
 func TestImplications(t *testing.T) {
 	sser := Get(StrictSerializable)
 	for _, id := range []ID{Serializable, SnapshotIsolation, RepeatableRead, ReadCommitted, ReadUncommitted} {

@@ -170,7 +170,7 @@ func explainCycle(h *history.History, a *anomaly.Anomaly) string {
 			// Across a session: the step into the reader is session order.
 			for i, st := range c {
 				if prev := c[(i+len(c)-1)%len(c)]; st.Dep.IsAnti() && prev.Dep == anomaly.SO {
-					return fmt.Sprintf("%s read a %s older than %s's write, though %s, before it in the same session, had already seen %s's effects (%s)",
+					return fmt.Sprintf("%s read %s at a version older than %s's write, though %s, before it in the same session, had already seen %s's effects (%s)",
 						txn(h, st.From), key(st), txn(h, st.To), txn(h, prev.From), txn(h, st.To), Chain(h, c))
 				}
 			}

@@ -136,11 +136,12 @@ func stateString(v history.Value) string {
 	return v.String()
 }
 
-// listString renders a list read: "[1 2 3]".
+// listString renders a list read as the notation and the JSON result
+// write it: "[1,2,3]".
 func listString(l []history.Value) string {
 	parts := make([]string, len(l))
 	for i, e := range l {
 		parts[i] = e.String()
 	}
-	return "[" + strings.Join(parts, " ") + "]"
+	return "[" + strings.Join(parts, ",") + "]"
 }

@@ -215,15 +215,17 @@ type KindGroup struct {
 	Indices []int
 }
 
-// Group groups anomalies by kind in catalogue order, keeping their order
-// within each kind.
+// Group groups anomalies by kind, keeping their order within each kind:
+// the named kinds in catalogue order, then the generic cycles (a cycle no
+// named kind describes), however many there are of each.
 func Group(as []anomaly.Anomaly) []KindGroup {
 	by := map[anomaly.Kind][]int{}
 	for i, a := range as {
 		by[a.Kind] = append(by[a.Kind], i)
 	}
 	var out []KindGroup
-	for _, k := range anomaly.Kinds() {
+	named := slices.DeleteFunc(anomaly.Kinds(), func(k anomaly.Kind) bool { return k == anomaly.Cycle })
+	for _, k := range append(named, anomaly.Cycle) {
 		if idx := by[k]; len(idx) > 0 {
 			out = append(out, KindGroup{k, idx})
 		}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -226,5 +228,23 @@ func TestNoOrderExplained(t *testing.T) {
 		if got, want := Explain(back.History, &x), Explain(c.History, &c.Result.Anomalies[i]); got != want {
 			t.Errorf("resolved from JSON: %q\nwant %q", got, want)
 		}
+	}
+}
+
+// TestGroupNamedFirst: the named kinds come in catalogue order before the
+// generic cycles, however many cycles there are, each kind keeping its
+// anomalies in the result's order.
+func TestGroupNamedFirst(t *testing.T) {
+	as := []anomaly.Anomaly{
+		{Kind: anomaly.Cycle}, {Kind: anomaly.WriteSkew}, {Kind: anomaly.Cycle}, {Kind: anomaly.Cycle},
+		{Kind: anomaly.AbortedRead}, {Kind: anomaly.Cycle}, {Kind: anomaly.WriteSkew},
+	}
+	var got []string
+	for _, g := range Group(as) {
+		got = append(got, fmt.Sprint(g.Kind, g.Indices))
+	}
+	want := []string{"aborted-read [4]", "write-skew [1 6]", "cycle [0 2 3 5]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Group = %q, want %q", got, want)
 	}
 }

@@ -78,6 +78,7 @@ footer{color:var(--muted);font-size:13px;margin-top:30px}
 </dl>
 <h2>Violations <span class="meta" id="vcount"></span></h2>
 <div id="kinds"></div>
+<p class="meta">In the pictures, each transaction's box gives its start_ts and commit_ts (when it has them) and its operations at issue: <code>r x 1</code> read x and saw 1, <code>w x 1</code> wrote 1 to x, <code>a x 1</code> appended 1 to the list x, <code>_</code> absent (no value: a key before its first write or after a delete).</p>
 <p id="empty">None yet: violations appear here as they become final.</p>
 <ol id="violations"></ol>
 <footer>This page loads nothing but the service's own state and violations; it refreshes twice a second.</footer>
@@ -153,7 +154,18 @@ footer{color:var(--muted);font-size:13px;margin-top:30px}
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function scalar(x) { return typeof x === "string" ? JSON.stringify(x) : String(x); }
+  // notation writes a key or value of a finding as the explanations and
+  // the pictures do: a string bare unless it could be read as another
+  // value, null as _ (absent), a list as [1,2].
+  function notation(x) {
+    if (x === null || x === undefined) return "_";
+    if (Array.isArray(x)) return "[" + x.map(notation).join(",") + "]";
+    if (typeof x === "string" && (x === "" || x === "null" || /[\s"|,]/.test(x) || isFinite(Number(x)) || /^[+-]?(inf(inity)?|nan)$/i.test(x))) return JSON.stringify(x);
+    return String(x);
+  }
+  // txnName names a transaction as the explanations do: T5, or its string
+  // id, or the initial state.
+  function txnName(x) { return x === "init" ? "the initial state" : typeof x === "number" ? "T" + x : String(x); }
   async function picture(fig, seq) {
     try {
       const svg = await (await get("/v1/violations/" + seq + "/picture.svg")).text();
@@ -194,8 +206,8 @@ footer{color:var(--muted);font-size:13px;margin-top:30px}
       d.appendChild(el("code", "", value));
       facts.appendChild(d);
     };
-    line("transactions", (v.transactions || []).map(scalar).join(", "));
-    if (v.key !== undefined) line("key", scalar(v.key) + (v.value !== undefined && v.value !== null ? " = " + JSON.stringify(v.value) : ""));
+    line("transactions", (v.transactions || []).map(txnName).join(", "));
+    if (v.key !== undefined) line("key", notation(v.key) + (v.value !== undefined && v.value !== null ? " = " + notation(v.value) : ""));
     if (v.streams) line("streams", v.streams.join(", "));
     body.appendChild(facts);
     const fig = el("figure");

@@ -535,7 +535,7 @@ func CheckInput(src *history.History, t *history.Txn) error {
 		switch op.Kind {
 		case history.Read, history.Write, history.Delete, history.Append, history.ReadList:
 		default:
-			return fmt.Errorf("%s: ops[%d] is a %s operation; online checking takes reads, writes, deletes, appends and list reads", where(t), j, op.Kind)
+			return fmt.Errorf("%s: ops[%d] is %s operation; online checking takes reads, writes, deletes, appends and list reads", where(t), j, op.Kind.Noun())
 		}
 		if op.Key < 0 || int(op.Key) >= len(src.Keys) {
 			return fmt.Errorf("%s: ops[%d] uses a key outside the history's key table", where(t), j)

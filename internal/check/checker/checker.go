@@ -113,7 +113,7 @@ func UniqueRegisters(ix *history.Index) error {
 		}
 		for _, op := range h.Txns[i].Ops {
 			if op.Kind != history.Read && op.Kind != history.Write {
-				return fmt.Errorf("transaction %s has a %s operation; it handles reads and writes", h.TxnName(history.TxnID(i)), op.Kind)
+				return fmt.Errorf("transaction %s has %s operation; it handles reads and writes", h.TxnName(history.TxnID(i)), op.Kind.Noun())
 			}
 		}
 	}

@@ -143,7 +143,7 @@ func mark(h *history.History, eff []bool) (kinds []uint8, lists, unknown bool, e
 			case history.Append, history.ReadList:
 				kind, lists = listKey, true
 			default:
-				return nil, false, false, fmt.Errorf("transaction %s has a %s operation; it checks reads, writes, deletes, appends and list reads (the paper's key-value and list model), not range queries", h.TxnName(t), op.Kind)
+				return nil, false, false, fmt.Errorf("transaction %s has %s operation; it checks reads, writes, deletes, appends and list reads (the paper's key-value and list model), not range queries", h.TxnName(t), op.Kind.Noun())
 			}
 			if uint(op.Key) >= uint(len(kinds)) {
 				return nil, false, false, fmt.Errorf("transaction %s uses a key outside the history's key table", h.TxnName(t))

@@ -182,7 +182,7 @@ func TestDeclines(t *testing.T) {
 		{"s1: @1-5: w x 1 | s1: @3-4: r x 1", level.StrictSerializable, "begins before"},
 		{"s1: w x 1 | s1: w y 1", level.Serializable, "more than one key"},
 		{"@1-2: r x 1 r x 2", level.StrictSerializable, "reads x twice"},
-		{"@1-2: d x", level.StrictSerializable, "d operation"},
+		{"@1-2: d x", level.StrictSerializable, "has a delete operation"},
 	} {
 		_, err := Checker{}.Plan(history.NewIndex(history.MustParse(c.h)), level.Get(c.id), checker.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

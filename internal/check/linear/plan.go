@@ -80,7 +80,7 @@ func shapeOf(h *history.History, id history.TxnID) (shape, error) {
 	s := shape{key: history.NoKey, readOp: -1, writeOp: -1}
 	for j, o := range t.Ops {
 		if o.Kind != history.Read && o.Kind != history.Write {
-			return s, fmt.Errorf("transaction %s has a %s operation: it decides registers with reads and writes", h.TxnName(id), o.Kind)
+			return s, fmt.Errorf("transaction %s has %s operation: it decides registers with reads and writes", h.TxnName(id), o.Kind.Noun())
 		}
 		if s.key != history.NoKey && o.Key != s.key {
 			return s, fmt.Errorf("transaction %s works on more than one key", h.TxnName(id))

@@ -118,7 +118,7 @@ func decides(ix *history.Index, l level.Level) error {
 			case history.ReadList:
 				lists = true
 			default:
-				return fmt.Errorf("transaction %s has a %s operation; it handles appends and list reads only", h.TxnName(history.TxnID(i)), op.Kind)
+				return fmt.Errorf("transaction %s has %s operation; it handles appends and list reads only", h.TxnName(history.TxnID(i)), op.Kind.Noun())
 			}
 		}
 	}

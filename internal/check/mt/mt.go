@@ -82,7 +82,7 @@ func Shape(ix *history.Index) error {
 					return fmt.Errorf("transaction %s writes %s without reading it first (not read-modify-write)", h.TxnName(t), h.KeyName(op.Key))
 				}
 			default:
-				return fmt.Errorf("transaction %s has a %s operation; only reads and writes are mini-transactions", h.TxnName(t), op.Kind)
+				return fmt.Errorf("transaction %s has %s operation; only reads and writes are mini-transactions", h.TxnName(t), op.Kind.Noun())
 			}
 		}
 	}

@@ -153,7 +153,7 @@ func (Checker) Decides(ix *history.Index, l level.Level) error {
 		}
 		for _, op := range h.Txns[i].Ops {
 			if op.Kind == history.Append || op.Kind == history.ReadList {
-				return fmt.Errorf("transaction %s has a %s operation; it handles reads, writes, deletes, scans and iterators", h.TxnName(t), op.Kind)
+				return fmt.Errorf("transaction %s has %s operation; it handles reads, writes, deletes, scans and iterators", h.TxnName(t), op.Kind.Noun())
 			}
 		}
 		if l.RealTime && !h.Txns[i].HasTime {

@@ -125,7 +125,7 @@ func (rd *reader) event(v edn.Value) error {
 			return rd.errf(e.line, "", "process %d invokes again before its last operation completed", e.process)
 		}
 		if e.f != "get" && e.value.IsNull() {
-			return rd.errf(e.line, "value", "a %s of nil", e.f)
+			return rd.errf(e.line, "value", "%s of nil", map[string]string{"put": "a put", "append": "an append"}[e.f])
 		}
 		rd.open[e.process] = e
 		rd.order = append(rd.order, e.process)

@@ -187,9 +187,11 @@ type edgeView struct {
 type txnView struct {
 	ID, Name, Href        string
 	Session, Status, When string
-	Init                  bool
-	Tags                  []tag
-	Ops                   []opView
+	// Timestamps are the database's start_ts and commit_ts.
+	Timestamps string
+	Init       bool
+	Tags       []tag
+	Ops        []opView
 }
 
 type opView struct {
@@ -369,6 +371,7 @@ func txnViews(h *history.History, a *anomaly.Anomaly, es []evidence.Edge, id str
 		if tx.HasTime {
 			tv.When = instants(tx)
 		}
+		tv.Timestamps = timestamps(tx)
 		keep := func(int) bool { return true }
 		if len(tx.Ops) > maxOps {
 			keep = func(j int) bool {

@@ -77,7 +77,8 @@ func Pictures(secs []Section, o Options) []Picture {
 const pictureCSS = `text{font-family:"Liberation Sans","DejaVu Sans",Arial,Helvetica,sans-serif;fill:#1f2328}
 .node ellipse{fill:#fff;stroke:#24292f;stroke-width:1.6}.node.init ellipse{fill:#eaeef2;stroke-dasharray:4 3}
 .node text{font-weight:600}.title{font-weight:700}.muted{fill:#59636e}.bad{fill:#a40e26;font-weight:700}
-.box{fill:#fbfcfd;stroke:#d1d9e0;stroke-width:1.2}.ops text{font-family:"Liberation Mono","DejaVu Sans Mono",monospace}`
+.box{fill:#fbfcfd;stroke:#d1d9e0;stroke-width:1.2}.ops text{font-family:"Liberation Mono","DejaVu Sans Mono",monospace}
+.ops text.ts{fill:#59636e;font-size:12px}`
 
 // wrap breaks s into lines of at most width characters, at spaces.
 func wrap(s string, width int) []string {
@@ -178,35 +179,41 @@ func svgSize(svg string) (w, h float64) {
 }
 
 // findingBoxes draws an anomaly that is not a cycle: a box per
-// transaction it names, left to right, each listing its operations at
-// issue (the offending one in red), at vertical position {Y} (replaced
-// by the caller). It returns the drawing's size.
+// transaction it names, left to right, each with its database timestamps
+// (start_ts and commit_ts, which the explanations of the timestamp
+// checkers' findings cite) and its operations at issue (the offending one
+// in red), at vertical position {Y} (replaced by the caller). It returns
+// the drawing's size.
 func findingBoxes(b *svgBuf, h *history.History, a *anomaly.Anomaly, pad float64) (float64, float64) {
 	const lineH, boxPad, gap = 17.0, 10.0, 28.0
 	txns := involved(h, a)
 	x, maxH := pad, 0.0
+	type line struct{ text, class string }
 	type box struct {
 		x, w  float64
-		lines []string
+		lines []line
 	}
 	var boxes []box
 	for _, t := range txns {
-		bx := box{x: x, lines: []string{txnLabel(h, t)}}
+		bx := box{x: x, lines: []line{{txnLabel(h, t), "title"}}}
+		if ts := timestamps(&h.Txns[t]); ts != "" {
+			bx.lines = append(bx.lines, line{ts, "ts"})
+		}
 		for i, r := range a.Ops {
 			if r.Txn != t || !validRef(h, r) {
 				continue
 			}
-			l := history.OpString(h, h.Txns[t].Ops[r.Op])
+			l := line{history.OpString(h, h.Txns[t].Ops[r.Op]), ""}
 			if i == 0 {
-				l = "▶ " + l
+				l = line{"▶ " + l.text, "bad"}
 			}
 			bx.lines = append(bx.lines, l)
 		}
 		if h.Txns[t].Status != history.Committed {
-			bx.lines = append(bx.lines, "("+h.Txns[t].Status.String()+")")
+			bx.lines = append(bx.lines, line{"(" + h.Txns[t].Status.String() + ")", ""})
 		}
 		for _, l := range bx.lines {
-			bx.w = math.Max(bx.w, textWidth(l, 13)+2*boxPad)
+			bx.w = math.Max(bx.w, textWidth(l.text, 13)+2*boxPad)
 		}
 		bx.w = math.Max(bx.w, 90)
 		boxes = append(boxes, bx)
@@ -217,13 +224,10 @@ func findingBoxes(b *svgBuf, h *history.History, a *anomaly.Anomaly, pad float64
 		b.s(`<g class="ops" transform="translate(0 {Y})"><rect class="box" x="`, num(bx.x), `" y="0" width="`, num(bx.w), `" height="`, num(maxH), `" rx="6"/>`)
 		for j, l := range bx.lines {
 			cls := ""
-			switch {
-			case j == 0:
-				cls = ` class="title"`
-			case strings.HasPrefix(l, "▶"):
-				cls = ` class="bad"`
+			if l.class != "" {
+				cls = ` class="` + l.class + `"`
 			}
-			b.s(`<text`, cls, ` x="`, num(bx.x+boxPad), `" y="`, num(boxPad+float64(j+1)*lineH-4), `" font-size="13">`, esc(l), `</text>`)
+			b.s(`<text`, cls, ` x="`, num(bx.x+boxPad), `" y="`, num(boxPad+float64(j+1)*lineH-4), `" font-size="13">`, esc(l.text), `</text>`)
 		}
 		if i > 0 {
 			// An arrow from this transaction to the first, which the
@@ -239,6 +243,20 @@ func findingBoxes(b *svgBuf, h *history.History, a *anomaly.Anomaly, pad float64
 		b.s(`</g>`)
 	}
 	return x - gap - pad, maxH
+}
+
+// timestamps renders a transaction's database timestamps as the
+// explanations name them: "start_ts 30 commit_ts 40", either alone when
+// the other is unknown, "" without either.
+func timestamps(tx *history.Txn) string {
+	var parts []string
+	if tx.HasStartTS {
+		parts = append(parts, "start_ts "+strconv.FormatUint(tx.StartTS, 10))
+	}
+	if tx.HasCommitTS {
+		parts = append(parts, "commit_ts "+strconv.FormatUint(tx.CommitTS, 10))
+	}
+	return strings.Join(parts, " ")
 }
 
 // writeAnomalyDOT writes anomaly a of h as a Graphviz digraph: a cycle's

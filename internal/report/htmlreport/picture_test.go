@@ -9,6 +9,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/golden"
+	"github.com/isoscope/isoscope/internal/history"
 )
 
 // wellFormed reports whether b is well-formed XML.
@@ -77,5 +78,29 @@ func TestPictures(t *testing.T) {
 	two := Pictures([]Section{secs["lost-update"], secs["write-skew"]}, Options{})
 	if len(two) != 2 || two[0].Name != "h1-lost-update-1" || two[1].Name != "h2-write-skew-1" {
 		t.Errorf("names of two sections' pictures: %v, %v", two[0].Name, two[1].Name)
+	}
+}
+
+// TestFindingBoxesShowTimestamps: the picture of a finding that is not a
+// cycle gives each transaction's start_ts and commit_ts, which the
+// timestamp checkers' explanations cite (a stale read: the reader's
+// snapshot and the commit of the version it missed), and only those the
+// transaction has.
+func TestFindingBoxesShowTimestamps(t *testing.T) {
+	h := history.MustParse("s0: ts=10-20: w x 1 | s1: ts=30-40: r x _ | s2: w y 1")
+	a := anomaly.Anomaly{Kind: anomaly.StaleRead, Txns: []history.TxnID{1, 0}, Key: h.Txns[0].Ops[0].Key,
+		Ops: []history.OpRef{{Txn: 1, Op: 0}}}
+	svg := string(AnomalySVG(h, &a, "", "", nil))
+	if err := wellFormed([]byte(svg)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">start_ts 30 commit_ts 40<", ">start_ts 10 commit_ts 20<", ">▶ r x _<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the picture lacks %q:\n%s", want, svg)
+		}
+	}
+	b := anomaly.Anomaly{Kind: anomaly.AbortedRead, Txns: []history.TxnID{2}, Ops: []history.OpRef{{Txn: 2, Op: 0}}}
+	if svg := string(AnomalySVG(h, &b, "", "", nil)); strings.Contains(svg, "_ts") {
+		t.Errorf("timestamps for a transaction without them:\n%s", svg)
 	}
 }

@@ -38,6 +38,16 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{- range .Kinds}}<tr><td><a href="#{{.ID}}">{{.Name}}</a></td><td>{{.Phenomenon}}</td><td class="num">{{.Count}}</td></tr>{{end}}
 </tbody></table>
 <div class="legend-box"><div class="legend-title">Dependency edges</div>{{$.Legend}}</div>
+<div class="legend-box"><div class="legend-title">Operations</div><dl class="notation">
+<div><dt><code>r x 1</code></dt><dd>read x, saw 1</dd></div>
+<div><dt><code>w x 1</code></dt><dd>wrote 1 to x</dd></div>
+<div><dt><code>r* x 1</code></dt><dd>locking read</dd></div>
+<div><dt><code>d x</code></dt><dd>deleted x</dd></div>
+<div><dt><code>a x 1</code></dt><dd>appended 1 to the list x</dd></div>
+<div><dt><code>r x [1,2]</code></dt><dd>read the list x</dd></div>
+<div><dt><code>scan 1 9 [1=a,4=b]</code></dt><dd>range read of keys 1 to 9</dd></div>
+<div><dt><code>_</code></dt><dd>absent: no value (a key before its first write or after a delete; as a scan's upper end, no end)</dd></div>
+</dl></div>
 </div>
 {{- range .Kinds}}
 <section class="kind" id="{{.ID}}">
@@ -59,7 +69,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <div class="txns">
 {{- range .Txns}}
 <div class="txn{{if .Init}} init{{end}}" id="{{.ID}}"><div class="t-head">{{if .Href}}<a href="{{.Href}}" class="t-name">{{.Name}}</a>{{else}}<span class="t-name">{{.Name}}</span>{{end}}
-{{- if .Session}}<span class="meta">session {{.Session}}</span>{{end}}<span class="status {{.Status}}">{{.Status}}</span>{{if .When}}<span class="meta">{{.When}}</span>{{end}}
+{{- if .Session}}<span class="meta">session {{.Session}}</span>{{end}}<span class="status {{.Status}}">{{.Status}}</span>{{if .When}}<span class="meta">{{.When}}</span>{{end}}{{if .Timestamps}}<span class="meta">{{.Timestamps}}</span>{{end}}
 {{- range .Tags}}<span class="tag {{.Class}}">{{.Text}}</span>{{end}}</div>
 <div class="ops">{{range .Ops}}{{if .Gap}}<span class="gap">… {{.Gap}} more …</span>{{else}}<span class="{{.Class}}">{{.Text}}{{range .Tags}}<span class="tag {{.Class}}">{{.Text}}</span>{{end}}</span>{{end}}{{end}}</div></div>
 {{- end}}
@@ -135,6 +145,8 @@ table.kinds th,table.kinds td{padding:5px 14px;border-bottom:1px solid var(--lin
 table.kinds th{font-size:12px;color:var(--muted);text-transform:uppercase}
 .num{text-align:right!important;font-variant-numeric:tabular-nums}
 .legend-box{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:8px 14px;max-width:100%;overflow-x:auto}
+dl.notation{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));gap:2px 18px;margin:4px 0 0;font-size:13px}
+dl.notation div{display:flex;gap:8px;align-items:baseline}dl.notation dt{white-space:nowrap}dl.notation dd{margin:0;color:var(--muted)}
 .legend-title{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.5px}
 svg text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans","DejaVu Sans",Arial,sans-serif;fill:var(--fg)}
 section.kind h3{font-size:19px;margin:26px 0 8px}
