@@ -125,10 +125,16 @@ func TestJepsenStores(t *testing.T) {
 		t.Fatalf("%s holds no Jepsen run (a history and results.edn)", root)
 	}
 	counts := map[string]int{}
+	bySource := map[string]map[string]int{}
 	for _, dir := range runs {
 		rel, _ := filepath.Rel(root, dir)
 		got, detail := storeVerdict(t, dir)
 		counts[got]++
+		source, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if bySource[source] == nil {
+			bySource[source] = map[string]int{}
+		}
+		bySource[source][got]++
 		want, listed := expectation(rel)
 		switch {
 		case got == "agree" && listed:
@@ -139,6 +145,9 @@ func TestJepsenStores(t *testing.T) {
 		case want.outcome != got || !strings.Contains(detail, want.sign):
 			t.Errorf("%s: %s (%s), but storeExpectations says %s (%q): %s", rel, got, detail, want.outcome, want.sign, want.why)
 		}
+	}
+	for source, c := range bySource {
+		t.Logf("%s: %v", source, c)
 	}
 	t.Logf("%d runs: %d agree, %d disagree, %d without a verdict to compare, %d refused", len(runs),
 		counts["agree"], counts["disagree"], counts["no comparison"], counts["refused"])
