@@ -27,21 +27,11 @@ func jepsenStores(t *testing.T) string {
 	if d := os.Getenv("ISOSCOPE_JEPSEN_STORES"); d != "" {
 		return d
 	}
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
+	p, ok := inSharedCorpora(t, "jepsen-stores")
+	if !ok {
+		t.Skip("no corpus of Jepsen stores: neither shared/corpora/jepsen-stores beside the repository nor $ISOSCOPE_JEPSEN_STORES (docs/jepsen-corpus.md)")
 	}
-	for {
-		p := filepath.Join(dir, "shared", "corpora", "jepsen-stores")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no corpus of Jepsen stores: neither shared/corpora/jepsen-stores beside the repository nor $ISOSCOPE_JEPSEN_STORES (docs/jepsen-corpus.md)")
-		}
-		dir = parent
-	}
+	return p
 }
 
 // storeExpectation explains a run of the corpus on which isoscope and
