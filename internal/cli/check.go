@@ -211,7 +211,7 @@ func moreSevere(a, b int) int {
 // implies when --level was not given. The error names the file.
 func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Level, opts check.Options) (*report.Checked, error) {
 	readStart := time.Now()
-	name, run, err := storeRun(name)
+	name, run, err := storeRun(name, c.Format)
 	if err != nil {
 		return nil, err
 	}

@@ -18,10 +18,14 @@ import (
 
 // storeRun resolves a directory argument that is a Jepsen store (a run,
 // a test directory with its latest link or one run, or the store with
-// its latest link) to the run's history; any other argument is returned
-// as it is, with a nil run.
-func storeRun(name string) (string, *jepsenstore.Run, error) {
+// its latest link) to the run's history; any other argument, or any
+// argument when formatName names a directory format (Cobra, Viper), is
+// returned as it is, with a nil run.
+func storeRun(name, formatName string) (string, *jepsenstore.Run, error) {
 	if name == "-" {
+		return name, nil, nil
+	}
+	if f, err := registry.Lookup(formatName); err == nil && f.ReadDir != nil {
 		return name, nil, nil
 	}
 	st, err := os.Stat(name)

@@ -111,6 +111,10 @@ func TestCheckJepsenStoreLatest(t *testing.T) {
 	if !ok || op["agreement"] != "agree" || op["jepsen"] != "invalid" {
 		t.Fatalf("second_opinion: %v", doc["second_opinion"])
 	}
+	// A directory format named is read as that format, not as a store.
+	if code, out, errs := run(t, "", "check", "--format", "cobra", run1); code != ExitBadInput || out != "" {
+		t.Fatalf("--format cobra on a store: exit %d, %q %q", code, out, errs)
+	}
 	// A history file with results.edn beside it compares too.
 	code, out, _ = run(t, "", "check", "--compare-results", filepath.Join(run1, "history.edn"))
 	if code != ExitViolation || !strings.Contains(out, "isoscope agrees") {
