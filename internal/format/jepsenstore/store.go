@@ -125,7 +125,8 @@ func isFile(path string) bool {
 
 // Open reads run's history with registry, in the format named by
 // formatName or detected ("auto" or ""): history.edn as any file,
-// history.txt through TextReader (after gzip, for history.txt.gz).
+// history.txt through TextReader (after gzip, for history.txt.gz), its
+// lines bounded by o.Limits.
 func Open(run Run, formatName string, o registry.Options) (*registry.Opened, error) {
 	if !run.Text {
 		return registry.OpenWith(run.History, formatName, o)
@@ -146,6 +147,9 @@ func Open(run Run, formatName string, o registry.Options) (*registry.Opened, err
 			return nil, err
 		}
 	}
+	// A line longer than the limit fails as it is read, before it is
+	// held whole.
+	r = format.LineReader(r, run.History, o.Limits.Line())
 	return registry.Read(TextReader(r, run.History), run.History, formatName, o)
 }
 

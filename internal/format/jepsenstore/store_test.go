@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/history"
 )
@@ -138,6 +139,11 @@ func TestOpenText(t *testing.T) {
 	}
 	if n := len(o.History.Txns); n != 2 {
 		t.Fatalf("%d transactions, want 2:\n%s", n, history.Notation(o.History))
+	}
+	// A line longer than the limit is refused, naming it.
+	writeRun(t, dir, map[string]string{"history.txt": text + "1\t:invoke\t:read\t[" + strings.Repeat("1 ", 100) + "]\n"})
+	if _, err := Open(r, "", registry.Options{Limits: format.Limits{MaxLine: 64}}); !format.IsLimit(err) || !strings.Contains(err.Error(), "history.txt:5") {
+		t.Fatalf("long line 5: err %v", err)
 	}
 	writeRun(t, dir, map[string]string{"history.txt": text + "1\t:invoke\t:read\n"})
 	if _, err := Open(r, "", registry.Options{}); err == nil || !strings.Contains(err.Error(), "history.txt:5") {
