@@ -244,7 +244,7 @@ func (r *Results) AtLevel(l level.Level) (verdict, why string) {
 
 // atLevel is AtLevel for one checker.
 func (c Verdict) atLevel(l level.Level) (string, string) {
-	where := c.Checker
+	where := map[string]string{"elle": "Elle", "knossos": "Knossos", "independent": "jepsen.independent", "checker": "the checker"}[c.Checker]
 	if c.Path != "" {
 		where += " at " + c.Path
 	}
