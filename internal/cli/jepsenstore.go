@@ -89,7 +89,7 @@ func writeSecondOpinion(w io.Writer, c *jepsenstore.Comparison, res check.Result
 	fmt.Fprintf(w, "Jepsen's verdict (%s): %s at %s: %s.\n", c.Results, c.Jepsen, res.Level.Name, c.Why)
 	for _, v := range c.Checkers {
 		if len(v.AnomalyTypes) > 0 {
-			fmt.Fprintf(w, "  %s anomaly types: :%s\n", v.Checker, strings.Join(v.AnomalyTypes, " :"))
+			fmt.Fprintf(w, "  %s's anomaly types: :%s\n", v.Name(), strings.Join(v.AnomalyTypes, " :"))
 		}
 		if len(v.Keys) > 0 {
 			var bad []string

@@ -242,9 +242,15 @@ func (r *Results) AtLevel(l level.Level) (verdict, why string) {
 	return verdict, strings.Join(whys, "; ")
 }
 
+// Name names the checker as people do: Elle, Knossos,
+// jepsen.independent, or "the checker".
+func (c Verdict) Name() string {
+	return map[string]string{"elle": "Elle", "knossos": "Knossos", "independent": "jepsen.independent", "checker": "the checker"}[c.Checker]
+}
+
 // atLevel is AtLevel for one checker.
 func (c Verdict) atLevel(l level.Level) (string, string) {
-	where := map[string]string{"elle": "Elle", "knossos": "Knossos", "independent": "jepsen.independent", "checker": "the checker"}[c.Checker]
+	where := c.Name()
 	if c.Path != "" {
 		where += " at " + c.Path
 	}
