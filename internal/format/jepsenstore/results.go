@@ -272,7 +272,10 @@ func (c Verdict) atLevel(l level.Level) (string, string) {
 			continue
 		}
 		known = true
-		if l.Implies(ml.ID) {
+		switch {
+		case ml.ID == l.ID:
+			return Invalid, fmt.Sprintf("%s says invalid and rules out %s", where, m)
+		case l.Implies(ml.ID):
 			return Invalid, fmt.Sprintf("%s says invalid and rules out %s, which %s implies", where, m, l.Name)
 		}
 	}
