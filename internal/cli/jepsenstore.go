@@ -60,8 +60,8 @@ func (c *checkCommand) readRun(ctx context.Context, run *jepsenstore.Run) (*hist
 
 // secondOpinion reads the results.edn of the run (or, for a history
 // file, the one beside it) and states Jepsen's verdict beside isoscope's
-// result. It is an error when there is none.
-func secondOpinion(file string, run *jepsenstore.Run, res check.Result) (*jepsenstore.Comparison, error) {
+// result on h. It is an error when there is none.
+func secondOpinion(file string, run *jepsenstore.Run, h *history.History, res check.Result) (*jepsenstore.Comparison, error) {
 	var path string
 	switch {
 	case file == "-":
@@ -81,7 +81,24 @@ func secondOpinion(file string, run *jepsenstore.Run, res check.Result) (*jepsen
 		return nil, err
 	}
 	cmp := jepsenstore.Compare(r, res.Level, res.Outcome == check.Satisfied, res.Outcome == check.Violation)
+	cmp.NilReads(nilReads(h))
 	return &cmp, nil
+}
+
+// nilReads counts the reads of committed transactions that returned null.
+func nilReads(h *history.History) int {
+	n := 0
+	for i := range h.Txns {
+		if h.Txns[i].Status != history.Committed {
+			continue
+		}
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.Read && op.Value.IsNull() {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // writeSecondOpinion renders a comparison as text after the result.
@@ -113,6 +130,9 @@ func writeSecondOpinion(w io.Writer, c *jepsenstore.Comparison, res check.Result
 		fmt.Fprintf(w, "isoscope DISAGREES: %s %s for isoscope, Jepsen's checkers say %s.\n", res.Level.Name, isoscope, c.Jepsen)
 	default:
 		fmt.Fprintf(w, "no comparison: Jepsen's verdict is %s and %s %s for isoscope.\n", c.Jepsen, res.Level.Name, isoscope)
+	}
+	if c.Note != "" {
+		fmt.Fprintf(w, "  (%s)\n", c.Note)
 	}
 }
 
@@ -156,7 +176,7 @@ func (c *checkCommand) noteStore(checked *report.Checked, run *jepsenstore.Run) 
 	}
 	x := &storeExtra{run: run}
 	if c.CompareResults {
-		cmp, err := secondOpinion(checked.File, run, checked.Result)
+		cmp, err := secondOpinion(checked.File, run, checked.History, checked.Result)
 		if err != nil {
 			return err
 		}

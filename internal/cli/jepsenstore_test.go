@@ -21,6 +21,13 @@ const (
 {:type :invoke, :f :read, :value nil, :process 1, :time 3, :index 2}
 {:type :ok, :f :read, :value 2, :process 1, :time 4, :index 3}
 `
+	// A read of nil after a write completed: stale for isoscope, any
+	// value for Knossos's register models.
+	storeNilRead = `{:type :invoke, :f :write, :value 1, :process 0, :time 1, :index 0}
+{:type :ok, :f :write, :value 1, :process 0, :time 2, :index 1}
+{:type :invoke, :f :read, :value nil, :process 1, :time 3, :index 2}
+{:type :ok, :f :read, :value nil, :process 1, :time 4, :index 3}
+`
 	knossosSaysValid   = "{:valid? true, :linear {:valid? true, :analyzer :linear, :configs (), :final-paths ()}, :perf {:valid? true}}\n"
 	knossosSaysInvalid = "{:valid? false, :linear {:valid? false, :analyzer :linear, :final-paths ()}}\n"
 )
@@ -53,6 +60,7 @@ func TestCheckJepsenStore(t *testing.T) {
 		{"agree, holds", map[string]string{"history.edn": storeHolds, "results.edn": knossosSaysValid}, ExitHolds, "isoscope agrees: strict-serializable holds.", true},
 		{"agree, violated", map[string]string{"history.edn": storeViolated, "results.edn": knossosSaysInvalid}, ExitViolation, "isoscope agrees: strict-serializable is violated.", true},
 		{"disagree", map[string]string{"history.edn": storeViolated, "results.edn": knossosSaysValid}, ExitViolation, "isoscope DISAGREES", true},
+		{"disagree on a nil read", map[string]string{"history.edn": storeNilRead, "results.edn": knossosSaysValid}, ExitViolation, "1 read(s) that returned nil: Knossos's register models take such a read as a read of any value", true},
 		{"disagree, holds", map[string]string{"history.edn": storeHolds, "results.edn": knossosSaysInvalid}, ExitHolds, "isoscope DISAGREES", true},
 		{"history.txt", map[string]string{"history.txt": "0\t:invoke\t:write\t1\n0\t:ok\t:write\t1\n1\t:invoke\t:read\tnil\n1\t:ok\t:read\t2\n"}, ExitViolation, "strict-serializable VIOLATED", false},
 		{"no results.edn", map[string]string{"history.edn": storeHolds}, ExitBadInput, "", true},

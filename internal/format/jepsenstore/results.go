@@ -298,6 +298,20 @@ type Comparison struct {
 	// Agreement is "agree", "disagree", or "no comparison" when either
 	// verdict is unknown or results.edn has none.
 	Agreement string `json:"agreement"`
+	// Note says what may explain a disagreement (NilReads).
+	Note string `json:"note,omitempty"`
+}
+
+// NilReads notes, on a disagreement with Knossos where isoscope found a
+// violation, that the history has n reads that returned nil: Knossos's
+// register models take such a read as a read of any value, isoscope as
+// a read of the initial, absent state.
+func (c *Comparison) NilReads(n int) {
+	if n == 0 || c.Agreement != "disagree" || c.Jepsen != Valid ||
+		!slices.ContainsFunc(c.Checkers, func(v Verdict) bool { return v.Checker == "knossos" }) {
+		return
+	}
+	c.Note = fmt.Sprintf("the history has %d read(s) that returned nil: Knossos's register models take such a read as a read of any value, isoscope as a read of the initial, absent state", n)
 }
 
 // Compare states r's verdict at l beside isoscope's: satisfied says

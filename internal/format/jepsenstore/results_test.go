@@ -137,6 +137,29 @@ func TestAtLevel(t *testing.T) {
 	}
 }
 
+// TestNilReads: the note on nil reads goes only with a disagreement in
+// which Knossos says valid and isoscope found a violation.
+func TestNilReads(t *testing.T) {
+	ser := level.Get(level.StrictSerializable)
+	c := Compare(read(t, knossosValid), ser, false, true)
+	if c.NilReads(2); !strings.Contains(c.Note, "2 read(s) that returned nil") {
+		t.Errorf("disagreement with Knossos: note %q", c.Note)
+	}
+	for _, c := range []Comparison{
+		Compare(read(t, knossosValid), ser, true, false),
+		Compare(read(t, elleInvalid), ser, true, false),
+		Compare(read(t, `{:valid? true, :workload {:valid? true}}`), ser, false, true),
+	} {
+		if c.NilReads(2); c.Note != "" {
+			t.Errorf("%s %s: note %q", c.Jepsen, c.Agreement, c.Note)
+		}
+	}
+	c = Compare(read(t, knossosValid), ser, false, true)
+	if c.NilReads(0); c.Note != "" {
+		t.Errorf("no nil reads: note %q", c.Note)
+	}
+}
+
 // FuzzRead: any input gives results or an error, never a panic.
 func FuzzRead(f *testing.F) {
 	for _, s := range []string{elleInvalid, knossosValid, independent, `{:valid? true}`, `{`, `#_ {}`} {
