@@ -129,3 +129,29 @@ func TestCheckJepsenStoreLatest(t *testing.T) {
 		t.Fatalf("file beside results.edn: exit %d, %q", code, out)
 	}
 }
+
+// TestCheckJepsenIndependentKeys: jepsen.independent writes each key's
+// history and result in independent/<key>/; checking those directories
+// compares key by key, each with its own result, and the exit status is
+// the most severe.
+func TestCheckJepsenIndependentKeys(t *testing.T) {
+	runDir := storeDir(t, map[string]string{"history.edn": storeHolds, "results.edn": knossosSaysInvalid})
+	keys := map[string][2]string{"0": {storeHolds, knossosSaysValid}, "1": {storeViolated, knossosSaysInvalid}}
+	var dirs []string
+	for k, files := range keys {
+		dir := filepath.Join(runDir, "independent", k)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, body := range map[string]string{"history.edn": files[0], "results.edn": files[1]} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dirs = append(dirs, dir)
+	}
+	code, out, errs := run(t, "", append([]string{"check", "--compare-results"}, dirs...)...)
+	if code != ExitViolation || strings.Count(out, "isoscope agrees") != 2 {
+		t.Fatalf("exit %d; stdout %q stderr %q", code, out, errs)
+	}
+}
