@@ -158,12 +158,6 @@ func TestNamedCheckerThatCannotDecide(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "read-modify-write") {
 		t.Fatalf("want a clear refusal from mt, got %v", err)
 	}
-	// Lists are decided by list-append, which does not decide read
-	// uncommitted, and the solver checker takes no lists.
-	_, err = check.Run(context.Background(), history.MustParse("a x 1 | r x [1]"), level.Get(level.ReadUncommitted), check.Options{})
-	if err == nil {
-		t.Fatal("no checker decides read uncommitted on list-append histories; want an error")
-	}
 }
 
 func TestHoldsNamesWeakerLevels(t *testing.T) {

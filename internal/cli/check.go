@@ -41,6 +41,11 @@ type checkCommand struct {
 	// levelSet says --level was given: a level the input format implies
 	// (history.Header.Implies) is used only without it.
 	levelSet bool
+	// CompareResults prints the verdict of Jepsen's checkers from the
+	// results.edn of the run (jepsenstore.go) beside isoscope's.
+	CompareResults bool
+	// stores holds what a Jepsen store adds to a file's result.
+	stores map[*report.Checked]*storeExtra
 }
 
 func newCheckCommand(std IO) *cobra.Command {
@@ -57,6 +62,9 @@ func newCheckCommand(std IO) *cobra.Command {
   # a history another tool recorded, the format detected; Elle's level names work too
   isoscope check --level strong-session-snapshot-isolation history.edn
 
+  # the latest run of a Jepsen test, with Elle's or Knossos's verdict from its results.edn beside
+  isoscope check --compare-results store/my-test/latest
+
   # stop after a minute or 2 GB, whatever is decided by then (exit 3: undecided)
   isoscope check --level ser --timeout 1m --memory-mb 2000 history.jsonl`,
 		Short: "check histories against an isolation level",
@@ -69,8 +77,14 @@ interrupted by SIGINT or SIGTERM, a resource limit such as --memory-mb,
 or strict-serializable without begin and end instants and no
 serializability violation). With several files each gets its own result, a file that
 cannot be read or checked included, and the status is the most severe of
-theirs: 1, then 2, then 3, then 0.`,
-		Args: wantArgs(1, -1, "a history", "(a file, a directory of a Cobra or Viper log, or - for standard input)"),
+theirs: 1, then 2, then 3, then 0.
+
+A directory that is a Jepsen store is read as its run: a run directory
+(history.edn, or history.txt without it), a test directory or the store
+itself through its latest link, or a test directory holding one run.
+--compare-results also reads the run's results.edn and says whether
+Jepsen's checkers agree; it never changes the exit status.`,
+		Args: wantArgs(1, -1, "a history", "(a file, a directory of a Cobra or Viper log, a Jepsen store, or - for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c.levelSet = cmd.Flags().Changed("level")
 			return c.Run(cmd.Context(), args)
@@ -92,6 +106,7 @@ theirs: 1, then 2, then 3, then 0.`,
 	inGroup(f, groupLimits, "max-line-mb", "max-input-mb", "max-gzip-ratio")
 	c.modelFlags.register(f)
 	inGroup(f, groupModel, "own-reads", "module")
+	f.BoolVar(&c.CompareResults, "compare-results", false, "also read Jepsen's results.edn (in the store run given, or beside the history file) and print Elle's or Knossos's verdict beside isoscope's, saying whether they agree; the exit status is isoscope's alone")
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
@@ -144,12 +159,7 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 			fmt.Fprintf(c.io.Stderr, "isoscope: %v\n", err)
 			checked = &report.Checked{File: name, Result: check.Result{Level: lvl}, Err: err}
 		}
-		if c.JSON {
-			err = report.JSON(&out, checked)
-		} else {
-			err = report.Text(&out, checked, report.TextOptions{PerKind: c.PerKind, ShowFile: several})
-		}
-		if err != nil {
+		if err = c.writeResult(&out, checked, report.TextOptions{PerKind: c.PerKind, ShowFile: several}); err != nil {
 			return err
 		}
 		if checked.Err != nil {
@@ -204,7 +214,16 @@ func moreSevere(a, b int) int {
 // implies when --level was not given. The error names the file.
 func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Level, opts check.Options) (*report.Checked, error) {
 	readStart := time.Now()
-	h, err := c.read(ctx, name)
+	name, run, err := storeRun(name, c.Format)
+	if err != nil {
+		return nil, err
+	}
+	var h *history.History
+	if run != nil {
+		h, err = c.readRun(ctx, run)
+	} else {
+		h, err = c.read(ctx, name)
+	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
 			// The deadline passed, or a signal came, while reading:
@@ -239,6 +258,9 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	checked.Result, checked.Elapsed = res, time.Since(start)
+	if err := c.noteStore(checked, run); err != nil {
+		return nil, err
+	}
 	return checked, nil
 }
 

@@ -76,6 +76,11 @@ func TestEveryHelpExampleRuns(t *testing.T) {
 			t.Errorf("%q: no examples in its help", name)
 			continue
 		}
+		if name == "check" {
+			// check's store example: a Jepsen test directory whose latest
+			// run holds convert's history.edn and a results.edn.
+			jepsenStoreExample(t, "history.edn")
+		}
 		if name == "report" {
 			var result bytes.Buffer
 			Main(context.Background(), []string{"check", "--json", "--level", "si", "history.jsonl"}, nil, &result, os.Stderr)
@@ -245,4 +250,27 @@ func (b *background) wait(d time.Duration) error {
 func (b *background) stop() int {
 	b.cancel()
 	return <-b.code
+}
+
+// jepsenStoreExample lays out store/my-test/ as Jepsen does: a run
+// holding history (copied) and a results.edn, and latest pointing at it.
+func jepsenStoreExample(t *testing.T, history string) {
+	t.Helper()
+	run := filepath.Join("store", "my-test", "20261207T101010.000Z")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "history.edn"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "results.edn"), []byte("{:valid? true, :workload {:valid? true}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Base(run), filepath.Join("store", "my-test", "latest")); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -217,18 +217,29 @@ func findCorpora(t *testing.T) string {
 	if d := os.Getenv("ISOSCOPE_CORPORA"); d != "" {
 		return d
 	}
+	p, ok := inSharedCorpora(t, "LABELS.tsv")
+	if !ok {
+		t.Fatalf("the shared corpora are missing; CI runs with shared/ beside the repository")
+	}
+	return filepath.Dir(p)
+}
+
+// inSharedCorpora returns the path of name in shared/corpora beside the
+// repository, or beside a directory above it, when it exists there.
+func inSharedCorpora(t *testing.T, name string) (string, bool) {
+	t.Helper()
 	dir, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for {
-		p := filepath.Join(dir, "shared", "corpora")
-		if _, err := os.Stat(filepath.Join(p, "LABELS.tsv")); err == nil {
-			return p
+		p := filepath.Join(dir, "shared", "corpora", name)
+		if _, err := os.Stat(p); err == nil {
+			return p, true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatalf("the shared corpora are missing; CI runs with shared/ beside the repository")
+			return "", false
 		}
 		dir = parent
 	}

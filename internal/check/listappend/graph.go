@@ -134,7 +134,7 @@ func (a *analysis) collect(l level.Level) {
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	anti := l.ID != level.ReadCommitted
+	anti := l.ID != level.ReadCommitted && l.ID != level.ReadUncommitted
 	for _, k := range keys {
 		a.key(k, readsByKey[k], appended[k], anti)
 	}
@@ -202,10 +202,23 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 		}
 		return a.appends[elemKey{k, order[i]}].t
 	}
-	for i := 1; i < len(order); i++ {
-		if w, v := appender(i-1), appender(i); w != v && a.isEffective(w) && a.isEffective(v) {
-			a.dep(w, v, anomaly.WW, k)
+	// ww joins consecutive effective appenders; at read uncommitted also
+	// across elements of appenders that did not take effect (package
+	// comment). last is the last of them, when the list ends with one.
+	last, haveLast := history.Init, false
+	for i := range order {
+		v := appender(i)
+		if !a.isEffective(v) {
+			haveLast = haveLast && a.l.ID == level.ReadUncommitted
+			continue
 		}
+		if haveLast && last != v {
+			a.dep(last, v, anomaly.WW, k)
+		}
+		last, haveLast = v, true
+	}
+	if !haveLast {
+		last = history.Init
 	}
 	var unobserved []history.TxnID
 	for _, el := range appended {
@@ -220,9 +233,8 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 	if len(unobserved) >= 2 {
 		a.open = append(a.open, openKey{k, unobserved})
 	}
-	last := appender(len(order) - 1)
 	for _, u := range unobserved {
-		if last != history.Init && last != u && a.isEffective(last) {
+		if last != history.Init && last != u {
 			a.dep(last, u, anomaly.WW, k)
 		}
 	}

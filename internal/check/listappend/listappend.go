@@ -1,6 +1,6 @@
 // Package listappend checks list-append histories (Elle's workload: appends
 // of unique elements to lists, and reads of whole lists) against every
-// level but read uncommitted: read committed, snapshot isolation and
+// level: read uncommitted (below), read committed, snapshot isolation and
 // serializability (with session order, or without it: generalized SI and
 // plain serializability) and strict serializability by the graph below,
 // the others with the solver (last paragraph). The lists reveal most of
@@ -73,8 +73,8 @@ func (Checker) Name() string { return "list-append" }
 func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities{} }
 
 // Plan accepts histories made only of appends and list reads, with each
-// element appended at most once per key, at every level but read
-// uncommitted (strict serializability with instants).
+// element appended at most once per key, at every level (strict
+// serializability with instants).
 // The check finds the intra-transaction and read anomalies of the lists,
 // then the cycles of the dependency graph the version order gives. At
 // snapshot isolation, when that graph has no cycle, the lists are
@@ -91,11 +91,11 @@ func (Checker) Plan(ix *history.Index, l level.Level, o checker.Options) (checke
 // decides returns nil when Plan accepts ix's history at l.
 func decides(ix *history.Index, l level.Level) error {
 	switch l.ID {
-	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable,
-		level.RepeatableRead, level.CursorStability:
+	case level.ReadUncommitted, level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable,
+		level.StrictSerializable, level.RepeatableRead, level.CursorStability:
 	default:
 		if !viaSolver(l) {
-			return fmt.Errorf("it decides every level but read-uncommitted, not %s", l.Name)
+			return fmt.Errorf("it does not decide %s", l.Name)
 		}
 	}
 	h := ix.History()
@@ -163,6 +163,13 @@ func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Opti
 	a.reads()
 	if err := ctx.Err(); err != nil {
 		return a.found, err
+	}
+	if l.ID == level.ReadUncommitted {
+		// G0: a cycle of the certain ww edges (package comment).
+		a.collect(l)
+		g := a.build(l, false, nil)
+		found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask&dsg.Mask(anomaly.WW), g.Nodes)
+		return append(a.found, found...), err
 	}
 	if l.ID == level.CursorStability {
 		// With every key's version order known from the lists, cursor
@@ -322,7 +329,9 @@ func newAnalysis(h *history.History, l level.Level) *analysis {
 }
 
 // resolve decides which transactions took effect: the committed ones, and
-// unknown ones whose element an effective transaction read (fixpoint).
+// unknown ones whose element an effective transaction read (fixpoint) at
+// the levels that forbid aborted reads; at read uncommitted the committed
+// ones only.
 func (a *analysis) resolve() {
 	var work []history.TxnID
 	for i := range a.h.Txns {
@@ -330,6 +339,9 @@ func (a *analysis) resolve() {
 			a.effective[i] = true
 			work = append(work, history.TxnID(i))
 		}
+	}
+	if a.l.ID == level.ReadUncommitted {
+		return
 	}
 	// Marking an element's appender depends on the element alone: each
 	// array of list elements is looked at once (shared.go).

@@ -51,15 +51,18 @@
 //     (G-cursor), no G-single, or no cycle through an item
 //     anti-dependency respectively. Without predicate reads repeatable read
 //     is a serial order without session order.
-//   - Lists (lists.go), at read committed, snapshot isolation,
-//     serializability and strict serializability, in histories made only
-//     of appends and list reads: a key's state is a list, empty at first;
+//   - Lists (lists.go), at every level, in histories made only of
+//     appends and list reads: a key's state is a list, empty at first;
 //     an append adds its element at the end of the state its
 //     transaction's position gives it; a list read returns the whole
 //     list. The orders and snapshots are those above; at read committed a
 //     read returns a list some earlier transaction in a total order of the
 //     effective transactions installed (the version order of each key is
-//     that order restricted to its appenders).
+//     that order restricted to its appenders). At read uncommitted every
+//     read is a prefix of one sequence of the key's appends (of any
+//     transaction, aborted ones included), and some total order of the
+//     effective transactions orders the appenders of each sequence's
+//     effective elements (no G0).
 //
 // Every level requires internal consistency (Int): a read of a key after the
 // transaction's own write of it returns that write; a list read after the

@@ -69,17 +69,18 @@ func (c *checker) listOp(t *txn, op history.Op, pos int, own map[history.KeyID][
 		return
 	}
 	t.ext = append(t.ext, kv{key: k, value: listEncoding(list[:len(list)-len(mine)]), op: pos})
+	t.extLists = append(t.extLists, list[:len(list)-len(mine)])
 }
 
 // listLevel checks that the oracle models lists at level id, and that the
 // history's operations are all appends and list reads.
 func (c *checker) listLevel(id level.ID) error {
 	switch id {
-	case level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable, level.StrictSerializable,
-		level.RCSession, level.ReadAtomic, level.Causal, level.Prefix,
+	case level.ReadUncommitted, level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable,
+		level.StrictSerializable, level.RCSession, level.ReadAtomic, level.Causal, level.Prefix,
 		level.CursorStability, level.PL2Plus, level.PLFCV, level.RepeatableRead:
 	default:
-		return fmt.Errorf("reference: lists are modelled at every level but read uncommitted, not %v", id)
+		return fmt.Errorf("reference: lists are not modelled at %v", id)
 	}
 	if c.plain {
 		return fmt.Errorf("reference: a history that mixes lists with reads, writes, deletes or ranges is not modelled")
@@ -326,4 +327,130 @@ func (c *checker) axiomaticLists(ax level.Axiom, eff []int) (bool, error) {
 		return false
 	}
 	return search(0), nil
+}
+
+// readUncommittedLists is Adya's PL-1 for lists, beyond Int: each key's
+// list grows by appends only, so there is one sequence of all the
+// elements appended to the key (by transactions of any status, aborted
+// and intermediate appends included) of which every external list read
+// of an effective transaction is a prefix, holding only elements other
+// transactions appended; and the version order it gives the effective
+// transactions' appends — the sequence without the other elements — has
+// no write cycle (G0): some total order of the effective transactions
+// puts, along each key's sequence, the appenders of its effective
+// elements in non-decreasing position. Every order of the effective
+// transactions is tried. Given one, a key's sequence starts with its
+// longest external read (every read is a prefix of the sequence), and
+// the elements no read holds may follow in any order: putting the
+// effective ones by their appender's position (program order within one
+// transaction) and the others last is the best choice, so only that
+// sequence is checked.
+func (c *checker) readUncommittedLists(eff []int) bool {
+	h := c.h
+	type elem struct {
+		t   int // the appender, an index into h.Txns
+		seq int // its position among the transaction's appends
+	}
+	appended := map[history.KeyID]map[history.Value]elem{}
+	for i := range h.Txns {
+		for j, op := range h.Txns[i].Ops {
+			if op.Kind == history.Append {
+				if appended[op.Key] == nil {
+					appended[op.Key] = map[history.Value]elem{}
+				}
+				appended[op.Key][op.Value] = elem{i, j}
+			}
+		}
+	}
+	// The reads' own conditions, and each key's longest read.
+	longest := map[history.KeyID][]history.Value{}
+	for _, i := range eff {
+		for x, r := range c.txns[i].ext {
+			list := c.txns[i].extLists[x]
+			seen := map[history.Value]bool{}
+			for _, e := range list {
+				w, ok := appended[r.key][e]
+				if !ok || w.t == i || seen[e] {
+					return false // thin air, the reader's own later append, or a duplicate
+				}
+				seen[e] = true
+			}
+			if len(list) > len(longest[r.key]) {
+				longest[r.key] = list
+			}
+		}
+	}
+	isEff := make([]bool, len(h.Txns))
+	for _, i := range eff {
+		isEff[i] = true
+	}
+	pos := make([]int, len(h.Txns))
+	order := make([]int, 0, len(eff))
+	used := make([]bool, len(eff))
+	passes := func() bool {
+		for p, i := range order {
+			pos[i] = p
+		}
+		for k, els := range appended {
+			seq := slices.Clone(longest[k])
+			in := map[history.Value]bool{}
+			for _, e := range seq {
+				in[e] = true
+			}
+			var rest, others []history.Value
+			for e, w := range els {
+				switch {
+				case in[e]:
+				case isEff[w.t]:
+					rest = append(rest, e)
+				default:
+					others = append(others, e)
+				}
+			}
+			slices.SortFunc(rest, func(a, b history.Value) int {
+				wa, wb := els[a], els[b]
+				if pos[wa.t] != pos[wb.t] {
+					return pos[wa.t] - pos[wb.t]
+				}
+				return wa.seq - wb.seq
+			})
+			seq = append(append(seq, rest...), others...)
+			for _, i := range eff {
+				for x, r := range c.txns[i].ext {
+					if r.key == k && !slices.Equal(seq[:min(len(seq), len(c.txns[i].extLists[x]))], c.txns[i].extLists[x]) {
+						return false
+					}
+				}
+			}
+			last := -1
+			for _, e := range seq {
+				if w := els[e]; isEff[w.t] {
+					if pos[w.t] < last {
+						return false // a write cycle
+					}
+					last = pos[w.t]
+				}
+			}
+		}
+		return true
+	}
+	var search func() bool
+	search = func() bool {
+		if len(order) == len(eff) {
+			return passes()
+		}
+		for q, i := range eff {
+			if used[q] {
+				continue
+			}
+			used[q], order = true, append(order, i)
+			ok := search()
+			used[q], order = false, order[:len(order)-1]
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	return search()
 }

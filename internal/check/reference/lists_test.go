@@ -72,9 +72,38 @@ func TestListsDecline(t *testing.T) {
 			t.Errorf("%q: mixing lists and registers should be an error", s)
 		}
 	}
-	if _, err := Check(history.MustParse(`s1: a x 1`), level.ReadUncommitted); err == nil {
-		t.Errorf("lists at read uncommitted should be an error")
-	}
+}
+
+// listRUCases are list-append histories with their verdicts at read
+// uncommitted, worked out by hand from Adya's PL-1: no write cycle among
+// the committed transactions, every read a prefix of its key's one
+// sequence of appends, internally consistent, of elements others
+// appended; aborted and intermediate appends may be read.
+var listRUCases = []struct {
+	name, h, want string
+}{
+	{"serial appends", `s1: a x 1 | s1: a x 2 r x [1,2] | s2: r x [1,2]`, "+"},
+	{"Elle's lost update", `s0: a x 0 | s1: r x [0] a x 1 | s2: r x [0] a x 2`, "+"},
+	{"G1c", `s1: a x 1 r y [1] | s2: a y 1 r x [1]`, "+"},
+	{"aborted read", `s1: aborted: a x 1 | s2: r x [1]`, "+"},
+	{"intermediate read", `s1: a x 1 a x 2 | s2: r x [1]`, "+"},
+	{"write cycle", `a x 1 a y 1 | a x 2 a y 2 | r x [1,2] r y [2,1]`, "-"},
+	{"no write cycle", `a x 1 a y 1 | a x 2 a y 2 | r x [1,2] r y [1,2]`, "+"},
+	{"write cycle across an aborted append", `a x 1 a y 2 | aborted: a x 9 | a x 2 a y 1 | r x [1,9,2] r y [1,2]`, "-"},
+	{"no cycle across an aborted append", `a x 1 a y 1 | aborted: a x 9 | a x 2 a y 2 | r x [1,9,2] r y [1,2]`, "+"},
+	{"write cycle through an unobserved append", `a x 1 a y 1 | a x 2 a y 2 | a x 3 a y 3 | r x [1,2] | r y [2]`, "-"},
+	{"interleaved appends", `a x 1 a x 3 | a x 2 | r x [1,2,3]`, "-"},
+	{"interleaved with an unknown one", `a x 1 a x 3 | unknown: a x 2 | r x [1,2,3]`, "+"},
+	{"incompatible orders", `s1: a x 1 | s2: a x 2 | s3: r x [1,2] | s4: r x [2,1]`, "-"},
+	{"duplicate elements", `s1: a x 1 | s2: r x [1,1]`, "-"},
+	{"thin air", `s1: r x [7]`, "-"},
+	{"future read", `s1: r x [1] a x 1`, "-"},
+	{"own append missing", `s1: a x 1 r x []`, "-"},
+	{"own append not last", `s1: a x 1 | s2: a x 2 r x [2,1]`, "-"},
+}
+
+func TestListsRU(t *testing.T) {
+	checkTable(t, listRUCases, []level.ID{level.ReadUncommitted})
 }
 
 // axiomaticListCases are list-append histories with their verdicts at

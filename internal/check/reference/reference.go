@@ -165,6 +165,9 @@ type txn struct {
 	// appends holds, per key it appends to, the encoding of the elements
 	// it appends, in program order (lists.go).
 	appends []kv
+	// extLists holds the elements of each external list read, in the
+	// order of ext (lists.go).
+	extLists [][]history.Value
 }
 
 // finalValue returns the value t installs at k, if it writes k.
@@ -277,6 +280,9 @@ func (c *checker) satisfies(id level.ID, eff []int) bool {
 	}
 	switch id {
 	case level.ReadUncommitted:
+		if c.lists {
+			return c.readUncommittedLists(eff)
+		}
 		return c.readUncommitted(eff)
 	case level.ReadCommitted:
 		if c.lists {

@@ -108,7 +108,6 @@ func TestErrors(t *testing.T) {
 		{"too many transactions", tooBig, level.ReadUncommitted},
 		{"too many transactions, unknown ones count", history.MustParse(strings.Join(big[:MaxTxns], " | ") + " | unknown: w y 1"), level.Serializable},
 		{"append beside a write", history.MustParse(`a x 1 | w y 1`), level.Serializable},
-		{"list read at a level lists are not modelled at", history.MustParse(`r x [1]`), level.ReadUncommitted},
 		{"list operation in an aborted transaction beside a write", history.MustParse(`aborted: a x 1 | w x 1`), level.ReadCommitted},
 		{"too many transactions for the Adya enumeration", history.MustParse(strings.Join(big[:MaxAdyaTxns+1], " | ")), level.PL2Plus},
 		{"unsupported level", history.MustParse(`w x 1`), level.ID(200)},
