@@ -74,7 +74,7 @@ func TestUsageArgs(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"check"}, "check needs a history: isoscope check [flags] FILE… (a file, a directory of a Cobra or Viper log, or - for standard input)"},
+		{[]string{"check"}, "check needs a history: isoscope check [flags] FILE… (a file, a directory of a Cobra or Viper log, a Jepsen store, or - for standard input)"},
 		{[]string{"convert", "in.jsonl"}, "convert needs two files, IN and OUT: isoscope convert [flags] IN OUT"},
 		{[]string{"convert", "a", "b", "c"}, "convert takes two files, IN and OUT, not 3 arguments: isoscope convert [flags] IN OUT"},
 		{[]string{"report", "result.json"}, "report needs a result and the histories it judged: isoscope report [flags] RESULT.json HISTORY…"},
