@@ -37,48 +37,61 @@ func TestEncodeDecode(t *testing.T) {
 	}
 }
 
-// TestIDSet: the interval set agrees with a map on random ids, mostly
-// growing with gaps filled later (as a run's ids come), and holds few
-// intervals for dense ids.
-func TestIDSet(t *testing.T) {
+// TestDigestSet: the set of ids and digests agrees with a map on random
+// ids, mostly growing with gaps filled later (as a run's ids come), some
+// far apart or negative, and on string ids; densely numbered ids cost
+// little more than their digests.
+func TestDigestSet(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	var s idSet
-	ref := map[int64]bool{}
+	var s digestSet
+	ref := map[int64]uint64{}
 	for i := range 20000 {
 		n := int64(i) + int64(r.IntN(64)) - 32
 		if r.IntN(50) == 0 {
 			n = r.Int64N(1<<50) - 1<<49
 		}
-		v := history.IntValue(n)
-		if s.has(v) != ref[n] {
-			t.Fatalf("has(%d) = %v, want %v", n, s.has(v), ref[n])
+		if r.IntN(500) == 0 {
+			n = [...]int64{math.MinInt64, math.MaxInt64, -1, 0, -64, 63, 64}[r.IntN(7)]
 		}
-		s.add(v)
-		ref[n] = true
-		if !s.has(v) {
-			t.Fatalf("%d not held after add", n)
+		v := history.IntValue(n)
+		d, ok := s.get(v)
+		if want, held := ref[n]; ok != held || d != want {
+			t.Fatalf("get(%d) = %d %v, want %d %v", n, d, ok, want, held)
+		}
+		if ok {
+			continue
+		}
+		d = r.Uint64()
+		s.put(v, d)
+		ref[n] = d
+		if got, ok := s.get(v); !ok || got != d {
+			t.Fatalf("%d: %d %v after put(%d)", n, got, ok, d)
 		}
 	}
 	for n := int64(-100); n < 20100; n++ {
-		if s.has(history.IntValue(n)) != ref[n] {
-			t.Fatalf("has(%d) = %v, want %v", n, s.has(history.IntValue(n)), ref[n])
+		d, ok := s.get(history.IntValue(n))
+		if want, held := ref[n]; ok != held || d != want {
+			t.Fatalf("get(%d) = %d %v, want %d %v", n, d, ok, want, held)
 		}
 	}
-	for i := 1; i < len(s.iv); i++ {
-		if s.iv[i-1][1]+1 >= s.iv[i][0] || s.iv[i][0] > s.iv[i][1] {
-			t.Fatalf("intervals %v and %v overlap or touch", s.iv[i-1], s.iv[i])
+	for n, want := range ref {
+		if d, ok := s.get(history.IntValue(n)); !ok || d != want {
+			t.Fatalf("get(%d) = %d %v, want %d", n, d, ok, want)
 		}
 	}
-	var dense idSet
+	var dense digestSet
 	for i := range 10000 {
-		dense.add(history.IntValue(int64(10000 - i)))
-		dense.add(history.IntValue(int64(10000 + i)))
+		dense.put(history.IntValue(int64(10000-i)), uint64(i))
+		dense.put(history.IntValue(int64(10001+i)), uint64(i))
 	}
-	if len(dense.iv) != 1 {
-		t.Fatalf("dense ids in %d intervals", len(dense.iv))
+	if len(dense.blocks) > 20000/64+2 {
+		t.Fatalf("20,000 dense ids in %d blocks", len(dense.blocks))
 	}
-	s.add(history.StringValue("a"))
-	if !s.has(history.StringValue("a")) || s.has(history.StringValue("b")) {
+	s.put(history.StringValue("a"), 5)
+	if d, ok := s.get(history.StringValue("a")); !ok || d != 5 {
+		t.Fatal("string ids")
+	}
+	if _, ok := s.get(history.StringValue("b")); ok {
 		t.Fatal("string ids")
 	}
 }
