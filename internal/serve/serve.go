@@ -141,10 +141,10 @@ type item struct {
 // batch is a parsed batch waiting for the checker, which sends its
 // verdict (nil or a *Refusal) on reply.
 type batch struct {
-	id       Identity
-	source   string
-	h        *history.History
-	txns     []history.Txn
+	id     Identity
+	source string
+	h      *history.History
+	txns   []history.Txn
 	// digests are the transactions' digests (digester.batch); dups,
 	// set by the checker's goroutine before its verdict, counts those the
 	// stream held already as they are.
