@@ -283,17 +283,22 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		refused += sum.Rejected[reason]
 		attrs = append(attrs, "refused_"+reason, sum.Rejected[reason])
 	}
-	attrs = append(attrs, "refused_batches", refused, "refused_transactions", sum.RejectedTxns)
-	msg := fmt.Sprintf("stopped: %d transactions checked, %d set aside, %d violations, %d verdicts still pending, %d flip-flops; %d batches refused (%d transactions), %d findings suppressed",
-		sum.Checked, sum.Skipped, sum.Violations, sum.Pending, sum.FlipFlops, refused, sum.RejectedTxns, sum.Suppressed)
+	attrs = append(attrs, "refused_batches", refused, "refused_transactions", sum.RejectedTxns, "duplicates", sum.Duplicates)
+	msg := fmt.Sprintf("stopped: %d transactions checked, %d set aside, %d violations, %d verdicts still pending, %d flip-flops; %d batches refused (%d transactions), %d findings suppressed; %d transactions received again as they were (retries, taken once)",
+		sum.Checked, sum.Skipped, sum.Violations, sum.Pending, sum.FlipFlops, refused, sum.RejectedTxns, sum.Suppressed, sum.Duplicates)
+	warning := serve.SuppressionWarning(sum.Suppressed, sum.Tainted)
 	if sum.Faults > 0 {
 		msg += fmt.Sprintf("; %s received (kept, not checked)", textfmt.Count(int(sum.Faults), "fault record"))
 		attrs = append(attrs, "faults", sum.Faults)
 	}
-	if refused > 0 {
+	if refused > 0 || warning != "" {
 		log.Warn(msg, attrs...)
 	} else {
 		log.Info(msg, attrs...)
+	}
+	if warning != "" {
+		// Beside the verdict, on a line of its own: what it may miss.
+		log.Warn("WARNING: "+warning, "suppressed", sum.Suppressed, "tainted_keyspaces", sum.Tainted)
 	}
 	if err != nil {
 		log.Error("serving stopped", "error", err.Error())
