@@ -171,8 +171,12 @@ order read. It serves the last 10,000 at /v1/violations (?after=SEQ), the
 workers' checkpoints and the publishers' counts at /v1/state, and Prometheus
 metrics at /metrics (isoscope_violations_total{kind} as serve has it,
 isoscope_findings_duplicates_total, isoscope_pieces_checked_total,
-isoscope_pieces_published_total, isoscope_pending_verdicts,
-isoscope_shards_behind). With --drain it exits once every shard's worker has
+isoscope_pieces_published_total, isoscope_pieces_duplicate_total,
+isoscope_findings_suppressed_total, isoscope_pending_verdicts,
+isoscope_shards_behind). A piece a shard received again as it was (published
+twice) is taken once and counted as a duplicate; when a shard suppressed
+findings (its keyspace lost a refused piece), /v1/state says so in "warnings" and
+a WARNING line follows the summary. With --drain it exits once every shard's worker has
 checked its subject's last message with no verdict pending, the pieces checked
 add up to those published, and every finding is read; the exit status is 3 when
 --drain-timeout passes first.`,

@@ -13,6 +13,7 @@ import (
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/serve/spillfile"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -181,5 +182,62 @@ func TestConflictingRetryRefused(t *testing.T) {
 	}
 	if n := uint64(strings.Count(out, "\n")); n != st.Violations {
 		t.Errorf("%d lines written, %d violations counted", n, st.Violations)
+	}
+}
+
+// TestRetryAfterSpill: under a memory bound the checker spills the
+// transactions whose verdicts are final; a batch of them posted again is
+// still a retry (202, duplicates), and a changed one still a conflict
+// (409): the digests outlive the spilling.
+func TestRetryAfterSpill(t *testing.T) {
+	h := skewHistory(t)
+	first, second := body(t, h, h.Txns[:150]).Bytes(), body(t, h, h.Txns[150:]).Bytes()
+	run := func(retry bool) (string, serve.State) {
+		store, err := spillfile.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk := newClock()
+		l := start(t, serve.Config{Checker: aion.Config{Clock: clk.Now, MemoryBound: 16 << 10, Store: store}, Tick: time.Hour})
+		if code, msg := post(t, l.url, bytes.NewReader(first)); code != http.StatusAccepted {
+			t.Fatalf("the first part: %d %s", code, msg)
+		}
+		clk.add(time.Hour) // every verdict of the first part final: it may spill
+		l.s.Advance()
+		if code, msg := post(t, l.url, bytes.NewReader(second)); code != http.StatusAccepted {
+			t.Fatalf("the second part: %d %s", code, msg)
+		}
+		clk.add(time.Hour) // every verdict final
+		l.s.Advance()
+		if retry {
+			if st := l.s.Progress(); st.Spilled == 0 {
+				t.Fatalf("nothing spilled: %+v", st)
+			}
+			code, msg := post(t, l.url, bytes.NewReader(first))
+			if code != http.StatusAccepted || !strings.Contains(msg, `"duplicates":150`) {
+				t.Fatalf("the first part again, spilled: %d %s", code, msg)
+			}
+			changed := strings.Replace(string(first), `["w",26,1]`, `["w",26,100001]`, 1)
+			if changed == string(first) {
+				t.Fatal("transaction 1 is not what the test expects")
+			}
+			if code, msg := post(t, l.url, strings.NewReader(changed)); code != http.StatusConflict || !strings.Contains(msg, "duplicate id 1") {
+				t.Fatalf("a different transaction 1, spilled: %d %s", code, msg)
+			}
+		}
+		l.s.Sync()
+		st := l.s.Progress()
+		l.stop()
+		return l.out.String(), st
+	}
+	once, _ := run(false)
+	again, st := run(true)
+	if st.Duplicates != 150 || st.Refused["duplicate_id"] != 1 {
+		t.Errorf("state: %d duplicates, refused %v", st.Duplicates, st.Refused)
+	}
+	// The conflict came after every finding was final: none was
+	// suppressed, and the findings are those of one post.
+	if again != once || st.Suppressed != 0 {
+		t.Errorf("the findings differ (%d suppressed):\n%s\nwant:\n%s", st.Suppressed, again, once)
 	}
 }

@@ -9,16 +9,19 @@
 // is read (429 when there is none, 413 when its Content-Length is over the
 // largest batch), is parsed and checked in the handler within the body's
 // timeouts (408), queued for the checker, and the handler waits for the checker's
-// goroutine to validate it against what it holds — duplicate ids in the
-// stream, keys used both as values and lists — and take it: 202 means the
-// batch is in the checker, and a refusal (400, 409, 413) names the line
-// and nothing of the batch is kept. One goroutine owns the checker: it
+// goroutine to validate it against what it holds — a different
+// transaction under an id the stream holds, keys used both as values and
+// lists — and take it: 202 means the batch is in the checker (a
+// transaction sent again as it was accepted, a retry, taken once and
+// counted as a duplicate: retry.go), and a refusal (400, 409, 413) names
+// the line and nothing of the batch is kept. One goroutine owns the checker: it
 // checks the batches in arrival order and advances the clock on a ticker,
 // so that Ext verdicts become final. Each final violation is written as
 // one JSON line to the output, which carries nothing else, and kept for GET
 // /v1/violations; in a keyspace that lost a refused batch, findings about
 // reads of other transactions' writes are suppressed (counted, not
-// reported). Refusals are counted by reason and logged. /metrics serves
+// reported, and said as a warning in the state). Refusals are counted by
+// reason and logged. /metrics serves
 // Prometheus metrics, /healthz and /readyz the probes. The service listens
 // on loopback unless told otherwise, and anywhere else only with a bearer
 // token. Shutdown stops intake, checks what was queued, and reports the
