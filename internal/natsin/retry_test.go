@@ -3,7 +3,6 @@ package natsin_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -84,18 +83,7 @@ func TestSourceRetry(t *testing.T) {
 			_, err := s.Serve(sctx, ln)
 			done <- err
 		}()
-		var answers []natsin.Verdict
-		for range copies {
-			m, err := verdicts.NextMsg(20 * time.Second)
-			if err != nil {
-				t.Fatalf("verdicts: %v", err)
-			}
-			var v natsin.Verdict
-			if err := json.Unmarshal(m.Data, &v); err != nil {
-				t.Fatal(err)
-			}
-			answers = append(answers, v)
-		}
+		answers := readVerdicts(t, verdicts, copies, 20*time.Second)
 		clk.Add(int64(time.Hour))
 		s.Advance()
 		st := s.Progress()
