@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -222,4 +224,13 @@ func TestServeLivePageWarnsOfSuppression(t *testing.T) {
 	if strings.Contains(strings.ToLower(got.Page), "suppressed findings") {
 		t.Errorf("a tile still counts the suppressed findings: %s", got.Page)
 	}
+	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(artifacts(t), "serve-live-warning.png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
 }
