@@ -241,3 +241,18 @@ func TestRetryAfterSpill(t *testing.T) {
 		t.Errorf("the findings differ (%d suppressed):\n%s\nwant:\n%s", st.Suppressed, again, once)
 	}
 }
+
+// TestRetryKeepsFaultsOnce: a batch of transactions and fault records
+// posted again is a retry of both: its fault records are kept once.
+func TestRetryKeepsFaultsOnce(t *testing.T) {
+	l := start(t, serve.Config{Checker: aion.Config{Timeout: time.Hour}, Tick: time.Hour})
+	batch := ids1to4 + `{"fault":"kill","node":"n1","begin":1,"end":5}` + "\n"
+	for i, want := range []string{`{"accepted":4,"duplicates":0}`, `{"accepted":4,"duplicates":4}`} {
+		if code, msg := postTo(t, l.url, batch); code != http.StatusAccepted || strings.TrimSpace(msg) != want {
+			t.Fatalf("post %d: %d %s, want %s", i+1, code, msg, want)
+		}
+	}
+	if st := l.s.Progress(); st.Faults != 1 || st.Duplicates != 4 {
+		t.Fatalf("%d fault records kept, %d duplicates", st.Faults, st.Duplicates)
+	}
+}
