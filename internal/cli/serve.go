@@ -89,15 +89,18 @@ POST batches of transactions (JSON Lines of the history format) to
 Isoscope-Keyspace (or ?keyspace=) the database whose keys it shares with the
 other streams of that keyspace; a batch without them goes to the default stream
 and keyspace. The answer comes once the checker has validated the batch against
-what it holds: 202 when it took it, 400 naming the line of a bad one, 409 naming
-the line of an id the stream already has, 413 over --max-body-mb, 429 (before the
+what it holds: 202 when it took it ({"accepted":N,"duplicates":D}: a transaction
+sent again as it was accepted, a retry, is taken once and counted as a duplicate),
+400 naming the line of a bad one, 409 naming the line of a different transaction
+under an id the stream already has, 413 over --max-body-mb, 429 (before the
 body is read) when the queue or the memory kept for batches (a quarter of
 --memory-mb) is full, 408 when the body stalls for --body-timeout; a refused
 batch is kept in no part. At most --max-conns connections are open at once. Final violations are written to standard output as
 JSON lines (standard output carries nothing else) and served at /v1/violations
 (?after=SEQ); in a keyspace that lost a refused batch, findings about reads of
 other transactions' writes are suppressed, since the missing writer may explain
-them (counted in isoscope_findings_suppressed_total). an Ext verdict (a stale read, a read
+them (counted in isoscope_findings_suppressed_total, and said as a warning in
+/v1/state, on the live page and after the summary). An Ext verdict (a stale read, a read
 beyond the snapshot) is final --ext-timeout after its transaction arrived. / is a
 live page of the service's state and its violations as they arrive (open it in
 a browser; with a token, as /#token=T), /v1/state its state as JSON, /v1/faults the fault records (a nemesis's, as
@@ -283,17 +286,22 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		refused += sum.Rejected[reason]
 		attrs = append(attrs, "refused_"+reason, sum.Rejected[reason])
 	}
-	attrs = append(attrs, "refused_batches", refused, "refused_transactions", sum.RejectedTxns)
-	msg := fmt.Sprintf("stopped: %d transactions checked, %d set aside, %d violations, %d verdicts still pending, %d flip-flops; %d batches refused (%d transactions), %d findings suppressed",
-		sum.Checked, sum.Skipped, sum.Violations, sum.Pending, sum.FlipFlops, refused, sum.RejectedTxns, sum.Suppressed)
+	attrs = append(attrs, "refused_batches", refused, "refused_transactions", sum.RejectedTxns, "duplicates", sum.Duplicates)
+	msg := fmt.Sprintf("stopped: %d transactions checked, %d set aside, %d violations, %d verdicts still pending, %d flip-flops; %d batches refused (%d transactions), %d findings suppressed; %d transactions received again as they were (retries, taken once)",
+		sum.Checked, sum.Skipped, sum.Violations, sum.Pending, sum.FlipFlops, refused, sum.RejectedTxns, sum.Suppressed, sum.Duplicates)
+	warning := serve.SuppressionWarning(sum.Suppressed, sum.Tainted)
 	if sum.Faults > 0 {
 		msg += fmt.Sprintf("; %s received (kept, not checked)", textfmt.Count(int(sum.Faults), "fault record"))
 		attrs = append(attrs, "faults", sum.Faults)
 	}
-	if refused > 0 {
+	if refused > 0 || warning != "" {
 		log.Warn(msg, attrs...)
 	} else {
 		log.Info(msg, attrs...)
+	}
+	if warning != "" {
+		// Beside the verdict, on a line of its own: what it may miss.
+		log.Warn("WARNING: "+warning, "suppressed", sum.Suppressed) // it names the keyspaces
 	}
 	if err != nil {
 		log.Error("serving stopped", "error", err.Error())

@@ -30,6 +30,32 @@ func cleanBatch(first, n int, k string, ts int) string {
 	return b.String()
 }
 
+// headless starts headless Chromium (exe) for a page of 1280×1000 and
+// returns a browser context with opts (90 s at most) and its cancel.
+func headless(t *testing.T, exe string, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc) {
+	t.Helper()
+	ctx, cancelTimeout := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(exe),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	)
+	ctx, cancelCtx := chromedp.NewContext(ctx, opts...)
+	return ctx, func() {
+		cancelCtx()
+		cancelAlloc()
+		cancelTimeout()
+	}
+}
+
 // TestServeLivePageInBrowser opens serve's live page in headless
 // Chromium: the page shows the state; a violation posted to the service
 // appears on the open page within a second, with its explanation and its
@@ -70,27 +96,11 @@ func TestServeLivePageInBrowser(t *testing.T) {
 	}
 	post(cleanBatch(1000, 300, "load", 1000))
 
-	bctx, bcancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer bcancel()
-	bctx, bcancel = chromedp.NewExecAllocator(bctx,
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	)
-	defer bcancel()
 	var (
 		mu       sync.Mutex
 		requests []string
 	)
-	bctx, bcancel = chromedp.NewContext(bctx, chromedp.WithListener(func(ev any) {
+	bctx, bcancel := headless(t, exe, chromedp.WithListener(func(ev any) {
 		switch e := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			mu.Lock()

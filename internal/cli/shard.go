@@ -171,8 +171,12 @@ order read. It serves the last 10,000 at /v1/violations (?after=SEQ), the
 workers' checkpoints and the publishers' counts at /v1/state, and Prometheus
 metrics at /metrics (isoscope_violations_total{kind} as serve has it,
 isoscope_findings_duplicates_total, isoscope_pieces_checked_total,
-isoscope_pieces_published_total, isoscope_pending_verdicts,
-isoscope_shards_behind). With --drain it exits once every shard's worker has
+isoscope_pieces_published_total, isoscope_pieces_duplicate_total,
+isoscope_findings_suppressed_total, isoscope_pending_verdicts,
+isoscope_shards_behind). A piece a shard received again as it was (published
+twice) is taken once and counted as a duplicate; when a shard suppressed
+findings (its keyspace lost a refused piece), /v1/state says so in "warnings" and
+a WARNING line follows the summary. With --drain it exits once every shard's worker has
 checked its subject's last message with no verdict pending, the pieces checked
 add up to those published, and every finding is read; the exit status is 3 when
 --drain-timeout passes first.`,
@@ -221,13 +225,21 @@ func (c *findingsCommand) Run(ctx context.Context) error {
 	if !c.Drain {
 		poll := time.NewTicker(time.Second)
 		defer poll.Stop()
+		var suppressed uint64
 		for {
 			select {
 			case err := <-done:
 				return err
 			case <-poll.C:
-				if _, err := agg.Poll(ctx); err != nil && ctx.Err() == nil {
+				st, err := agg.Poll(ctx)
+				if err != nil && ctx.Err() == nil {
 					log.Warn("reading the shards' progress", "error", err.Error())
+				}
+				if err == nil && st.Suppressed > suppressed {
+					suppressed = st.Suppressed
+					for _, w := range st.Warnings {
+						log.Warn("WARNING: "+w, "suppressed", st.Suppressed)
+					}
 				}
 			}
 		}
@@ -239,8 +251,11 @@ func (c *findingsCommand) Run(ctx context.Context) error {
 	if rerr := <-done; rerr != nil && err == nil {
 		err = rerr
 	}
-	fmt.Fprintf(c.io.Stderr, "%d findings of the %d the shards found (%d merged: a pair of writers named by several shards; %d read again and dropped); %d transactions checked, %d of %d pieces published checked (%d refused) by %d shards\n",
-		st.Violations, st.Found, st.Merged, st.Duplicates, st.Checked, st.Pieces, st.Published.Pieces, st.RefusedPieces, len(st.Shards))
+	fmt.Fprintf(c.io.Stderr, "%d findings of the %d the shards found (%d merged: a pair of writers named by several shards; %d read again and dropped); %d transactions checked, %d of %d pieces published checked (%d refused) by %d shards; %d pieces received again as they were (taken once), %d findings suppressed\n",
+		st.Violations, st.Found, st.Merged, st.Duplicates, st.Checked, st.Pieces, st.Published.Pieces, st.RefusedPieces, len(st.Shards), st.DuplicatePieces, st.Suppressed)
+	for _, w := range st.Warnings { // beside the verdict: what it may miss
+		fmt.Fprintf(c.io.Stderr, "WARNING: %s\n", w)
+	}
 	if err != nil {
 		return &exitError{code: ExitUnknown, err: fmt.Errorf("not drained: %w (behind: %v)", err, st.Behind)}
 	}

@@ -132,13 +132,16 @@ func TestRunCollectorRefusedExits3(t *testing.T) {
 
 // TestServeSoak: two concurrent runs on Badger (their transactions both
 // numbered from 1) feed one service, one over HTTP, the other through
-// NATS JetStream, while a third client posts duplicates and garbage. The first run's history carries planted faults
+// NATS JetStream, while a third client posts retries (the same
+// transactions again), conflicts (a different transaction under a used
+// id) and garbage. The first run's history carries planted faults
 // (in its file and in what it publishes); the second has one published
 // line garbled. The service's findings for each run are exactly those of
 // `check --checker chronos` on that run's history file (for the second
-// run: none, its read findings suppressed); the third client gets a
-// refusal for every bad batch; the service counts every refusal by
-// reason; the runs exit 0 (all taken) and 3 (a batch refused); standard
+// run: none, its read findings suppressed); the third client gets 202
+// for every retry and a refusal for every bad batch; the service counts
+// the retries' transactions as duplicates and every refusal by reason;
+// the runs exit 0 (all taken) and 3 (a batch refused); standard
 // output holds findings only, the log JSON lines only.
 func TestServeSoak(t *testing.T) {
 	const txns = 1500
@@ -176,11 +179,12 @@ func TestServeSoak(t *testing.T) {
 		defer wg.Done()
 		b = runTo(t, natsURL, "soak-b", 22, txns, nil, garble(200), "--collector-subject", subject)
 	}()
-	var dups, garbage int
+	var dups, retries, garbage int
 	var third []string
 	go func() {
 		defer wg.Done()
 		batch := `{"id":1,"session":0,"start_ts":1,"commit_ts":2,"ops":[["w","k",1]]}` + "\n" + `{"id":2,"session":0,"start_ts":3,"commit_ts":4,"ops":[["r","k",1]]}` + "\n"
+		conflict := strings.Replace(batch, `["w","k",1]`, `["w","k",7]`, 1)
 		for i := range 20 {
 			url := s.url + "/v1/transactions"
 			if i%2 == 1 {
@@ -193,7 +197,11 @@ func TestServeSoak(t *testing.T) {
 			case i%3 == 0:
 				body, want = "garbage\n", http.StatusBadRequest
 				garbage++
+			case i%3 == 1:
+				want = http.StatusAccepted
+				retries++
 			default:
+				body = conflict
 				dups++
 			}
 			resp, err := http.Post(url, "application/x-ndjson", strings.NewReader(body))
@@ -270,13 +278,14 @@ func TestServeSoak(t *testing.T) {
 			summary = rec
 		}
 	}
-	for k, want := range map[string]float64{"refused_duplicate_id": float64(dups), "refused_bad_input": float64(garbage + 1), "refused_batches": float64(dups + garbage + 1)} {
+	for k, want := range map[string]float64{"refused_duplicate_id": float64(dups), "refused_bad_input": float64(garbage + 1), "refused_batches": float64(dups + garbage + 1),
+		"duplicates": float64(2 * retries)} {
 		if summary[k] != want {
 			t.Errorf("summary %s = %v, want %v: %v", k, summary[k], want, summary)
 		}
 	}
-	t.Logf("soak: 2 runs of %d transactions, %d duplicate and %d garbage batches, %v findings for soak-a, %v suppressed, in %s",
-		txns, dups, garbage, len(served["soak-a"]), summary["suppressed"], time.Since(began).Round(time.Millisecond))
+	t.Logf("soak: 2 runs of %d transactions, %d retried, %d conflicting and %d garbage batches, %v findings for soak-a, %v suppressed, in %s",
+		txns, retries, dups, garbage, len(served["soak-a"]), summary["suppressed"], time.Since(began).Round(time.Millisecond))
 }
 
 // chronosFindings are the findings of `check --checker chronos --level si`

@@ -164,7 +164,10 @@ func (w *Writer) Outcome(ctx context.Context) Outcome {
 }
 
 // HTTP posts batches to a serve endpoint, waiting and retrying while the
-// service answers 429.
+// service answers 429, and sending a batch again when its answer is lost
+// (the connection failed after the request went out): the service may
+// have taken it, and then takes it again as a retry, each transaction
+// once.
 type HTTP struct {
 	// URL is the service's base URL (http://127.0.0.1:7878).
 	URL string
@@ -176,6 +179,10 @@ type HTTP struct {
 	Client *http.Client
 }
 
+// resends is how many times HTTP sends a batch again whose answer was
+// lost.
+const resends = 3
+
 // Publish posts batch to /v1/transactions: nil once the service took it,
 // the service's refusal otherwise.
 func (h *HTTP) Publish(ctx context.Context, batch []byte, _ int) error {
@@ -184,6 +191,7 @@ func (h *HTTP) Publish(ctx context.Context, batch []byte, _ int) error {
 		client = http.DefaultClient
 	}
 	wait := 50 * time.Millisecond
+	lost := 0
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(h.URL, "/")+"/v1/transactions", bytes.NewReader(batch))
 		if err != nil {
@@ -196,7 +204,17 @@ func (h *HTTP) Publish(ctx context.Context, batch []byte, _ int) error {
 		setIdentity(req.Header, h.ID)
 		resp, err := client.Do(req)
 		if err != nil {
-			return err
+			if ctx.Err() != nil || lost == resends {
+				return err
+			}
+			lost++
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 2*time.Second)
+			continue
 		}
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()

@@ -6,9 +6,11 @@
 // Isoscope-Keyspace; none: the default stream). A message is acknowledged
 // once the checker took its batch, so a batch the service had not taken
 // when it stopped is redelivered to the durable consumer when it starts
-// again; a message the service refused (not a valid batch, duplicate ids)
-// is terminated (never redelivered), and counted and logged by the
-// service. When the message names a subject in its Isoscope-Verdicts
+// again; a message delivered again after the service took it is taken
+// again without effect (its transactions are duplicates); a message the
+// service refused (not a valid batch, a different transaction under a
+// used id) is terminated (never redelivered), and counted and logged by
+// the service. When the message names a subject in its Isoscope-Verdicts
 // header, the verdict is published there (core NATS): a JSON object with
 // "accepted" (the transactions taken) or "refused" (why) and "reason", so
 // that the sender learns what was refused.

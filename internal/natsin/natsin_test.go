@@ -37,6 +37,24 @@ func jetStream(t *testing.T) jetstream.JetStream {
 	return js
 }
 
+// readVerdicts reads n verdicts from sub, waiting for each up to wait.
+func readVerdicts(t *testing.T, sub *nats.Subscription, n int, wait time.Duration) []natsin.Verdict {
+	t.Helper()
+	var out []natsin.Verdict
+	for range n {
+		m, err := sub.NextMsg(wait)
+		if err != nil {
+			t.Fatalf("verdicts: %v", err)
+		}
+		var v natsin.Verdict
+		if err := json.Unmarshal(m.Data, &v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // TestSource: batches published to the subject reach submit in order,
 // with the identity their headers name, each message acknowledged; a
 // message that is no batch is refused and reported; each message's
@@ -104,18 +122,7 @@ func TestSource(t *testing.T) {
 		})
 	}()
 	<-done
-	var answers []natsin.Verdict
-	for range msgs {
-		m, err := verdicts.NextMsg(5 * time.Second)
-		if err != nil {
-			t.Fatalf("verdicts: %v", err)
-		}
-		var v natsin.Verdict
-		if err := json.Unmarshal(m.Data, &v); err != nil {
-			t.Fatal(err)
-		}
-		answers = append(answers, v)
-	}
+	answers := readVerdicts(t, verdicts, len(msgs), 5*time.Second)
 	cancel()
 	if err := <-errc; err != nil {
 		t.Fatal(err)

@@ -101,6 +101,13 @@ type Status struct {
 	Duplicates uint64 `json:"duplicates"`
 	Held       int    `json:"held"`
 	Merged     uint64 `json:"merged"`
+	// DuplicatePieces counts the pieces the shards received again as
+	// they were (published or delivered again), taken once; Suppressed
+	// the findings about reads the shards did not report because their
+	// keyspace lost refused pieces; Warnings says so, beside the verdict.
+	DuplicatePieces uint64   `json:"duplicate_pieces"`
+	Suppressed      uint64   `json:"suppressed"`
+	Warnings        []string `json:"warnings,omitempty"`
 }
 
 // heldFinding is a NoConflict finding held back: one checker names a pair
@@ -384,6 +391,17 @@ func (a *Aggregator) Poll(ctx context.Context) (Status, error) {
 		return st, fmt.Errorf("the pieces' subjects: %w", err)
 	}
 	var rounds []map[string]uint64
+	tainted := map[string]bool{}
+	for _, p := range st.Shards {
+		st.DuplicatePieces += p.Duplicates
+		st.Suppressed += p.Suppressed
+		for _, k := range p.Tainted {
+			tainted[k] = true
+		}
+	}
+	if w := serve.SuppressionWarning(st.Suppressed, slices.Sorted(mapKeys(tainted))); w != "" {
+		st.Warnings = []string{w}
+	}
 	for _, subj := range slices.Sorted(mapKeys(info.State.Subjects)) {
 		last, err := stream.GetLastMsgForSubject(ctx, subj)
 		if err != nil {
@@ -557,6 +575,10 @@ func (a *Aggregator) metrics() {
 			stat(func(st *Status) float64 { return float64(st.Pieces) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_pieces_published_total", Help: "Pieces the publishers that closed counted."},
 			stat(func(st *Status) float64 { return float64(st.Published.Pieces) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_pieces_duplicate_total", Help: "Pieces the shards received again as they were (published or delivered again) and took once, as of the last poll."},
+			stat(func(st *Status) float64 { return float64(st.DuplicatePieces) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_findings_suppressed_total", Help: "Findings about reads the shards did not report because their keyspace lost refused pieces, as of the last poll."},
+			stat(func(st *Status) float64 { return float64(st.Suppressed) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_pending_verdicts", Help: "Ext verdicts not final, over the shards, as of the last poll."},
 			stat(func(st *Status) float64 { return float64(st.Pending) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "isoscope_shards_behind", Help: "Subjects whose worker has not checked its last message, as of the last poll."},

@@ -101,7 +101,13 @@ func TestShardedSerializable(t *testing.T) {
 // merged with another of its pair of writers.
 func allChecked(summary string) bool {
 	var written, found, merged, dup, txns, checked, published, refused, shards int
-	_, err := fmt.Sscanf(strings.TrimSpace(summary[strings.LastIndex(strings.TrimSpace(summary), "\n")+1:]),
+	line := summary
+	for l := range strings.Lines(summary) {
+		if strings.Contains(l, " findings of the ") {
+			line = l
+		}
+	}
+	_, err := fmt.Sscanf(strings.TrimSpace(line),
 		"%d findings of the %d the shards found (%d merged: a pair of writers named by several shards; %d read again and dropped); %d transactions checked, %d of %d pieces published checked (%d refused) by %d shards",
 		&written, &found, &merged, &dup, &txns, &checked, &published, &refused, &shards)
 	return err == nil && checked == published && published > 0 && refused == 0 && written+merged == found

@@ -62,6 +62,13 @@ type Progress struct {
 	Pending int    `json:"pending"`
 	// Findings counts the final findings through Seq.
 	Findings uint64 `json:"findings"`
+	// Duplicates counts the pieces received again as they were taken
+	// (counted in Pieces too), Suppressed the findings about reads not
+	// published because their keyspace lost refused pieces, Tainted
+	// names those keyspaces.
+	Duplicates uint64   `json:"duplicate_pieces"`
+	Suppressed uint64   `json:"suppressed"`
+	Tainted    []string `json:"tainted_keyspaces,omitempty"`
 	// Rounds holds, by publisher, the last of its rounds checked through
 	// Seq (key shards).
 	Rounds map[string]uint64 `json:"rounds,omitempty"`
@@ -516,6 +523,7 @@ func (w *Worker) annotate(h *history.History, a *anomaly.Anomaly, l *serve.Line)
 func (w *Worker) save(ctx context.Context, seq uint64) error {
 	st := w.srv.Progress()
 	w.prog.Seq, w.prog.Checked, w.prog.Skipped, w.prog.Pending, w.prog.At = seq, st.Checked, st.Skipped, st.Pending, w.now()
+	w.prog.Duplicates, w.prog.Suppressed, w.prog.Tainted = st.Duplicates, st.Suppressed, st.Tainted
 	b, _ := json.Marshal(w.prog)
 	return retry(ctx, func() error {
 		_, err := w.c.kv.Put(ctx, w.key(), b)

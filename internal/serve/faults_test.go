@@ -73,8 +73,9 @@ func TestFaultRecords(t *testing.T) {
 		}
 		state := ""
 		if withFaults {
-			// Faults alone; then a refused batch (a duplicate id) with a
-			// fault: neither adds a transaction, the second no fault.
+			// Faults alone; then a refused batch (a different transaction
+			// under a used id) with a fault: neither adds a transaction,
+			// the second no fault.
 			alone := `{"fault":"kill","node":"n3","begin":5,"end":9}` + "\n"
 			if code, msg := post(t, url+"?stream=run1", strings.NewReader(alone)); code != http.StatusAccepted || !strings.Contains(msg, `"accepted":0`) {
 				t.Fatalf("a batch of faults alone: %d %s", code, msg)
@@ -84,10 +85,12 @@ func TestFaultRecords(t *testing.T) {
 			if code, msg := post(t, other, body(t, h, h.Txns[:1])); code != http.StatusAccepted {
 				t.Fatalf("%d %s", code, msg)
 			}
-			again := body(t, h, h.Txns[:1])
+			first := h.Txns[0]
+			first.Ops = append([]history.Op{{Kind: history.Read, Key: first.Ops[0].Key, Value: history.IntValue(-7)}}, first.Ops...)
+			again := body(t, h, []history.Txn{first})
 			again.WriteString(`{"fault":"pause","node":"n1","begin":5}` + "\n")
 			if code, _ := post(t, other, again); code != http.StatusConflict {
-				t.Fatalf("a batch with a duplicate id: %d, want 409", code)
+				t.Fatalf("a batch with a different transaction under a used id: %d, want 409", code)
 			}
 			s.Sync()
 			state = get(t, url+"/v1/state")

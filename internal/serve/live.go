@@ -2,8 +2,10 @@ package serve
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -44,6 +46,15 @@ type State struct {
 	Violations uint64 `json:"violations"`
 	LastSeq    uint64 `json:"last_seq"`
 	Suppressed uint64 `json:"suppressed"`
+	// Tainted names the keyspaces that lost refused transactions, whose
+	// findings about reads are suppressed.
+	Tainted []string `json:"tainted_keyspaces,omitempty"`
+	// Duplicates counts the transactions received again as they were
+	// accepted (a retry), taken without effect.
+	Duplicates uint64 `json:"duplicates"`
+	// Warnings says what may be missing from the verdict: findings
+	// suppressed, and why (none when nothing is).
+	Warnings []string `json:"warnings,omitempty"`
 	// MemoryEstimate is the checker's estimate of its state, HeapBytes
 	// the Go heap's live objects, in bytes; InMemory and Spilled the
 	// transactions held in memory and spilled to disk.
@@ -100,7 +111,10 @@ func (s *Server) state() State {
 		LagSeconds: s.lag.Seconds(), Pending: s.stats.Pending, FlipFlops: s.stats.FlipFlops, Violations: s.finals, LastSeq: s.seq,
 		Suppressed: s.suppressed, MemoryEstimate: s.stats.Memory, InMemory: s.stats.InMemory, Spilled: s.stats.Spilled,
 		Queue: s.slots.taken(), QueueMax: s.cfg.Queue, Connections: s.conns.Load(), Refused: map[string]uint64{},
-		Faults: s.faultCount, LastFaults: s.lastFaults(faultsShown)}
+		Faults: s.faultCount, LastFaults: s.lastFaults(faultsShown), Duplicates: s.duplicates, Tainted: slices.Sorted(maps.Keys(s.tainted))}
+	if w := SuppressionWarning(s.suppressed, st.Tainted); w != "" {
+		st.Warnings = []string{w}
+	}
 	if heap[0].Value.Kind() == metrics.KindUint64 {
 		st.HeapBytes = heap[0].Value.Uint64()
 	}

@@ -27,6 +27,8 @@ main{max-width:1240px;margin:0 auto;padding:8px 32px 40px}
 .banner.bad{border-color:var(--bad);background:#ffebe9}
 .banner .verdict{font-size:24px;font-weight:700}
 .banner.bad .verdict{color:#a40e26}.banner .verdict{color:#116329}
+.banner.warn{border-color:var(--warn);background:#fff8c5}.banner.warn .verdict{color:#7d4e00}
+.banner .warning{color:var(--warn);font-weight:600;margin:4px 0 2px;border-left:4px solid var(--warn);padding-left:8px}
 .stats{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:12px;margin:0}
 .stats div{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:8px 14px}
 .stats dt{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.5px}
@@ -61,7 +63,7 @@ footer{color:var(--muted);font-size:13px;margin-top:30px}
 <header><h1>isoscope serve</h1><span class="level" id="level"></span><span id="status">connecting…</span></header>
 <main>
 <div id="token">This service wants a bearer token: <input id="token-input" type="password" autocomplete="off" aria-label="bearer token"> <button id="token-use" type="button">use it</button> <span class="meta">(or open the page as /#token=…)</span></div>
-<div class="banner" id="banner"><div class="verdict" id="verdict">no violation so far</div><div class="meta" id="since"></div></div>
+<div class="banner" id="banner"><div class="verdict" id="verdict">no violation so far</div><div class="warning" id="warning" role="alert" hidden></div><div class="meta" id="since"></div></div>
 <dl class="stats">
 <div><dt>transactions checked</dt><dd id="checked">–</dd></div>
 <div><dt>rate</dt><dd><span id="rate">–</span> <small>/s</small></dd></div>
@@ -73,7 +75,7 @@ footer{color:var(--muted);font-size:13px;margin-top:30px}
 <div><dt>queue</dt><dd id="queue">–</dd></div>
 <div><dt>set aside</dt><dd id="skipped">–</dd></div>
 <div><dt>refused batches</dt><dd id="refused">–</dd></div>
-<div><dt>suppressed findings</dt><dd id="suppressed">–</dd></div>
+<div><dt>retries taken once</dt><dd id="duplicates">–</dd></div>
 <div><dt>connections</dt><dd id="conns">–</dd></div>
 </dl>
 <h2>Violations <span class="meta" id="vcount"></span></h2>
@@ -139,13 +141,19 @@ footer{color:var(--muted);font-size:13px;margin-top:30px}
     let refused = 0;
     for (const k in st.refused) refused += st.refused[k];
     set("refused", int(refused));
-    set("suppressed", int(st.suppressed));
+    set("duplicates", int(st.duplicates));
     set("conns", int(st.connections_open));
     total = st.violations;
     const up = (Date.parse(st.now) - Date.parse(st.started)) / 1000;
     set("since", "up " + secs(up) + " · " + int(st.checked) + " transactions checked");
-    set("verdict", total ? st.level + " VIOLATED: " + int(total) + (total === 1 ? " violation" : " violations") : "no violation so far");
-    $("banner").className = total ? "banner bad" : "banner";
+    // Suppressed findings are a warning beside the verdict, in the
+    // warning colour: the verdict may miss violations.
+    const warnings = st.warnings || [];
+    set("verdict", total ? st.level + " VIOLATED: " + int(total) + (total === 1 ? " violation" : " violations") :
+      warnings.length ? "no violation reported so far" : "no violation so far");
+    set("warning", warnings.map((w) => "⚠ " + w).join(" "));
+    $("warning").hidden = !warnings.length;
+    $("banner").className = total ? "banner bad" : warnings.length ? "banner warn" : "banner";
     set("vcount", total ? "(" + int(total) + ")" : "");
   }
   function el(tag, cls, text) {

@@ -101,10 +101,12 @@ const ids1to4 = `{"id":1,"session":0,"start_ts":1,"commit_ts":2,"ops":[["w","x",
 {"id":4,"session":1,"start_ts":7,"commit_ts":8,"ops":[["r","y",3]]}
 `
 
-// TestDuplicateRefusedBeforeAccepted reproduces duplicates taken then dropped: a batch
-// repeating ids the service holds gets 409 naming the line, not 202 and a
-// refusal later; so does a batch repeating an id of its own, and of an
-// aborted transaction; the same ids in another stream are accepted; the
+// TestDuplicateRefusedBeforeAccepted: a batch holding a different
+// transaction under an id the service holds gets 409 naming the line, not
+// 202 and a refusal later; so does a batch repeating an id of its own,
+// and a transaction under the id of an aborted one; the same batch again
+// is a retry, accepted without effect; the same ids in another stream are
+// accepted; the
 // checker's own refusal names the line, id and key as sent. The
 // refusals are counted by reason, and nothing but findings reaches the
 // output.
@@ -113,8 +115,12 @@ func TestDuplicateRefusedBeforeAccepted(t *testing.T) {
 	if code, msg := postTo(t, l.url, ids1to4); code != http.StatusAccepted {
 		t.Fatalf("first batch: %d %s", code, msg)
 	}
-	if code, msg := postTo(t, l.url, ids1to4); code != http.StatusConflict || !strings.Contains(msg, "line 1") || !strings.Contains(msg, "duplicate id 1") {
+	if code, msg := postTo(t, l.url, ids1to4); code != http.StatusAccepted || msg != `{"accepted":4,"duplicates":4}`+"\n" {
 		t.Fatalf("the same batch again: %d %s", code, msg)
+	}
+	changed := strings.Replace(ids1to4, `["w","x",1]]`, `["w","x",9]]`, 1)
+	if code, msg := postTo(t, l.url, changed); code != http.StatusConflict || !strings.Contains(msg, "line 1") || !strings.Contains(msg, "duplicate id 1") {
+		t.Fatalf("a different transaction 1: %d %s", code, msg)
 	}
 	twice := `{"id":5,"session":0,"start_ts":9,"commit_ts":10,"ops":[["w","z",5]]}
 {"id":5,"session":0,"start_ts":11,"commit_ts":12,"ops":[["w","z",6]]}
@@ -148,7 +154,8 @@ func TestDuplicateRefusedBeforeAccepted(t *testing.T) {
 		`isoscope_batches_rejected_total{reason="duplicate_id",source="http"} 2`,
 		`isoscope_batches_rejected_total{reason="bad_input",source="http"} 3`,
 		`isoscope_transactions_rejected_total{reason="duplicate_id",source="http"} 5`,
-		`isoscope_batches_accepted_total 4`,
+		`isoscope_batches_accepted_total 5`,
+		`isoscope_transactions_duplicate_total{source="http"} 4`,
 		`isoscope_transactions_checked_total 12`,
 	} {
 		if !strings.Contains(metrics, m) {
@@ -156,7 +163,7 @@ func TestDuplicateRefusedBeforeAccepted(t *testing.T) {
 		}
 	}
 	sum := l.stop()
-	if sum.Rejected["duplicate_id"] != 2 || sum.Rejected["bad_input"] != 3 || sum.RejectedTxns != 6 || sum.Checked != 12 {
+	if sum.Rejected["duplicate_id"] != 2 || sum.Rejected["bad_input"] != 3 || sum.RejectedTxns != 6 || sum.Checked != 12 || sum.Duplicates != 4 {
 		t.Errorf("summary %+v", sum)
 	}
 	if out := l.out.String(); out != "" {

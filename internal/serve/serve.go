@@ -9,16 +9,19 @@
 // is read (429 when there is none, 413 when its Content-Length is over the
 // largest batch), is parsed and checked in the handler within the body's
 // timeouts (408), queued for the checker, and the handler waits for the checker's
-// goroutine to validate it against what it holds — duplicate ids in the
-// stream, keys used both as values and lists — and take it: 202 means the
-// batch is in the checker, and a refusal (400, 409, 413) names the line
-// and nothing of the batch is kept. One goroutine owns the checker: it
+// goroutine to validate it against what it holds — a different
+// transaction under an id the stream holds, keys used both as values and
+// lists — and take it: 202 means the batch is in the checker (a
+// transaction sent again as it was accepted, a retry, taken once and
+// counted as a duplicate: retry.go), and a refusal (400, 409, 413) names
+// the line and nothing of the batch is kept. One goroutine owns the checker: it
 // checks the batches in arrival order and advances the clock on a ticker,
 // so that Ext verdicts become final. Each final violation is written as
 // one JSON line to the output, which carries nothing else, and kept for GET
 // /v1/violations; in a keyspace that lost a refused batch, findings about
 // reads of other transactions' writes are suppressed (counted, not
-// reported). Refusals are counted by reason and logged. /metrics serves
+// reported, and said as a warning in the state). Refusals are counted by
+// reason and logged. /metrics serves
 // Prometheus metrics, /healthz and /readyz the probes. The service listens
 // on loopback unless told otherwise, and anywhere else only with a bearer
 // token. Shutdown stops intake, checks what was queued, and reports the
@@ -141,10 +144,15 @@ type item struct {
 // batch is a parsed batch waiting for the checker, which sends its
 // verdict (nil or a *Refusal) on reply.
 type batch struct {
-	id       Identity
-	source   string
-	h        *history.History
-	txns     []history.Txn
+	id     Identity
+	source string
+	h      *history.History
+	txns   []history.Txn
+	// digests are the transactions' digests (digester.batch); dups,
+	// set by the checker's goroutine before its verdict, counts those the
+	// stream held already as they are.
+	digests  []uint64
+	dups     int
 	received time.Time
 	reply    chan error
 	// hold is its place in the queue and its memory.
@@ -244,6 +252,12 @@ type Server struct {
 	rejected     map[string]uint64
 	rejectedTxns uint64
 	suppressed   uint64
+	// duplicates counts the transactions received again as they were
+	// accepted.
+	duplicates uint64
+	// digests computes the transactions' digests, by which a retry is
+	// told from a conflict.
+	digests *digester
 	// finals and pendings count the violations reported.
 	finals   uint64
 	pendings int
@@ -257,6 +271,7 @@ type Server struct {
 	rejectedM    *prometheus.CounterVec
 	rejectedTxnM *prometheus.CounterVec
 	suppressedM  *prometheus.CounterVec
+	duplicatesM  *prometheus.CounterVec
 	batches      prometheus.Counter
 	faultsM      *prometheus.CounterVec
 }
@@ -348,7 +363,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, checker: c, work: make(chan item, cfg.Queue), ticks: make(chan struct{}, 1),
 		slots: newBudget(int64(cfg.Queue)), memory: newBudget(cfg.ParseMemory), level: "snapshot-isolation", log: cfg.Log, streams: newStreams(),
-		tainted: map[string]bool{}, rejected: map[string]uint64{}, started: time.Now()}
+		tainted: map[string]bool{}, rejected: map[string]uint64{}, started: time.Now(), digests: newDigester()}
 	if cfg.Checker.Serializable {
 		s.level = "serializable"
 	}
@@ -451,7 +466,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	if id.Keyspace == "" {
 		id.Keyspace = q.Get("keyspace")
 	}
-	n, err := s.admit(w, r, id)
+	n, dups, err := s.admit(w, r, id)
 	if err != nil {
 		var ref *Refusal
 		if !errors.As(err, &ref) {
@@ -469,22 +484,22 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
-	fmt.Fprintf(w, "{\"accepted\":%d}\n", n)
+	fmt.Fprintf(w, "{\"accepted\":%d,\"duplicates\":%d}\n", n, dups)
 }
 
 // admit decides on a posted batch before its body is read — too large
 // (413), no place in the queue or no memory to parse it (429) — and then
 // reads it within the body's deadlines and submits it.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, id Identity) (int, error) {
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, id Identity) (int, int, error) {
 	if err := id.Check(); err != nil {
-		return 0, s.refuse("http", id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
+		return 0, 0, s.refuse("http", id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
 	}
 	if r.ContentLength > s.cfg.MaxBatch {
-		return 0, s.refuse("http", id, &Refusal{Reason: reasonTooLarge, Status: http.StatusRequestEntityTooLarge,
+		return 0, 0, s.refuse("http", id, &Refusal{Reason: reasonTooLarge, Status: http.StatusRequestEntityTooLarge,
 			Err: fmt.Errorf("batch of %d bytes, over %d", r.ContentLength, s.cfg.MaxBatch)})
 	}
 	if !s.slots.try(1) {
-		return 0, s.refuse("http", id, &Refusal{Reason: reasonQueueFull, Status: http.StatusTooManyRequests, Err: errors.New("the checker's queue is full")})
+		return 0, 0, s.refuse("http", id, &Refusal{Reason: reasonQueueFull, Status: http.StatusTooManyRequests, Err: errors.New("the checker's queue is full")})
 	}
 	size := r.ContentLength
 	if size < 0 {
@@ -493,7 +508,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, id Identity) (int
 	weight := ParseExpansion * size
 	if !s.memory.try(weight) {
 		s.slots.release(1)
-		return 0, s.refuse("http", id, &Refusal{Reason: reasonMemoryFull, Status: http.StatusTooManyRequests,
+		return 0, 0, s.refuse("http", id, &Refusal{Reason: reasonMemoryFull, Status: http.StatusTooManyRequests,
 			Err: fmt.Errorf("no memory left to parse a batch of %d bytes now", size)})
 	}
 	hold := &hold{s: s, weight: weight}
@@ -534,9 +549,11 @@ func (h *hold) freeMemory() { h.memory.Do(func() { h.s.memory.release(h.weight) 
 
 // submit reads a batch of identity id with parse (whose errors name the
 // batch and the line), which has hold, queues it, and waits for the checker's
-// verdict; slow, when set, says whether reading the body timed out. It returns the number of transactions taken, or a *Refusal
-// (counted and logged here, for source), or the context's error.
-func (s *Server) submit(ctx context.Context, id Identity, source string, parse func() (*history.History, []history.Txn, error), hold *hold, wait bool, slow func() bool) (int, error) {
+// verdict; slow, when set, says whether reading the body timed out. It
+// returns the number of transactions taken and, of those, the duplicates
+// (the stream held them already as they are), or a *Refusal (counted and
+// logged here, for source), or the context's error.
+func (s *Server) submit(ctx context.Context, id Identity, source string, parse func() (*history.History, []history.Txn, error), hold *hold, wait bool, slow func() bool) (int, int, error) {
 	queued := false
 	defer func() {
 		if !queued { // the checker frees what a queued batch holds
@@ -545,29 +562,29 @@ func (s *Server) submit(ctx context.Context, id Identity, source string, parse f
 		}
 	}()
 	if err := id.Check(); err != nil {
-		return 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
+		return 0, 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
 	}
 	h, txns, err := parse()
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			return 0, s.refuse(source, id, &Refusal{Reason: reasonTooLarge, Status: http.StatusRequestEntityTooLarge,
+			return 0, 0, s.refuse(source, id, &Refusal{Reason: reasonTooLarge, Status: http.StatusRequestEntityTooLarge,
 				Err: fmt.Errorf("batch over %d bytes", tooBig.Limit)})
 		case slow != nil && slow():
-			return 0, s.refuse(source, id, &Refusal{Reason: reasonSlowBody, Status: http.StatusRequestTimeout,
+			return 0, 0, s.refuse(source, id, &Refusal{Reason: reasonSlowBody, Status: http.StatusRequestTimeout,
 				Err: fmt.Errorf("the body came too slowly (nothing for %s, or not all within %s)", s.cfg.BodyTimeout, s.cfg.ReadTimeout)})
 		}
-		return 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
+		return 0, 0, s.refuse(source, id, &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Err: err})
 	}
-	b := &batch{id: id, source: source, h: h, txns: txns, received: time.Now(), reply: make(chan error, 1), hold: hold}
+	b := &batch{id: id, source: source, h: h, txns: txns, digests: s.digests.batch(h, txns), received: time.Now(), reply: make(chan error, 1), hold: hold}
 	if err := s.enqueue(ctx, item{batch: b}); err != nil {
 		var ref *Refusal
 		if errors.As(err, &ref) {
 			ref.Txns = len(txns)
-			return 0, s.refuse(source, id, ref)
+			return 0, 0, s.refuse(source, id, ref)
 		}
-		return 0, err
+		return 0, 0, err
 	}
 	queued = true
 	done := ctx.Done()
@@ -579,13 +596,13 @@ func (s *Server) submit(ctx context.Context, id Identity, source string, parse f
 	select {
 	case err := <-b.reply:
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		return len(txns), nil
+		return len(txns), b.dups, nil
 	case <-done:
 		// The sender is gone; the checker still takes or refuses the
 		// batch, and counts a refusal.
-		return 0, ctx.Err()
+		return 0, 0, ctx.Err()
 	}
 }
 
@@ -728,6 +745,11 @@ type Summary struct {
 	Rejected     map[string]uint64
 	RejectedTxns uint64
 	Suppressed   uint64
+	// Tainted names the keyspaces that lost refused transactions, sorted;
+	// Duplicates counts the transactions received again as they were
+	// accepted.
+	Tainted    []string
+	Duplicates uint64
 	// Faults counts the fault records the batches carried (kept and
 	// listed, not checked).
 	Faults uint64
@@ -793,7 +815,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 					}
 					return ParseLines(body, name)
 				}
-				n, err := s.submit(srcCtx, id, src.Name, parse, hold, true, nil)
+				n, _, err := s.submit(srcCtx, id, src.Name, parse, hold, true, nil)
 				if err != nil && srcCtx.Err() != nil && errors.Is(err, srcCtx.Err()) {
 					return 0, ErrShuttingDown
 				}
@@ -834,7 +856,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 	st := s.checker.Stats()
 	s.mu.Lock()
 	sum := Summary{Checked: st.Checked, Skipped: st.Skipped, FlipFlops: st.FlipFlops, Violations: s.finals, Pending: s.pendings,
-		Rejected: maps.Clone(s.rejected), RejectedTxns: s.rejectedTxns, Suppressed: s.suppressed, Faults: s.faultCount}
+		Rejected: maps.Clone(s.rejected), RejectedTxns: s.rejectedTxns, Suppressed: s.suppressed, Faults: s.faultCount,
+		Tainted: slices.Sorted(maps.Keys(s.tainted)), Duplicates: s.duplicates}
 	s.mu.Unlock()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
@@ -915,21 +938,38 @@ func (s *Server) take(b *batch) error {
 	if err != nil {
 		return &Refusal{Reason: reasonBadInput, Status: http.StatusBadRequest, Txns: len(b.txns), Err: err}
 	}
-	if i := st.duplicate(b.txns); i >= 0 {
+	dup, dups, i, err := st.repeats(b.txns, b.digests)
+	if err != nil {
 		t := &b.txns[i]
 		return &Refusal{Reason: reasonDuplicate, Status: http.StatusConflict, Txns: len(b.txns),
-			Err: fmt.Errorf("line %d: duplicate id %s: %s already has a transaction %s", t.Line, t.ID, b.id, t.ID)}
+			Err: fmt.Errorf("line %d: duplicate id %s: %s already has a different transaction %s (a retry must repeat it as it was)", t.Line, t.ID, b.id, t.ID)}
 	}
-	st.encodeBatch(b.h, b.txns)
-	// Fault records are not transactions: the checker never sees them.
+	// The transactions the stream holds already are taken without
+	// effect: the checker sees each once.
+	txns, digests := b.txns, b.digests
+	if dups > 0 {
+		txns, digests = make([]history.Txn, 0, len(b.txns)-dups), make([]uint64, 0, len(b.txns)-dups)
+		for i := range b.txns {
+			if !dup[i] {
+				txns, digests = append(txns, b.txns[i]), append(digests, b.digests[i])
+			}
+		}
+	}
+	st.encodeBatch(b.h, txns)
+	// Fault records are not transactions: the checker never sees them. A
+	// batch that only repeats transactions is a retry, and so are its
+	// fault records, kept when it first came.
 	faults := b.h.Faults
 	b.h.Faults = nil
-	if err := s.checker.Add(b.h, b.txns); err != nil {
+	if len(txns) == 0 && dups > 0 {
+		faults = nil
+	}
+	if err := s.checker.Add(b.h, txns); err != nil {
 		var bad *aion.InputError
 		if errors.As(err, &bad) {
 			// The message names the transaction and the key as sent:
 			// decoded from the checker's values (encode's inverse).
-			t := &b.txns[bad.Index]
+			t := &txns[bad.Index]
 			_, id := decode(t.ID)
 			msg := strings.Replace(bad.Error(), "transaction "+t.ID.String(), "transaction "+id.String(), 1)
 			for _, o := range t.Ops {
@@ -943,9 +983,16 @@ func (s *Server) take(b *batch) error {
 		s.log.Error("the checker stopped", "error", err.Error())
 		return &Refusal{Reason: reasonCheckerFailed, Status: http.StatusInternalServerError, Txns: len(b.txns), Err: err}
 	}
-	for i := range b.txns {
-		_, id := decode(b.txns[i].ID)
-		st.seen.add(id)
+	for i := range txns {
+		_, id := decode(txns[i].ID)
+		st.seen.put(id, digests[i])
+	}
+	if dups > 0 {
+		b.dups = dups
+		s.duplicatesM.WithLabelValues(b.source).Add(float64(dups))
+		s.mu.Lock()
+		s.duplicates += uint64(dups)
+		s.mu.Unlock()
 	}
 	s.keepFaults(b.id, faults)
 	s.batches.Inc()
@@ -1054,10 +1101,12 @@ func (s *Server) metrics() {
 		Help: "Transactions in refused batches that parsed, by reason and source."}, []string{"reason", "source"})
 	s.suppressedM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_findings_suppressed_total",
 		Help: "Findings about reads not reported because their keyspace lost refused transactions, by anomaly kind."}, []string{"kind"})
+	s.duplicatesM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_transactions_duplicate_total",
+		Help: "Transactions received again as they were accepted (a retry, a message delivered again), taken without effect, by source (http, nats)."}, []string{"source"})
 	s.batches = prometheus.NewCounter(prometheus.CounterOpts{Name: "isoscope_batches_accepted_total", Help: "Batches the checker took."})
 	s.faultsM = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "isoscope_faults_total",
 		Help: "Fault records the batches carried (a nemesis's faults: kept and listed at /v1/faults, not checked), by kind."}, []string{"kind"})
-	s.reg.MustRegister(s.violations, s.rejectedM, s.rejectedTxnM, s.suppressedM, s.batches, s.faultsM,
+	s.reg.MustRegister(s.violations, s.rejectedM, s.rejectedTxnM, s.suppressedM, s.duplicatesM, s.batches, s.faultsM,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "isoscope_transactions_checked_total", Help: "Committed transactions checked."},
 			stat(func(st *aion.Stats) float64 { return float64(st.Checked) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "isoscope_transactions_skipped_total", Help: "Aborted and unknown transactions set aside."},

@@ -123,12 +123,13 @@ func decode(v history.Value) (uint32, history.Value) {
 }
 
 // stream is what the service knows of one stream: its index, its
-// keyspace's, and the ids it has accepted.
+// keyspace's, and the ids it has accepted with their transactions'
+// digests.
 type stream struct {
 	name     string
 	idx      uint32
 	keyspace uint32
-	seen     idSet
+	seen     digestSet
 }
 
 // streams is the registry of streams and keyspaces; the checker's
@@ -179,27 +180,42 @@ func (r *streams) name(i uint32) string {
 	return ""
 }
 
-// duplicate returns the index of the first transaction of txns whose id
-// the stream has accepted already or that repeats one before it in txns,
-// or -1.
-func (st *stream) duplicate(txns []history.Txn) int {
-	var batch map[history.Value]struct{}
+// errConflict is a transaction under an id its stream holds for another.
+var errConflict = errors.New("a different transaction under a used id")
+
+// repeats sorts the transactions txns, whose digests are digests, of a
+// batch against what the stream has accepted: it returns which of them
+// are there already as they are, or repeat one before them in txns as it
+// is (nil when none), and how many; or the index of the first that is a
+// different transaction under an id the stream or the batch has, and
+// errConflict.
+func (st *stream) repeats(txns []history.Txn, digests []uint64) ([]bool, int, int, error) {
+	var batch map[history.Value]uint64
 	if len(txns) > 1 && !growing(txns) {
-		batch = make(map[history.Value]struct{}, len(txns))
+		batch = make(map[history.Value]uint64, len(txns))
 	}
+	var dup []bool
+	n := 0
 	for i := range txns {
 		id := txns[i].ID
-		if st.seen.has(id) {
-			return i
+		d, seen := st.seen.get(id)
+		if !seen && batch != nil {
+			d, seen = batch[id]
 		}
-		if batch != nil {
-			if _, dup := batch[id]; dup {
-				return i
+		switch {
+		case seen && d != digests[i]:
+			return nil, 0, i, errConflict
+		case seen:
+			if dup == nil {
+				dup = make([]bool, len(txns))
 			}
-			batch[id] = struct{}{}
+			dup[i] = true
+			n++
+		case batch != nil:
+			batch[id] = digests[i]
 		}
 	}
-	return -1
+	return dup, n, -1, nil
 }
 
 // growing says whether txns' ids are integers in increasing order, as a
@@ -225,75 +241,6 @@ func (st *stream) encodeBatch(src *history.History, txns []history.Txn) {
 	}
 	for i := range txns {
 		txns[i].ID = encode(st.idx, txns[i].ID)
-	}
-}
-
-// idSet is the set of a stream's accepted ids: integers as sorted,
-// disjoint, non-adjacent intervals (a producer numbering its transactions
-// needs a few), other ids in a map.
-type idSet struct {
-	iv    [][2]int64
-	other map[history.Value]struct{}
-}
-
-// find returns the index of the first interval whose end is at least n.
-func (s *idSet) find(n int64) int {
-	i, _ := slices.BinarySearchFunc(s.iv, n, func(iv [2]int64, n int64) int {
-		if iv[1] < n {
-			return -1
-		}
-		return 1
-	})
-	return i
-}
-
-// has reports whether v is in s.
-func (s *idSet) has(v history.Value) bool {
-	if v.Kind != history.Int {
-		_, ok := s.other[v]
-		return ok
-	}
-	if k := len(s.iv); k == 0 || v.N > s.iv[k-1][1] { // past every id: growing ids
-		return false
-	}
-	i := s.find(v.N)
-	return i < len(s.iv) && s.iv[i][0] <= v.N
-}
-
-// add puts v in s.
-func (s *idSet) add(v history.Value) {
-	if v.Kind != history.Int {
-		if s.other == nil {
-			s.other = map[history.Value]struct{}{}
-		}
-		s.other[v] = struct{}{}
-		return
-	}
-	n := v.N
-	if k := len(s.iv); k > 0 && n > s.iv[k-1][1] { // past every id: growing ids, no search
-		if n-1 == s.iv[k-1][1] {
-			s.iv[k-1][1] = n
-		} else {
-			s.iv = append(s.iv, [2]int64{n, n})
-		}
-		return
-	}
-	i := s.find(n)
-	if i < len(s.iv) && s.iv[i][0] <= n {
-		return
-	}
-	joinPrev := i > 0 && s.iv[i-1][1] == n-1 && n != -1<<63
-	joinNext := i < len(s.iv) && s.iv[i][0] == n+1
-	switch {
-	case joinPrev && joinNext:
-		s.iv[i-1][1] = s.iv[i][1]
-		s.iv = slices.Delete(s.iv, i, i+1)
-	case joinPrev:
-		s.iv[i-1][1] = n
-	case joinNext:
-		s.iv[i][0] = n
-	default:
-		s.iv = slices.Insert(s.iv, i, [2]int64{n, n})
 	}
 }
 
