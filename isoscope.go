@@ -98,6 +98,10 @@ type Result struct {
 	OwnReads OwnReads
 	// Stats counts what the history holds.
 	Stats Stats
+
+	// checked is the check's own result, which WriteText and WriteReport
+	// render.
+	checked *report.Checked
 }
 
 // Kind names an anomaly of the catalogue (docs/anomalies.md).
@@ -219,7 +223,8 @@ func Check(ctx context.Context, h *History, o Options) (*Result, error) {
 		return nil, err
 	}
 	out := &Result{Level: fromLevel(res.Level.ID), Checker: Checker(res.Checker), Reason: res.Reason,
-		Caveat: res.Caveat, Note: res.Note, Modules: res.Modules, Stats: Stats(res.Stats)}
+		Caveat: res.Caveat, Note: res.Note, Modules: res.Modules, Stats: Stats(res.Stats),
+		checked: &report.Checked{File: h.h.Name, History: h.h, Result: res}}
 	switch res.Outcome {
 	case check.Satisfied:
 		out.Outcome = Satisfied
