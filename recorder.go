@@ -1,6 +1,7 @@
 package isoscope
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
@@ -329,8 +331,16 @@ func (t *Tx) CommitTS(ts uint64) { t.commitTS, t.hasCmt = ts, true }
 // n of it (white-box: a row version, a revision). The writers of each key,
 // ordered by their versions, are the version order of the History the
 // Recorder hands back; the stream, whose header is written first, does
-// not carry it.
-func (t *Tx) Version(key Value, n uint64) { t.versions = append(t.versions, keyVersion{key.v, n}) }
+// not carry it. A second hint for the same key replaces the first.
+func (t *Tx) Version(key Value, n uint64) {
+	for i := range t.versions {
+		if t.versions[i].key == key.v {
+			t.versions[i].n = n
+			return
+		}
+	}
+	t.versions = append(t.versions, keyVersion{key.v, n})
+}
 
 // Commit ends the transaction as committed (the client saw the commit
 // succeed) and takes its end instant.
@@ -433,4 +443,15 @@ func (r *Recorder) failLocked(err error) {
 	if r.err == nil {
 		r.err = err
 	}
+}
+
+// Bytes returns b as a string Value, for recording a client whose keys
+// and values are bytes: b itself when it is valid UTF-8, otherwise
+// "base64:" and b in standard base64 (a history's strings are Unicode).
+// Only valid UTF-8 keys keep their byte order in the history.
+func Bytes(b []byte) Value {
+	if utf8.Valid(b) {
+		return Str(string(b))
+	}
+	return Str("base64:" + base64.StdEncoding.EncodeToString(b))
 }
