@@ -417,7 +417,9 @@ func (t *Tx) end(s history.Status) error {
 		r.versions[k] = append(r.versions[k], version{v.n, x.ID})
 	}
 	if r.keep {
-		r.h.Txns = append(r.h.Txns, x)
+		kept := x
+		kept.Ops = slices.Clone(x.Ops) // not the Tx's buffer: the Tx is not kept
+		r.h.Txns = append(r.h.Txns, kept)
 	}
 	if r.stream != nil && r.err == nil {
 		err := r.stream.WriteTxn(&x)
