@@ -114,7 +114,8 @@ func TestRecorderSerialStore(t *testing.T) {
 
 // TestRecorderMisuse: a second transaction in a busy session, an
 // operation after the end, an end twice, keys of two kinds, a null
-// session and an open transaction are each refused with what went wrong.
+// session and an open transaction are each refused with what went wrong,
+// and so is History for a Recorder that only streams.
 func TestRecorderMisuse(t *testing.T) {
 	x := isoscope.Str("x")
 	for _, c := range []struct {
@@ -159,9 +160,10 @@ func TestRecorderMisuse(t *testing.T) {
 			r.Begin(isoscope.Int(1)).Write(x, isoscope.Int(1))
 			return nil
 		}},
+		{"stream only", "keeps no history", func(r *isoscope.Recorder) error { return nil }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := isoscope.NewRecorder(isoscope.RecorderOptions{})
+			r, err := isoscope.NewRecorder(isoscope.RecorderOptions{Stream: &lineWriter{}, StreamOnly: c.name == "stream only"})
 			if err != nil {
 				t.Fatal(err)
 			}
