@@ -82,8 +82,9 @@ func load(t *testing.T, level sql.IsolationLevel, retries, clerks, reservations 
 // TestReadCommittedLosesReservations: at READ COMMITTED the shop loses
 // reservations — two clerks read the same stock and both write it back
 // less their own quantity — and isoscope finds it from the audit alone: a
-// lost update, which snapshot isolation forbids while the history is
-// read committed, as PostgreSQL promises. Whether a round interleaves two
+// lost update, which cursor stability (read committed without lost
+// updates, the weakest level that forbids them) proscribes, while the
+// history is read committed, as PostgreSQL promises. Whether a round interleaves two
 // reservations that way is up to the scheduler, so the test runs rounds
 // until one does (it fails if none of 10 does); in every round, isoscope
 // finds the lost update exactly when the stock is oversold.
@@ -91,7 +92,7 @@ func TestReadCommittedLosesReservations(t *testing.T) {
 	for round := range 10 {
 		h, oversold := load(t, sql.LevelReadCommitted, 0, 8, 15, uint64(round))
 		isoscopetest.RequireLevel(t, h, isoscope.ReadCommitted)
-		res, err := isoscope.Check(context.Background(), h, isoscope.Options{Level: isoscope.SnapshotIsolation})
+		res, err := isoscope.Check(context.Background(), h, isoscope.Options{Level: isoscope.CursorStability})
 		if err != nil {
 			t.Fatal(err)
 		}
