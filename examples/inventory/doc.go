@@ -37,8 +37,9 @@
 // The test of this package runs the shop under concurrent load at READ
 // COMMITTED and finds the lost update (reservations lost, stock
 // oversold), which isoscope names as a violation of cursor stability
-// (read committed without lost updates) while read committed holds; and runs it at SERIALIZABLE with retries,
-// where the history is serializable and nothing is oversold. It uses the
+// (read committed without lost updates) while read committed holds; and
+// runs it at SERIALIZABLE with retries, where the history is serializable
+// and nothing is oversold. It uses the
 // PostgreSQL at ISOSCOPE_TEST_POSTGRES (default
 // postgres://postgres@127.0.0.1:5432/test), with tables of its own.
 package inventory
