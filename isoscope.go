@@ -17,6 +17,13 @@
 //		fmt.Println(res.Anomalies[0].Kind, res.Anomalies[0].Explanation)
 //	}
 //
+// A program can record its own history as it runs: a Recorder, safe for
+// many goroutines, records each transaction (Begin, its operations with
+// their results, Commit, Abort or Unknown) with instants from one
+// monotonic clock, streams the history in isoscope's format and hands it
+// back for Check. Package isoscopetest fails a Go test whose history
+// violates a level (docs/recorder.md).
+//
 // A verdict is sound and complete: the checker Auto picks is sound and
 // complete for the history at the level (Result.Checker names it). A
 // Module adds what the caller knows of its database before the search.
