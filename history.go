@@ -224,8 +224,13 @@ func NewHistory(txns []Txn, initial ...KV) (*History, error) {
 		}
 		h.Txns = append(h.Txns, x)
 	}
-	// The history file's reader is the one place that validates a
-	// history: the history goes through it, written and read back.
+	return validated(h, func(i int) string { return "txns[" + strconv.Itoa(i) + "]" })
+}
+
+// validated returns h as the history file's reader reads it back: the
+// reader is the one place that validates a history. An error names the
+// transaction at fault by txn (given its index in h.Txns).
+func validated(h *history.History, txn func(i int) string) (*History, error) {
 	var buf bytes.Buffer
 	if err := native.Write(&buf, h); err != nil {
 		return nil, err
@@ -238,7 +243,7 @@ func NewHistory(txns []Txn, initial ...KV) (*History, error) {
 			if fe.Field != "" {
 				msg = fe.Field + ": " + msg
 			}
-			return nil, fmt.Errorf("txns[%d]: %s", fe.Line-2, msg)
+			return nil, fmt.Errorf("%s: %s", txn(fe.Line-2), msg)
 		}
 		return nil, err
 	}

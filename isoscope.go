@@ -17,6 +17,13 @@
 //		fmt.Println(res.Anomalies[0].Kind, res.Anomalies[0].Explanation)
 //	}
 //
+// A program can record its own history as it runs: a Recorder, safe for
+// many goroutines, records each transaction (Begin, its operations with
+// their results, Commit, Abort or Unknown) with instants from one
+// monotonic clock, streams the history in isoscope's format and hands it
+// back for Check. Package isoscopetest fails a Go test whose history
+// violates a level (docs/recorder.md).
+//
 // A verdict is sound and complete: the checker Auto picks is sound and
 // complete for the history at the level (Result.Checker names it). A
 // Module adds what the caller knows of its database before the search.
@@ -98,6 +105,10 @@ type Result struct {
 	OwnReads OwnReads
 	// Stats counts what the history holds.
 	Stats Stats
+
+	// checked is the check's own result, which WriteText and WriteReport
+	// render.
+	checked *report.Checked
 }
 
 // Kind names an anomaly of the catalogue (docs/anomalies.md).
@@ -219,7 +230,8 @@ func Check(ctx context.Context, h *History, o Options) (*Result, error) {
 		return nil, err
 	}
 	out := &Result{Level: fromLevel(res.Level.ID), Checker: Checker(res.Checker), Reason: res.Reason,
-		Caveat: res.Caveat, Note: res.Note, Modules: res.Modules, Stats: Stats(res.Stats)}
+		Caveat: res.Caveat, Note: res.Note, Modules: res.Modules, Stats: Stats(res.Stats),
+		checked: &report.Checked{File: h.h.Name, History: h.h, Result: res}}
 	switch res.Outcome {
 	case check.Satisfied:
 		out.Outcome = Satisfied

@@ -3,27 +3,18 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/report/htmlreport"
 )
 
-// The files of a report directory.
-const (
-	reportPage   = "index.html"
-	reportResult = "result.json"
-	reportDOT    = "cycles.dot"
-)
+// reportPage is the report directory's page.
+const reportPage = htmlreport.PageFile
 
 // reportCommand is `isoscope report RESULT.json HISTORY… [--out DIR]`.
 type reportCommand struct {
@@ -91,7 +82,7 @@ func (c *reportCommand) Run(_ context.Context, resultFile string, files []string
 		}
 		secs = append(secs, htmlreport.FromChecked(c))
 	}
-	if err := writeReportDir(c.Out, secs, raw, htmlreport.Options{PerKind: c.PerKind}); err != nil {
+	if err := htmlreport.WriteDir(c.Out, secs, raw, htmlreport.Options{PerKind: c.PerKind}); err != nil {
 		return badInput(err)
 	}
 	fmt.Fprintf(c.io.Stderr, "isoscope: report written to %s\n", filepath.Join(c.Out, reportPage))
@@ -154,93 +145,9 @@ func writeCheckArtifacts(reportDir, dotFile string, checked []*report.Checked) e
 		}
 	}
 	if reportDir != "" {
-		if err := writeReportDir(reportDir, secs, result.Bytes(), htmlreport.Options{}); err != nil {
+		if err := htmlreport.WriteDir(reportDir, secs, result.Bytes(), htmlreport.Options{}); err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
 	}
 	return nil
-}
-
-// writeReportDir writes dir/index.html, dir/result.json (result as given,
-// unless it is nil), when some anomaly is a cycle dir/cycles.dot, and a
-// picture of each anomaly the page shows, NAME.svg and NAME.dot
-// (htmlreport.Pictures: lost-update-1.svg); it removes those it does not
-// write, left by an earlier report.
-func writeReportDir(dir string, secs []htmlreport.Section, result []byte, o htmlreport.Options) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	files := map[string][]byte{}
-	if result != nil {
-		o.ResultHref = reportResult
-		files[reportResult] = result
-	}
-	cycles := false
-	for _, s := range secs {
-		for i := range s.Anomalies {
-			cycles = cycles || s.Anomalies[i].IsCycle()
-		}
-	}
-	if cycles {
-		o.DotHref = reportDOT
-		var b bytes.Buffer
-		if err := htmlreport.WriteDOT(&b, secs, o); err != nil {
-			return err
-		}
-		files[reportDOT] = b.Bytes()
-	}
-	o.Pictures = true
-	for _, p := range htmlreport.Pictures(secs, o) {
-		files[p.Name+".svg"], files[p.Name+".dot"] = p.SVG, p.DOT
-	}
-	var page bytes.Buffer
-	if err := htmlreport.Write(&page, secs, o); err != nil {
-		return err
-	}
-	files[reportPage] = page.Bytes()
-	stale, err := stalePictures(dir, files)
-	if err != nil {
-		return err
-	}
-	for _, name := range append([]string{reportResult, reportDOT}, stale...) {
-		if _, ok := files[name]; ok {
-			continue
-		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	names := slices.Sorted(maps.Keys(files))
-	for _, name := range names {
-		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pictureFile matches the names of anomalies' pictures (PictureName).
-var pictureFile = regexp.MustCompile(`^(h[0-9]+-)?([a-z-]+)-[0-9]+\.(svg|dot)$`)
-
-// stalePictures lists the anomaly pictures in dir that an earlier report
-// wrote and this one does not.
-func stalePictures(dir string, files map[string][]byte) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		m := pictureFile.FindStringSubmatch(e.Name())
-		if m == nil || e.IsDir() {
-			continue
-		}
-		if _, ok := anomaly.ParseKind(m[2]); !ok {
-			continue
-		}
-		if _, ok := files[e.Name()]; !ok {
-			out = append(out, e.Name())
-		}
-	}
-	return out, nil
 }

@@ -740,7 +740,7 @@ func (c *runCommand) writeReport(res *runner.Result, checked *report.Checked) er
 		}
 		result = b.Bytes()
 	}
-	if err := writeReportDir(c.Report, secs, result, htmlreport.Options{Title: "isoscope run report", Run: run}); err != nil {
+	if err := htmlreport.WriteDir(c.Report, secs, result, htmlreport.Options{Title: "isoscope run report", Run: run}); err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
 	fmt.Fprintf(c.io.Stderr, "report: %s\n", filepath.Join(c.Report, reportPage))
