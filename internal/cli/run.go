@@ -296,6 +296,11 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err != nil {
 		return badInput(fmt.Errorf("%s: %v", target.Display, err))
 	}
+	lock, err := d.Lock(openCtx)
+	if err != nil {
+		return badInput(err)
+	}
+	defer lock.Release()
 	if err := d.Reset(openCtx); err != nil {
 		return badInput(err)
 	}
