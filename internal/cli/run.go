@@ -140,6 +140,18 @@ history (start_ts, commit_ts).
 --duration D runs for that long instead of --txns transactions (with both,
 whichever comes first): no session starts a transaction after D, and the one
 under way ends as usual.
+A run holds its table alone for its whole life: a PostgreSQL advisory lock,
+a MariaDB/MySQL GET_LOCK (a lease row where the server refuses it, as Galera
+does), a lock file beside a SQLite file or Badger directory, an etcd key on a
+lease, a lease row on dqlite. A second run on a table in use is refused at
+once (exit 2), naming the holder where the database can tell; choose another
+--table. A crashed run's lock goes with its session (leases: within 10 s).
+Reads of values that none of the run's transactions wrote are counted in the
+summary with a warning: something outside the run wrote to its table.
+On a MySQL-protocol database at REPEATABLE READ, a violation is also checked
+under InnoDB's repeatable read (--level rr --module innodb-rr), and the
+verdict says whether InnoDB's REPEATABLE READ allows it, with the command
+that shows it (the exit status stays that of the level checked).
 --report DIR writes a self-contained HTML page of the run and the check: plots
 of transactions per second, latency percentiles and abort reasons over the run
 (also as SVG and PNG files in DIR), the verdict and the anomalies.

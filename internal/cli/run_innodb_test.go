@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,49 @@ import (
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/report"
 )
+
+// checkSchemaFields checks a run's JSON result against the innodb_rr
+// object of docs/result.schema.json (whose other fields report's tests
+// hold): the object is there, it has every field the schema requires,
+// and no field the schema does not name.
+func checkSchemaFields(t *testing.T, b []byte) {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/result.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			InnoDBRR struct {
+				Required   []string                   `json:"required"`
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"innodb_rr"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		InnoDBRR map[string]json.RawMessage `json:"innodb_rr"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := schema.Properties.InnoDBRR
+	if doc.InnoDBRR == nil || len(s.Required) == 0 {
+		t.Fatalf("no innodb_rr in the result or in the schema:\n%s", b)
+	}
+	for _, f := range s.Required {
+		if _, ok := doc.InnoDBRR[f]; !ok {
+			t.Errorf("innodb_rr lacks %q, which the schema requires:\n%s", f, b)
+		}
+	}
+	for f := range doc.InnoDBRR {
+		if _, ok := s.Properties[f]; !ok {
+			t.Errorf("innodb_rr has %q, which the schema does not name:\n%s", f, b)
+		}
+	}
+}
 
 // checkedAtSI checks a history given as native lines at snapshot
 // isolation, as run checks a run at REPEATABLE READ.
@@ -72,6 +116,11 @@ func TestInnoDBVerdictBothWays(t *testing.T) {
 			if tc.outcome == "satisfied" && strings.Contains(v.Note, "violates") || tc.outcome == "violation" && v.Anomalies == 0 {
 				t.Errorf("got %+v", v)
 			}
+			b, err := json.Marshal(runDocument{Document: report.NewDocument(c), InnoDBRR: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSchemaFields(t, b)
 		})
 	}
 }
@@ -123,6 +172,7 @@ func TestRunMariaDBRepeatableReadSaysInnoDB(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatal(err)
 		}
+		checkSchemaFields(t, []byte(out))
 		if doc.Outcome != "violation" || doc.InnoDBRR == nil || doc.InnoDBRR.Outcome != "satisfied" ||
 			!strings.HasPrefix(doc.InnoDBRR.Command, "isoscope check --level rr --module innodb-rr ") {
 			t.Fatalf("stdout %s", out)

@@ -26,7 +26,11 @@ func (d *etcdDB) Lock(ctx context.Context) (*TableLock, error) {
 	if err != nil {
 		return fail(err)
 	}
-	revoke := func() { _, _ = d.admin.Revoke(context.WithoutCancel(ctx), grant.ID) }
+	revoke := func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseWait)
+		defer cancel()
+		_, _ = d.admin.Revoke(rctx, grant.ID)
+	}
 	me := holderText()
 	resp, err := d.admin.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
@@ -49,8 +53,9 @@ func (d *etcdDB) Lock(ctx context.Context) (*TableLock, error) {
 		return nil, inUse
 	}
 	// The session keeps the lease alive (and drains etcd's keep-alive
-	// answers) until it is closed, which revokes the lease.
-	s, err := concurrency.NewSession(d.admin, concurrency.WithLease(grant.ID))
+	// answers) until it is closed, which revokes the lease (waiting at
+	// most the lease's time to live).
+	s, err := concurrency.NewSession(d.admin, concurrency.WithLease(grant.ID), concurrency.WithTTL(int(leaseTTL.Seconds())))
 	if err != nil {
 		revoke()
 		return fail(err)

@@ -96,11 +96,7 @@ func (d *sqlDB) lockPostgres(ctx context.Context, inUse InUseError) (*TableLock,
 		return nil, &inUse
 	}
 	return &TableLock{release: func() error {
-		_, err := c.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1::int, $2::int)", pgLockClass, key)
-		if cerr := c.Close(); err == nil {
-			err = cerr
-		}
-		return err
+		return releaseOn(c, "SELECT pg_advisory_unlock($1::int, $2::int)", pgLockClass, key)
 	}}, nil
 }
 
@@ -128,6 +124,23 @@ func postgresHolder(ctx context.Context, c *sql.Conn, key int32) string {
 		s += ", connected since " + since + " UTC"
 	}
 	return s
+}
+
+// releaseWait bounds how long releasing a lock waits for the database: a
+// database gone at the end of a run must not hold the run up (the lock
+// goes with the connection, closed anyway).
+const releaseWait = 5 * time.Second
+
+// releaseOn releases a lock held by the connection c with the statement q
+// and closes c.
+func releaseOn(c *sql.Conn, q string, args ...any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseWait)
+	defer cancel()
+	_, err := c.ExecContext(ctx, q, args...)
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // errNoNamedLocks says that a MySQL-protocol server refuses GET_LOCK.
@@ -178,13 +191,7 @@ func (d *sqlDB) lockMySQL(ctx context.Context, inUse InUseError) (*TableLock, er
 		inUse.Holder = mysqlHolder(ctx, c, name)
 		return nil, &inUse
 	}
-	return &TableLock{release: func() error {
-		_, err := c.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", name)
-		if cerr := c.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}}, nil
+	return &TableLock{release: func() error { return releaseOn(c, "DO RELEASE_LOCK(?)", name) }}, nil
 }
 
 // mysqlHolder describes the connection that holds the named lock: its id
@@ -304,7 +311,7 @@ func (d *sqlDB) lockLease(ctx context.Context, inUse InUseError) (*TableLock, er
 	return &TableLock{release: func() error {
 		close(stop)
 		<-renewed
-		rctx, cancel := context.WithTimeout(context.Background(), leaseRenew)
+		rctx, cancel := context.WithTimeout(context.Background(), releaseWait)
 		defer cancel()
 		_, err := d.leaseExec(rctx, "DELETE FROM "+leaseTable+" WHERE name = ? AND holder = ?", name, me)
 		return err
