@@ -26,10 +26,13 @@ func (d *etcdDB) Lock(ctx context.Context) (*TableLock, error) {
 	if err != nil {
 		return fail(err)
 	}
-	revoke := func() {
+	// revoke ends the lease, and the key with it, waiting at most
+	// releaseWait (a lease not revoked runs out).
+	revoke := func() error {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseWait)
 		defer cancel()
-		_, _ = d.admin.Revoke(rctx, grant.ID)
+		_, err := d.admin.Revoke(rctx, grant.ID)
+		return err
 	}
 	me := holderText()
 	resp, err := d.admin.Txn(ctx).
@@ -38,11 +41,11 @@ func (d *etcdDB) Lock(ctx context.Context) (*TableLock, error) {
 		Else(clientv3.OpGet(key)).
 		Commit()
 	if err != nil {
-		revoke()
+		_ = revoke()
 		return fail(err)
 	}
 	if !resp.Succeeded {
-		revoke()
+		_ = revoke()
 		inUse := &InUseError{Table: d.table, Where: d.display, Holder: "etcd key " + key}
 		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
 			inUse.Holder = fmt.Sprintf("%s; etcd key %s", kvs[0].Value, key)
@@ -53,12 +56,11 @@ func (d *etcdDB) Lock(ctx context.Context) (*TableLock, error) {
 		return nil, inUse
 	}
 	// The session keeps the lease alive (and drains etcd's keep-alive
-	// answers) until it is closed, which revokes the lease (waiting at
-	// most the lease's time to live).
-	s, err := concurrency.NewSession(d.admin, concurrency.WithLease(grant.ID), concurrency.WithTTL(int(leaseTTL.Seconds())))
+	// answers) until Release orphans it and revokes the lease.
+	s, err := concurrency.NewSession(d.admin, concurrency.WithLease(grant.ID))
 	if err != nil {
-		revoke()
+		_ = revoke()
 		return fail(err)
 	}
-	return &TableLock{release: s.Close}, nil
+	return &TableLock{release: func() error { s.Orphan(); return revoke() }}, nil
 }

@@ -127,9 +127,10 @@ func postgresHolder(ctx context.Context, c *sql.Conn, key int32) string {
 }
 
 // releaseWait bounds how long releasing a lock waits for the database: a
-// database gone at the end of a run must not hold the run up (the lock
-// goes with the connection, closed anyway).
-const releaseWait = 5 * time.Second
+// database gone or stalled at the end of a run must not hold the run up.
+// A session's lock goes with its connection, closed anyway; a lease row
+// that could not be deleted runs out.
+const releaseWait = time.Second
 
 // releaseOn releases a lock held by the connection c with the statement q
 // and closes c.
