@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -27,6 +28,8 @@ type badgerDB struct {
 	table   string
 	display string
 	orc     *oracle
+	// lock holds the directory for this process (nil in memory).
+	lock *TableLock
 }
 
 // openBadger opens (or creates) the Badger database of t in managed mode.
@@ -40,17 +43,35 @@ func openBadger(t Target, table string) (Database, error) {
 		WithNumCompactors(2).
 		WithNumGoroutines(2).
 		WithDetectConflicts(true)
+	var lock *TableLock
 	if t.memory {
 		opts = opts.WithDir("").WithValueDir("").WithInMemory(true)
+	} else {
+		// Badger opens a directory in one process at a time (its own
+		// lock file refuses a second without saying whose it is): the
+		// run's lock, a file beside the directory, is taken first, so
+		// that a second run is told which run holds it.
+		var err error
+		lock, err = lockFile(strings.TrimRight(t.path, "/")+".isoscope-lock", InUseError{Table: table, Where: t.Display,
+			Another: "choose another directory (badger://DIR): a Badger directory is open in one process at a time"})
+		if err != nil {
+			return nil, err
+		}
 	}
 	bdb, err := badger.OpenManaged(opts)
 	if err != nil {
+		_ = lock.Release()
 		return nil, fmt.Errorf("opening %s: %v", t.Display, err)
 	}
 	// Versions already in the directory were written at timestamps up to
 	// MaxVersion: new transactions start above them.
-	return &badgerDB{db: bdb, table: table, display: t.Display, orc: newOracle(bdb.MaxVersion(), bdb.SetDiscardTs)}, nil
+	return &badgerDB{db: bdb, table: table, display: t.Display, orc: newOracle(bdb.MaxVersion(), bdb.SetDiscardTs), lock: lock}, nil
 }
+
+// Lock returns at once: the directory is this process's from Open to
+// Close (a file lock beside it, taken before Badger opens it), every
+// table in it too; in memory, the database is the run's own.
+func (d *badgerDB) Lock(context.Context) (*TableLock, error) { return processLock(), nil }
 
 func (d *badgerDB) Kind() Kind    { return Badger }
 func (d *badgerDB) Table() string { return d.table }
@@ -169,7 +190,12 @@ func (d *badgerDB) Classify(err error) (ErrorClass, string) {
 	return Failed, err.Error()
 }
 
-func (d *badgerDB) Close() error { return d.db.Close() }
+// Close closes the database, then gives up its directory's lock.
+func (d *badgerDB) Close() error {
+	err := d.db.Close()
+	_ = d.lock.Release()
+	return err
+}
 
 // badgerConn is one session's transactions on a Badger database.
 type badgerConn struct {

@@ -224,6 +224,12 @@ type Database interface {
 	// Supports returns nil when transactions can run at level iso, and
 	// otherwise says why not.
 	Supports(iso Isolation) error
+	// Lock holds the table for this run alone until the lock's Release,
+	// at once or not at all: a table another run holds is refused with
+	// an *InUseError naming the holder where the database can tell. The
+	// lock ends with the holder's session (or lease, or process), so
+	// that a crashed run's lock does not outlive it.
+	Lock(ctx context.Context) (*TableLock, error)
 	// Reset drops and creates the table: k BIGINT PRIMARY KEY, v BIGINT
 	// (the value of a key), l TEXT (a list: comma-separated elements). On
 	// Badger it deletes every key under the table's prefix.

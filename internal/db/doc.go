@@ -49,4 +49,12 @@
 // differs from a key-value store's semantics (a DELETE of a missing row
 // writes nothing; PostgreSQL's REPEATABLE READ may show two rows of one
 // key).
+//
+// Lock holds a table for one run alone (tablelock.go, sqllock.go,
+// etcdlock.go): a PostgreSQL advisory lock, a MySQL-protocol named lock
+// (GET_LOCK; a lease row where the server refuses it, as Galera does), a
+// file lock beside a SQLite file or a Badger directory, an etcd key on a
+// lease, a lease row on dqlite. Each goes with its holder's session,
+// lease or process, and a table in use is refused at once with an
+// *InUseError naming the holder where the database can tell.
 package db

@@ -66,6 +66,11 @@ func (m *Multi) Version(ctx context.Context) (string, error) { return m.writers[
 // at repeatable read (see Connect).
 func (m *Multi) Supports(iso Isolation) error { return m.writers[0].Supports(iso) }
 
+// Lock locks the table on the first node, the one Reset resets it on:
+// every node serves one database (a lease row replicates; a PostgreSQL
+// primary's advisory lock covers its standbys, which take no writes).
+func (m *Multi) Lock(ctx context.Context) (*TableLock, error) { return m.writers[0].Lock(ctx) }
+
 // Reset resets the table on the first node, which replicates it, and
 // waits (at most SettleFor) until every other node shows the empty table.
 func (m *Multi) Reset(ctx context.Context) error {

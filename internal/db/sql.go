@@ -58,7 +58,7 @@ func (t Target) Open(ctx context.Context, table string) (Database, error) {
 	if t.Kind == Etcd {
 		return openEtcd(ctx, t, table)
 	}
-	d := &sqlDB{kind: t.Kind, table: table, display: t.Display}
+	d := &sqlDB{kind: t.Kind, table: table, display: t.Display, path: t.path, memory: t.memory}
 	var err error
 	switch t.Kind {
 	case Postgres:
@@ -127,6 +127,9 @@ type sqlDB struct {
 	db      *sql.DB
 	dialect *dialect
 	anchor  *sql.Conn
+	// path is the SQLite database's file; memory says it lives in memory.
+	path   string
+	memory bool
 }
 
 func (d *sqlDB) ping(ctx context.Context) error {

@@ -36,5 +36,8 @@
 // class of the error that ended it (ClassifyAbort: serialization failure,
 // deadlock, lock timeout, connection lost, …): plain data of
 // internal/outcome, which the command line hands to the run plots. The
-// runner records; it neither checks nor renders.
+// summary also counts the reads of values that none of the run's
+// transactions wrote (Foreign): the table starts empty, so such a value
+// came from outside the run. The runner records; it neither checks nor
+// renders.
 package runner

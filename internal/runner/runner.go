@@ -180,6 +180,10 @@ type Summary struct {
 	// Errors holds why sessions stopped before their plan ended (a
 	// database that went away), and any error writing the history.
 	Errors []error
+	// Foreign counts the reads of values that none of the run's
+	// transactions wrote: something outside the run wrote to its table
+	// (none counted with NoTrace, which records no reads).
+	Foreign Foreign
 }
 
 // Outage is a time during which sessions lost the database: from the
@@ -440,6 +444,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			sum.Errors = append(sum.Errors, fmt.Errorf("writing the history: %w", err))
 		}
 		res.History = rec.h
+		sum.Foreign = ForeignReads(rec.h)
 	}
 	return res, nil
 }
