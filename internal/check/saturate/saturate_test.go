@@ -26,7 +26,7 @@ func TestDecides(t *testing.T) {
 		{`s1: w x 1 | s2: r x 1`, "not prefix", level.Prefix},
 		{`s1: w x 1 | s2: r x 1`, "not read-committed", level.ReadCommitted},
 		{`s1: w x 1 | s2: w x 1 | s3: r x 1`, "unique values", level.Causal},
-		{`s1: w x 1 d x | s2: r x _`, "d operation", level.Causal},
+		{`s1: w x 1 d x | s2: r x _`, "a delete operation", level.Causal},
 		{`s1: w 1 1 | s2: scan 0 5 [1=1]`, "scan operation", level.ReadAtomic},
 		// An aborted transaction's delete does not matter.
 		{`s1: aborted: d x | s2: w x 1 | s3: r x 1`, "", level.RCSession},
