@@ -46,6 +46,8 @@ import (
 	"strings"
 
 	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/format/edn"
+	"github.com/isoscope/isoscope/internal/format/jepsen"
 	"github.com/isoscope/isoscope/internal/history"
 )
 
@@ -56,6 +58,9 @@ const prefix = "INFO  jepsen.util - "
 func Sniff(p []byte) bool {
 	if isEDN(p) {
 		return true
+	}
+	if looksEDN(p) {
+		return false
 	}
 	p = bytes.TrimLeft(p, " \t\r\n")
 	if !bytes.HasPrefix(p, []byte(prefix)) {
@@ -80,7 +85,7 @@ func fields(s string) []string {
 // instant and its line.
 type pending struct {
 	f        string
-	value    string
+	value    edn.Value
 	at, line int
 }
 
@@ -91,7 +96,7 @@ const maxLine = 1 << 20
 // (readEDN), told apart by the first bytes.
 func Read(r io.Reader, name string) (*history.History, error) {
 	br := bufio.NewReader(r)
-	if first, _ := br.Peek(1 << 10); isEDN(first) {
+	if first, _ := br.Peek(1 << 10); looksEDN(first) {
 		return readEDN(br, name)
 	}
 	b := newBuilder(name, "a knossos register log")
@@ -106,17 +111,22 @@ func Read(r io.Reader, name string) (*history.History, error) {
 		}
 		rest, ok := strings.CutPrefix(line, prefix)
 		if !ok {
-			return nil, b.bad(n, "not a knossos log line")
+			return nil, b.bad(n, "", "not a knossos log line")
 		}
 		f := fields(rest)
 		if len(f) != 4 {
-			return nil, b.bad(n, "want process, type, function and value after %q, got %d fields", prefix, len(f))
+			return nil, b.bad(n, "", "want process, type, function and value after %q, got %d fields", prefix, len(f))
 		}
 		proc, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return nil, b.bad(n, "process %q is not an integer", f[0])
+			return nil, b.bad(n, "process", "%q is not an integer", f[0])
 		}
-		if err := b.event(n, n, proc, f[1], f[2], f[3]); err != nil {
+		value, err := edn.NewDecoder(strings.NewReader(f[3]), name).Decode()
+		if err != nil {
+			return nil, b.bad(n, "value", "%q is not an EDN value", f[3])
+		}
+		value.Line = n
+		if err := b.event(n, n, proc, f[1], f[2], value); err != nil {
 			return nil, err
 		}
 	}
@@ -133,42 +143,62 @@ func Read(r io.Reader, name string) (*history.History, error) {
 type builder struct {
 	name     string
 	h        *history.History
-	x        history.KeyID
 	sessions map[int64]int32
 	open     map[int64]pending
 	order    []int64 // processes with an open invocation, in order
+	vals     jepsen.Values
+	// independent is 1 when the operations' values are [key value]
+	// (jepsen.independent: one register per key), -1 when they are a
+	// register's, 0 until an operation with a value says which;
+	// modeLine is the line that did. parts holds each transaction's key.
+	independent int8
+	modeLine    int
+	parts       []history.Value
+	ops         int // the clients' operations read
+	// noEffect counts the reads that did not complete :ok and the
+	// compare-and-sets that failed: they changed nothing.
+	noEffect int
 }
 
 func newBuilder(name, what string) *builder {
 	h := history.New()
+	h.Name = name
 	h.Header = history.Header{Present: true, Version: 1, Source: "converted from " + what + " " + name,
 		Implies: "strict-serializable", ImpliedBy: "knossos"}
-	return &builder{name: name, h: h, x: h.Key(history.StringValue("x")), sessions: map[int64]int32{}, open: map[int64]pending{}}
+	return &builder{name: name, h: h, sessions: map[int64]int32{}, open: map[int64]pending{}}
 }
 
-func (b *builder) bad(line int, msg string, a ...any) error {
-	return &format.Error{File: b.name, Line: line, Msg: fmt.Sprintf(msg, a...)}
+func (b *builder) bad(line int, field, msg string, a ...any) error {
+	return &format.Error{File: b.name, Line: line, Field: field, Msg: fmt.Sprintf(msg, a...)}
 }
 
 // event takes one event, at instant at and on line n of the input:
 // process proc's typ (":invoke", ":ok", ":fail", ":info") of function f
-// (":read", ":write", ":cas") with value (as the text log writes it:
-// "nil", "3", "[1 2]").
-func (b *builder) event(at, n int, proc int64, typ, f, value string) error {
+// (":read", ":write", ":cas") with value.
+func (b *builder) event(at, n int, proc int64, typ, f string, value edn.Value) error {
+	b.ops++
+	switch f {
+	case ":read", ":write", ":cas":
+	default:
+		return b.bad(n, "f", "unknown function %s: a register's are :read, :write and :cas", f)
+	}
+	if err := b.mode(n, f, value); err != nil {
+		return err
+	}
 	switch typ {
 	case ":invoke":
 		if _, busy := b.open[proc]; busy {
-			return b.bad(n, "process %d invokes again before its last operation completed", proc)
+			return b.bad(n, "", "process %d invokes again before its last operation completed", proc)
 		}
 		b.open[proc] = pending{f: f, value: value, at: at, line: n}
 		b.order = append(b.order, proc)
 	case ":ok", ":fail", ":info":
 		p, ok := b.open[proc]
 		if !ok {
-			return b.bad(n, "process %d completes an operation it did not invoke", proc)
+			return b.bad(n, "", "process %d completes an operation it did not invoke", proc)
 		}
 		if p.f != f {
-			return b.bad(n, "process %d invoked %s but completes %s", proc, p.f, f)
+			return b.bad(n, "f", "process %d invoked %s but completes %s", proc, p.f, f)
 		}
 		delete(b.open, proc)
 		status := history.Committed
@@ -179,19 +209,58 @@ func (b *builder) event(at, n int, proc int64, typ, f, value string) error {
 			status = history.Unknown
 		}
 		if p.f == ":cas" && status == history.Aborted {
+			b.noEffect++
 			return nil // a failed compare-and-set changed nothing
 		}
 		return b.emit(proc, p, status, at, n, value)
 	default:
-		return b.bad(n, "unknown type %q", typ)
+		return b.bad(n, "type", "unknown type %q", typ)
 	}
 	return nil
 }
 
+// mode holds every operation with a value to the shape of the first:
+// [key value] tuples of a jepsen.independent history, or a register's
+// values.
+func (b *builder) mode(n int, f string, v edn.Value) error {
+	if v.Kind == edn.Nil || v.Kind == edn.Keyword && b.independent != 0 {
+		return nil // an invocation's read, or a completion's :timed-out
+	}
+	is := isTuple(f, v)
+	switch {
+	case b.independent == 0:
+		b.independent, b.modeLine = -1, n
+		if is {
+			b.independent = 1
+		}
+	case !is && b.independent > 0:
+		return b.bad(n, "value", "%s is not [key value], as the :value on line %d is (jepsen.independent)", v, b.modeLine)
+	}
+	return nil
+}
+
+// isTuple reports whether v, a value of an operation of function f, is a
+// jepsen.independent tuple: [key v] for a read or a write, [key [old new]]
+// for a compare-and-set.
+func isTuple(f string, v edn.Value) bool {
+	if f == ":cas" {
+		return jepsen.IsTuple(v, func(x edn.Value) bool { return x.Kind == edn.Vector && len(x.Items) == 2 })
+	}
+	return jepsen.IsTuple(v, func(x edn.Value) bool { return x.Kind != edn.Vector })
+}
+
 // emit makes the transaction of p, invoked by proc and completed with
 // status at instant end, on line n (what a read returned: value).
-func (b *builder) emit(proc int64, p pending, status history.Status, end, n int, value string) error {
+func (b *builder) emit(proc int64, p pending, status history.Status, end, n int, value edn.Value) error {
 	h := b.h
+	if p.f == ":read" && status != history.Committed {
+		b.noEffect++
+		return nil // a read that did not complete had no effect
+	}
+	key, err := b.key(p, n, value)
+	if err != nil {
+		return err
+	}
 	s, ok := b.sessions[proc]
 	if !ok {
 		s = int32(len(h.Sessions))
@@ -200,38 +269,105 @@ func (b *builder) emit(proc int64, p pending, status history.Status, end, n int,
 	}
 	t := history.Txn{ID: history.IntValue(int64(len(h.Txns) + 1)), Session: s, Status: status,
 		Begin: int64(p.at), End: int64(end), HasTime: true, Line: p.line}
+	x := h.Key(key)
 	switch p.f {
 	case ":read":
-		if status != history.Committed {
-			return nil // a read that did not complete had no effect
-		}
-		v, err := scalar(value)
+		v, err := b.value(n, b.inner(value), true)
 		if err != nil {
-			return b.bad(n, "read value: %v", err)
+			return err
 		}
-		t.Ops = []history.Op{{Kind: history.Read, Key: b.x, Value: v}}
+		t.Ops = []history.Op{{Kind: history.Read, Key: x, Value: v}}
 	case ":write":
-		v, err := scalar(p.value)
+		v, err := b.value(p.line, b.inner(p.value), false)
 		if err != nil {
-			return b.bad(n, "write value: %v", err)
+			return err
 		}
-		t.Ops = []history.Op{{Kind: history.Write, Key: b.x, Value: v}}
+		t.Ops = []history.Op{{Kind: history.Write, Key: x, Value: v}}
 	case ":cas":
-		f := strings.Fields(strings.Trim(p.value, "[]"))
-		if len(f) != 2 {
-			return b.bad(n, "cas value %q is not [old new]", p.value)
+		pair := b.inner(p.value)
+		if pair.Kind != edn.Vector || len(pair.Items) != 2 {
+			return b.bad(p.line, "value", "the compare-and-set's value %s is not [old new]", pair)
 		}
-		old, err1 := scalar(f[0])
-		nw, err2 := scalar(f[1])
-		if err1 != nil || err2 != nil {
-			return b.bad(n, "cas value %q is not [old new] integers", p.value)
+		old, err := b.value(p.line, pair.Items[0], true)
+		if err != nil {
+			return err
 		}
-		t.Ops = []history.Op{{Kind: history.Read, Key: b.x, Value: old}, {Kind: history.Write, Key: b.x, Value: nw}}
-	default:
-		return b.bad(n, "unknown function %q", p.f)
+		nw, err := b.value(p.line, pair.Items[1], false)
+		if err != nil {
+			return err
+		}
+		t.Ops = []history.Op{{Kind: history.Read, Key: x, Value: old}, {Kind: history.Write, Key: x, Value: nw}}
 	}
 	h.Txns = append(h.Txns, t)
+	if b.independent > 0 {
+		b.parts = append(b.parts, key)
+	}
 	return nil
+}
+
+// key returns the register an operation is on: "x", or in a
+// jepsen.independent history the key of its tuples (an invocation's and
+// its completion's, which must agree).
+func (b *builder) key(p pending, n int, done edn.Value) (history.Value, error) {
+	if b.independent <= 0 {
+		return history.StringValue("x"), nil
+	}
+	if p.value.Kind != edn.Vector && (p.f != ":read" || done.Kind != edn.Vector) {
+		return history.Value{}, b.bad(p.line, "value", "missing: in a jepsen.independent history an operation's :value is [key value]")
+	}
+	k := p.value
+	if p.value.Kind != edn.Vector {
+		k = done
+	}
+	if done.Kind == edn.Vector && p.value.Kind == edn.Vector && done.Items[0].Canonical() != p.value.Items[0].Canonical() {
+		return history.Value{}, b.bad(n, "value", "the key %s of this completion is not %s, its invocation's (line %d)", done.Items[0], p.value.Items[0], p.line)
+	}
+	if k.Items[0].Kind == edn.Nil {
+		return history.Value{}, b.bad(p.line, "value", "the key is nil")
+	}
+	v, err := b.vals.Convert(k.Items[0], true, p.line)
+	if err != nil {
+		return history.Value{}, b.bad(p.line, "value", "%v", err)
+	}
+	return v, nil
+}
+
+// inner is an operation's value without its independent key.
+func (b *builder) inner(v edn.Value) edn.Value {
+	if b.independent > 0 && v.Kind == edn.Vector && len(v.Items) == 2 {
+		return v.Items[1]
+	}
+	return v
+}
+
+// value converts a register's value, read (nil: the register is empty)
+// or written (nil is refused), on line n.
+func (b *builder) value(n int, v edn.Value, read bool) (history.Value, error) {
+	if v.Kind == edn.Nil && !read {
+		return history.Value{}, b.bad(n, "value", "a write of nil")
+	}
+	if isMicroOps(v) {
+		return history.Value{}, b.bad(n, "value", "%s is a transaction, not a register's value (--format jepsen reads transactions)", v)
+	}
+	out, err := b.vals.Convert(v, false, n)
+	if err != nil {
+		return history.Value{}, b.bad(n, "value", "%v", err)
+	}
+	return out, nil
+}
+
+// isMicroOps reports whether v looks like a transaction: a non-empty
+// vector of vectors [f k v].
+func isMicroOps(v edn.Value) bool {
+	if v.Kind != edn.Vector || len(v.Items) == 0 {
+		return false
+	}
+	for _, m := range v.Items {
+		if m.Kind != edn.Vector || len(m.Items) != 3 {
+			return false
+		}
+	}
+	return true
 }
 
 // finish makes the operations never completed, of unknown outcome, end at
@@ -245,16 +381,18 @@ func (b *builder) finish(end, n int) (*history.History, error) {
 			}
 		}
 	}
-	return b.h, nil
+	h := b.h
+	if len(h.Txns) == 0 {
+		return nil, b.bad(n, "", "no transactions: of the %d client operations read, none took effect (%d reads not completed or compare-and-sets failed)", b.ops, b.noEffect)
+	}
+	if b.independent > 0 {
+		h.Parts = jepsen.Parts(len(h.Txns), func(i int) history.Value { return b.parts[i] })
+	}
+	h.Skip(SkippedNoEffect, b.noEffect)
+	return h, nil
 }
 
-func scalar(s string) (history.Value, error) {
-	if s == "nil" {
-		return history.NullValue, nil
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return history.Value{}, fmt.Errorf("%q is not an integer or nil", s)
-	}
-	return history.IntValue(v), nil
-}
+// SkippedNoEffect is the kind of operation (history.History.Skipped) the
+// reader leaves out as of no effect: a read that did not complete :ok, a
+// compare-and-set that failed.
+const SkippedNoEffect = "of no effect (a read not completed, a compare-and-set failed)"
