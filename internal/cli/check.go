@@ -13,6 +13,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/format/jepsen"
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -37,6 +38,9 @@ type checkCommand struct {
 	NoHolds bool
 	Report  string
 	Dot     string
+	// InitialValue, when set, is the value every register starts at
+	// (--initial-value).
+	InitialValue string
 	modelFlags
 	// levelSet says --level was given: a level the input format implies
 	// (history.Header.Implies) is used only without it.
@@ -90,6 +94,7 @@ theirs: 1, then 2, then 3, then 0.`,
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot, and a picture of each anomaly as SVG and DOT, e.g. lost-update-1.svg) to this directory")
 	c.modelFlags.register(f)
+	f.StringVar(&c.InitialValue, "initial-value", "", "the value every register of the history starts at, as an EDN value (0, \"0\", :a), where the history gives none: a knossos model such as (cas-register 0) starts at 0, and a read of it is then no thin-air read. Default: registers start absent (a read of nil). Not for list-append histories")
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
@@ -218,6 +223,11 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 		}
 		return nil, err
 	}
+	if c.InitialValue != "" {
+		if err := startAt(h, c.InitialValue); err != nil {
+			return nil, fmt.Errorf("%s: --initial-value: %w", name, err)
+		}
+	}
 	checked := &report.Checked{File: name, History: h}
 	if !c.levelSet && h.Header.Implies != "" {
 		implied, err := level.Lookup(h.Header.Implies)
@@ -278,4 +288,32 @@ func readHistoryContext(ctx context.Context, std IO, name, formatName string, li
 		fmt.Fprintf(std.Stderr, "isoscope: warning: %v\n", w)
 	}
 	return o.History, nil
+}
+
+// startAt makes every key of h that has no initial value start at the
+// value text (an EDN value); a list-append history's lists start empty.
+func startAt(h *history.History, text string) error {
+	v, err := jepsen.ParseValue(text)
+	if err != nil {
+		return err
+	}
+	if v.IsNull() {
+		return fmt.Errorf("nil: registers start absent without the flag")
+	}
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.Append || op.Kind == history.ReadList {
+				return fmt.Errorf("the history is of lists (list-append), which start empty; the flag gives registers a value")
+			}
+		}
+	}
+	if h.Header.Initial.Values == nil {
+		h.Header.Initial.Values = make(map[history.KeyID]history.Value, len(h.Keys))
+	}
+	for k := range h.Keys {
+		if _, ok := h.Header.Initial.Values[history.KeyID(k)]; !ok {
+			h.Header.Initial.Values[history.KeyID(k)] = v
+		}
+	}
+	return nil
 }

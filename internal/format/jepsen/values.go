@@ -2,6 +2,7 @@ package jepsen
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/isoscope/isoscope/internal/format/edn"
 	"github.com/isoscope/isoscope/internal/history"
@@ -87,4 +88,19 @@ func collection(v edn.Value) (edn.Value, bool) {
 		}
 	}
 	return edn.Value{}, false
+}
+
+// ParseValue reads text, one EDN value, as a history value (Values'
+// conversion): 0 is an integer, "0" a string, :a the string a.
+func ParseValue(text string) (history.Value, error) {
+	d := edn.NewDecoder(strings.NewReader(text), "")
+	v, err := d.Decode()
+	if err != nil {
+		return history.Value{}, fmt.Errorf("%q is not an EDN value", text)
+	}
+	if _, err := d.Decode(); err == nil {
+		return history.Value{}, fmt.Errorf("%q is more than one EDN value", text)
+	}
+	var vs Values
+	return vs.Convert(v, false, 1)
 }
