@@ -249,7 +249,31 @@ func (rd *reader) tuple(e *event) error {
 	if is {
 		e.part, e.hasPart, e.value = e.value.Items[0], true, e.value.Items[1]
 	}
-	return nil
+	if e.value.Kind == edn.Nil {
+		return nil
+	}
+	return rd.isTxn(e)
+}
+
+// isTxn refuses e's value, not nil, unless it is a vector of vectors.
+func (rd *reader) isTxn(e *event) error {
+	if e.value.Kind == edn.Vector && (len(e.value.Items) == 0 || e.value.Items[0].Kind == edn.Vector) {
+		return nil
+	}
+	hint := ""
+	switch e.f {
+	case "read", "write", "cas":
+		hint = " (a register operation: --format knossos reads histories of registers)"
+	}
+	return rd.errf(e.line, "value", "%s%s is not a transaction, a vector of micro-operations%s", e.value, fOf(e), hint)
+}
+
+// fOf names e's :f for messages ("" without one).
+func fOf(e *event) string {
+	if e.f == "" {
+		return ""
+	}
+	return " (:f :" + e.f + ")"
 }
 
 // IsTuple reports whether v is a jepsen.independent tuple [key value]:
@@ -408,20 +432,11 @@ func (rd *reader) add(inv, done *event) error {
 // is the operation that names the transaction's independent key, and the
 // history's key of a key k of the transaction is [key k].
 func (rd *reader) ops(t *history.Txn, e, part *event, reads bool) error {
-	f := ""
-	if e.f != "" {
-		f = " (:f :" + e.f + ")"
-	}
 	if !e.hasValue {
-		return rd.errf(e.line, "value", "missing%s: a transaction is a vector of micro-operations", f)
+		return rd.errf(e.line, "value", "missing%s: a transaction is a vector of micro-operations", fOf(e))
 	}
-	if e.value.Kind != edn.Vector || len(e.value.Items) > 0 && e.value.Items[0].Kind != edn.Vector {
-		hint := ""
-		switch e.f {
-		case "read", "write", "cas":
-			hint = " (a register operation: --format knossos reads histories of registers)"
-		}
-		return rd.errf(e.line, "value", "%s%s is not a transaction, a vector of micro-operations%s", e.value, f, hint)
+	if err := rd.isTxn(e); err != nil {
+		return err
 	}
 	for i, m := range e.value.Items {
 		field := "value[" + strconv.Itoa(i) + "]"
