@@ -96,6 +96,9 @@ type reader struct {
 	clientOps           int
 	faults, timedFaults Faults
 	skippedTxn          int
+	// unseenReads counts the reads of aborted and unknown transactions,
+	// left out.
+	unseenReads int
 }
 
 func (rd *reader) errf(line int, field, msg string, a ...any) error {
@@ -472,6 +475,7 @@ func (rd *reader) ops(t *history.Txn, e, part *event, reads bool) error {
 			}
 		case "r":
 			if !reads {
+				rd.unseenReads++
 				continue
 			}
 			switch x.Kind {
@@ -576,8 +580,14 @@ func (rd *reader) finish() *history.History {
 		h.Parts = Parts(len(rd.txns), func(i int) history.Value { return rd.txns[i].part })
 	}
 	h.Skip(SkippedNoEffect, rd.skippedTxn)
+	h.Skip(SkippedUnseenRead, rd.unseenReads)
 	return h
 }
+
+// SkippedUnseenRead is the kind of micro-operation (history.History.Skipped)
+// a reader leaves out as never seen: a read of a transaction that aborted
+// or whose outcome is unknown (its writes are kept).
+const SkippedUnseenRead = "read micro-operations of aborted or unknown transactions (never seen by the client)"
 
 // SkippedNoEffect is the kind of operation (history.History.Skipped) a
 // reader leaves out as of no effect: one that read only, or did nothing,

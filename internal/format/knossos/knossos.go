@@ -9,8 +9,26 @@
 //
 //	{:process 3, :type :invoke, :f :cas, :value [1 2]}
 //
-// where an operation's position among the clients' ones is its instant
-// and the nemesis's operations are left out.
+// (or their JSON form, elle-cli's), where an operation's position is its
+// instant and the nemesis's operations (a :process that is a name,
+// anywhere in the history) are the history's faults, as package jepsen
+// makes them (jepsen.Faults). An operation without :process belongs to
+// one anonymous process, 0.
+//
+// Values are any EDN values but maps and sets (a bank's or a set's reads
+// are refused on their line), compared as Knossos compares them, with
+// EDN's equality (jepsen.Values): a read of "6" after a write of 6 reads
+// a value nobody wrote. A value that is a transaction (a vector of
+// micro-operations: Elle's long-fork reads) is refused: that is --format
+// jepsen.
+//
+// A jepsen.independent history (many registers tested at once) has values
+// [key value], and [key [old new]] for a compare-and-set: every
+// operation's with a value, or none's. Each key is a register of its own
+// (the history's key is the independent key), and the history's parts
+// (history.History.Parts), one per key, are checked each as a history of
+// its own, a verdict per key: linearizability is local, so that the
+// history is linearizable exactly when every key is.
 //
 // Each operation becomes a transaction of its own on one key, "x", so that
 // linearizability is strict serializability of the history:
@@ -25,6 +43,13 @@
 //     on :ok, unknown on :info; a :fail is aborted (it changed nothing; the
 //     value it saw is not in the log);
 //   - an invocation without a completion is of unknown outcome.
+//
+// The reads that did not complete and the compare-and-sets that failed
+// changed nothing: the history counts them (history.History.Skipped, kind
+// SkippedNoEffect). A log with operations but no transaction left is bad
+// input. The register starts absent (a read of nil); a Knossos model that
+// starts at a value, (cas-register 0), is `isoscope check --initial-value
+// 0`.
 //
 // The log has no clock: the line number is the instant, so an operation
 // completed before another was invoked exactly when its completion line
