@@ -3,7 +3,8 @@
 //
 //	INFO  jepsen.util - <process>\t:invoke|:ok|:fail|:info\t:read|:write|:cas\t<value | [old new] | nil>
 //
-// (tabs or runs of spaces between the fields), and knossos's own histories
+// (tabs or runs of spaces between the fields; the nemesis's lines, whose
+// process is :nemesis, are faults), and knossos's own histories
 // of the cas-register model in EDN (data/cas-register/*.edn): the same
 // events as maps, in a vector or one after another,
 //
@@ -125,6 +126,7 @@ func Read(r io.Reader, name string) (*history.History, error) {
 		return readEDN(br, name)
 	}
 	b := newBuilder(name, "a knossos register log")
+	var faults jepsen.Faults
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 4<<10), maxLine)
 	n := 0
@@ -142,15 +144,22 @@ func Read(r io.Reader, name string) (*history.History, error) {
 		if len(f) != 4 {
 			return nil, b.bad(n, "", "want process, type, function and value after %q, got %d fields", prefix, len(f))
 		}
-		proc, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return nil, b.bad(n, "process", "%q is not an integer", f[0])
-		}
 		value, err := edn.NewDecoder(strings.NewReader(f[3]), name).Decode()
 		if err != nil {
 			return nil, b.bad(n, "value", "%q is not an EDN value", f[3])
 		}
 		value.Line = n
+		proc, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			if !strings.HasPrefix(f[0], ":") || len(f[0]) < 2 || !strings.HasPrefix(f[2], ":") {
+				return nil, b.bad(n, "process", "%q is not an integer (a client) or a name (the nemesis, :nemesis)", f[0])
+			}
+			op := edn.Value{Kind: edn.Map, Line: n, Items: []edn.Value{
+				{Kind: edn.Keyword, Text: "f"}, {Kind: edn.Keyword, Text: f[2][1:]},
+				{Kind: edn.Keyword, Text: "value"}, value}}
+			faults.Add(op, edn.Value{Kind: edn.Keyword, Text: f[0][1:]}, int64(n), n)
+			continue
+		}
 		if err := b.event(n, n, proc, f[1], f[2], value); err != nil {
 			return nil, err
 		}
@@ -161,7 +170,12 @@ func Read(r io.Reader, name string) (*history.History, error) {
 		}
 		return nil, &format.Error{File: name, Line: n, Msg: err.Error()}
 	}
-	return b.finish(n+1, n)
+	h, err := b.finish(n+1, n)
+	if err != nil {
+		return nil, err
+	}
+	h.Faults = faults.Finish(int64(n + 1))
+	return h, nil
 }
 
 // builder makes the history of a register log, one event at a time.

@@ -30,6 +30,15 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The nemesis's lines are faults, on the log's clock, its lines.
+	nemesis := "INFO  jepsen.util - :nemesis\t:info\t:start\tnil\nINFO  jepsen.util - :nemesis\t:info\t:start\t[:isolated {\"n1\" #{\"n2\"}}]\n"
+	withNemesis, err := Read(strings.NewReader(nemesis+sample), "n.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := withNemesis.Faults; len(f) != 1 || f[0].Kind != "start" || f[0].Begin != 1 || f[0].End != 2 || f[0].Info != `[:isolated {"n1" #{"n2"}}]` || len(withNemesis.Txns) != len(h.Txns) {
+		t.Errorf("faults %+v, %d transactions; want the nemesis's start from line 1 to 2, and %d", f, len(withNemesis.Txns), len(h.Txns))
+	}
 	want := "t1: s0: @1-3: w x 1 | t2: s1: @2-4: r x 1 | t3: s2: unknown: @5-8: r x 1 w x 2 | t4: s4: unknown: @9-10: w x 7"
 	if got := history.Notation(h); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -42,7 +51,7 @@ func TestRead(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"hello\n", "not a knossos log line"},
-		{"INFO  jepsen.util - x\t:invoke\t:read\tnil\n", "not an integer"},
+		{"INFO  jepsen.util - x\t:invoke\t:read\tnil\n", "not an integer (a client) or a name"},
 		{"INFO  jepsen.util - 0\t:ok\t:read\tnil\n", "did not invoke"},
 		{"INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:invoke\t:read\tnil\n", "invokes again"},
 		{"INFO  jepsen.util - 0\t:invoke\t:cas\t[1]\nINFO  jepsen.util - 0\t:ok\t:cas\t[1]\n", "not [old new]"},
