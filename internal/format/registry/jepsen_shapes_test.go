@@ -58,3 +58,24 @@ func TestJepsenShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestNoTransactionsRefused: a foreign format's input from which its
+// reader makes no transaction is refused, not checked as an empty
+// history that holds; a native history may be empty.
+func TestNoTransactionsRefused(t *testing.T) {
+	for _, c := range []struct{ format, in string }{
+		{"awdit", "-----\n=====\n"},
+		{"plume", "\n"},
+		{"timekiller", "[]"},
+		{"jepsen", "{:type :info, :process :nemesis, :f :start}\n"},
+	} {
+		_, err := Read(strings.NewReader(c.in), "x", c.format, Options{})
+		if err == nil || !strings.Contains(err.Error(), "no transactions") {
+			t.Errorf("%s %q: got %v, want no transactions", c.format, c.in, err)
+		}
+	}
+	o, err := Read(strings.NewReader(`{"format":"isoscope-history","version":1}`+"\n"), "x", "isoscope", Options{})
+	if err != nil || len(o.History.Txns) != 0 {
+		t.Errorf("an empty native history: %v", err)
+	}
+}
