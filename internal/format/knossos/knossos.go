@@ -144,11 +144,10 @@ func Read(r io.Reader, name string) (*history.History, error) {
 		if len(f) != 4 {
 			return nil, b.bad(n, "", "want process, type, function and value after %q, got %d fields", prefix, len(f))
 		}
-		value, err := edn.NewDecoder(strings.NewReader(f[3]), name).Decode()
+		value, err := textValue(f[3], n)
 		if err != nil {
 			return nil, b.bad(n, "value", "%q is not an EDN value", f[3])
 		}
-		value.Line = n
 		proc, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
 			if !strings.HasPrefix(f[0], ":") || len(f[0]) < 2 || !strings.HasPrefix(f[2], ":") {
@@ -176,6 +175,31 @@ func Read(r io.Reader, name string) (*history.History, error) {
 	}
 	h.Faults = faults.Finish(int64(n + 1))
 	return h, nil
+}
+
+// textValue reads the value field of a log line, on line n: EDN, with
+// the values a register log mostly holds (nil, an integer, [old new] of
+// integers) read without a decoder.
+func textValue(s string, n int) (edn.Value, error) {
+	if s == "nil" {
+		return edn.Value{Kind: edn.Nil, Line: n}, nil
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return edn.Value{Kind: edn.Int, N: v, Text: s, Line: n}, nil
+	}
+	if inner, ok := strings.CutPrefix(s, "["); ok {
+		if inner, ok = strings.CutSuffix(inner, "]"); ok {
+			a, b, ok := strings.Cut(inner, " ")
+			x, err1 := strconv.ParseInt(a, 10, 64)
+			y, err2 := strconv.ParseInt(b, 10, 64)
+			if ok && err1 == nil && err2 == nil {
+				return edn.Value{Kind: edn.Vector, Line: n, Items: []edn.Value{{Kind: edn.Int, N: x, Text: a, Line: n}, {Kind: edn.Int, N: y, Text: b, Line: n}}}, nil
+			}
+		}
+	}
+	v, err := edn.NewDecoder(strings.NewReader(s), "").Decode()
+	v.Line = n
+	return v, err
 }
 
 // builder makes the history of a register log, one event at a time.

@@ -77,11 +77,11 @@ func Formats() []Format {
 		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write, Whole: true},
 		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
-		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs) or knossos EDN history of a compare-and-set register", Sniff: knossos.Sniff, Read: knossos.Read},
+		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs) or knossos EDN or JSON history of a compare-and-set register, or of many (jepsen.independent [key value])", Sniff: knossos.Sniff, Read: knossos.Read},
 		{Name: "porcupine", Describe: "porcupine key-value log (get/put/append EDN events)", Sniff: porcupine.Sniff, Read: porcupine.Read},
 		{Name: "timekiller", Describe: "TimeKiller (Chronos, Aion) JSON: transactions with hybrid-logical-clock start and commit timestamps",
 			Sniff: timekiller.Sniff, Read: timekiller.Read, Whole: true},
-		{Name: "jepsen", Describe: "Jepsen list-append or rw-register history, EDN or elle-cli JSON (Elle's input)",
+		{Name: "jepsen", Describe: "Jepsen list-append or rw-register history, EDN or elle-cli JSON (Elle's input), transactions under any :f, or many (jepsen.independent [key txn])",
 			Sniff: jepsen.Sniff, Read: jepsen.Read, Write: jepsen.Write},
 	}
 }
