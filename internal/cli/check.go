@@ -14,6 +14,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/format"
 	"github.com/isoscope/isoscope/internal/format/jepsen"
+	"github.com/isoscope/isoscope/internal/format/knossos"
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -41,6 +42,9 @@ type checkCommand struct {
 	// InitialValue, when set, is the value every register starts at
 	// (--initial-value).
 	InitialValue string
+	// KnossosNilReads takes a register read of nil as Knossos does, as a
+	// read of any value (--knossos-nil-reads).
+	KnossosNilReads bool
 	modelFlags
 	// levelSet says --level was given: a level the input format implies
 	// (history.Header.Implies) is used only without it.
@@ -95,6 +99,7 @@ theirs: 1, then 2, then 3, then 0.`,
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot, and a picture of each anomaly as SVG and DOT, e.g. lost-update-1.svg) to this directory")
 	c.modelFlags.register(f)
 	f.StringVar(&c.InitialValue, "initial-value", "", "the value every register of the history starts at, as an EDN value (0, \"0\", :a), where the history gives none: a knossos model such as (cas-register 0) starts at 0, and a read of it is then no thin-air read. Default: registers start absent (a read of nil). Not for list-append histories")
+	f.BoolVar(&c.KnossosNilReads, "knossos-nil-reads", false, "in a knossos register history, take a read that returned nil as Knossos's models do, as a read of any value (it constrains nothing), not as a read of the register's absent state (after a completed write, a stale read)")
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
@@ -222,6 +227,15 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 			err = fmt.Errorf("%s: %w", name, err)
 		}
 		return nil, err
+	}
+	if c.KnossosNilReads {
+		if h.Header.ImpliedBy != "knossos" {
+			return nil, fmt.Errorf("%s: --knossos-nil-reads: not a knossos register history", name)
+		}
+		knossos.AnyValueNilReads(h)
+		if len(h.Txns) == 0 {
+			return nil, fmt.Errorf("%s: no transactions: every operation is a read of nil, and --knossos-nil-reads leaves them out", name)
+		}
 	}
 	if c.InitialValue != "" {
 		if err := startAt(h, c.InitialValue); err != nil {

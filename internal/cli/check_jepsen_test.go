@@ -108,3 +108,32 @@ func TestIndependentOutput(t *testing.T) {
 		t.Errorf("JSON: outcome %s, keys %v, skipped %v", doc.Outcome, got, doc.Skipped)
 	}
 }
+
+// TestKnossosNilReads: --knossos-nil-reads takes a register read of nil
+// as Knossos does, a read of any value; it refuses a history that is not
+// a knossos register history.
+func TestKnossosNilReads(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "stale.edn")
+	stale := `[{:process 0, :type :invoke, :f :write, :value 1}
+ {:process 0, :type :ok, :f :write, :value 1}
+ {:process 1, :type :invoke, :f :read, :value nil}
+ {:process 1, :type :ok, :f :read, :value nil}]`
+	if err := os.WriteFile(reg, []byte(stale), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := run(t, "", "check", reg); code != ExitViolation {
+		t.Errorf("a read of nil after a completed write: exit %d, %s; want 1", code, out)
+	}
+	if code, out, errs := run(t, "", "check", "--knossos-nil-reads", reg); code != ExitHolds ||
+		!strings.Contains(out, "operations the reader left out: 1 reads of nil taken as Knossos takes them, as reads of any value") {
+		t.Errorf("--knossos-nil-reads: exit %d, %s%s; want 0 and the read counted", code, out, errs)
+	}
+	txn := filepath.Join(dir, "txn.edn")
+	if err := os.WriteFile(txn, []byte("{:type :ok, :process 0, :value [[:r 1 nil]]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "", "check", "--knossos-nil-reads", txn); code != ExitBadInput || !strings.Contains(errs, "not a knossos register history") {
+		t.Errorf("--knossos-nil-reads on transactions: exit %d, %s; want 2", code, errs)
+	}
+}
