@@ -298,7 +298,7 @@ type Document struct {
 	Error string `json:"error,omitempty"`
 	// Keys is the verdict on each independent key of a history made of
 	// independent histories (Jepsen's jepsen.independent), in the order
-	// of the input; outcome and anomalies above are theirs together.
+	// of the keys; outcome and anomalies above are theirs together.
 	Keys []KeyVerdict `json:"keys,omitempty"`
 	// Skipped counts, by kind, the input's operations its reader left out
 	// by design (history.History.Skipped).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/isoscope/isoscope/internal/format"
@@ -595,8 +596,9 @@ const SkippedUnseenRead = "read micro-operations of aborted or unknown transacti
 const SkippedNoEffect = "of unknown outcome and no effect (reads only)"
 
 // Parts groups n transactions into the parts of a jepsen.independent
-// history by their keys (key(i) is transaction i's), in the order each
-// key first appears.
+// history by their keys (key(i) is transaction i's), in the order of the
+// keys (history.Compare: integers in order, then strings), as Jepsen
+// prints its results by key.
 func Parts(n int, key func(int) history.Value) []history.Part {
 	var parts []history.Part
 	at := map[history.Value]int{}
@@ -610,5 +612,6 @@ func Parts(n int, key func(int) history.Value) []history.Part {
 		}
 		parts[p].Txns = append(parts[p].Txns, history.TxnID(i))
 	}
+	slices.SortFunc(parts, func(a, b history.Part) int { return history.Compare(a.Key, b.Key) })
 	return parts
 }

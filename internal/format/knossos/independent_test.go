@@ -171,7 +171,7 @@ func TestIndependentBrokenKey(t *testing.T) {
 	for _, p := range res.Parts {
 		got = append(got, p.Key.String()+" "+p.Outcome.String())
 	}
-	if want := `a satisfied|"[:b 2]" violation|c satisfied`; strings.Join(got, "|") != want {
+	if want := `"[:b 2]" violation|a satisfied|c satisfied`; strings.Join(got, "|") != want {
 		t.Errorf("keys %s, want %s", strings.Join(got, "|"), want)
 	}
 	if res.Outcome != check.Violation || len(res.Anomalies) != 1 || len(res.Anomalies[0].Txns) != 1 ||
