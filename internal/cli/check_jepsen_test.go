@@ -137,3 +137,17 @@ func TestKnossosNilReads(t *testing.T) {
 		t.Errorf("--knossos-nil-reads on transactions: exit %d, %s; want 2", code, errs)
 	}
 }
+
+// TestConvertRefusesIndependent: no output format records a history's
+// independent keys, so convert refuses it rather than change its verdict.
+func TestConvertRefusesIndependent(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "independent.edn")
+	if err := os.WriteFile(in, []byte(independentRegisters), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, "", "convert", in, filepath.Join(dir, "out.jsonl"))
+	if code != ExitBadInput || !strings.Contains(errs, "a history of 3 independent keys (jepsen.independent)") {
+		t.Errorf("exit %d, %s; want 2", code, errs)
+	}
+}
