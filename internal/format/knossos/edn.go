@@ -38,7 +38,8 @@ const sniffOps = 1000
 // operation (one whose :process is a number, or which has none; the
 // nemesis's come before it in many histories) has a :type of the four, an
 // :f of the register model (:read, :write or :cas) and a value a register
-// operation has (nil, a value, [old new] for a compare-and-set, or such a
+// operation has (the first such operation with a value not nil decides,
+// the reads invoked before it being the model's too) (nil, a value, [old new] for a compare-and-set, or such a
 // value in a jepsen.independent tuple [key value]), and no :key
 // (porcupine's key-value logs have one). A read whose value is a
 // transaction (Elle's long-fork histories, :f :read with micro-operations)
@@ -57,6 +58,9 @@ func isEDN(p []byte) bool {
 			return nil // the nemesis
 		}
 		found = isRegisterOp(v)
+		if x, _ := v.Get("value"); found && x.Kind == edn.Nil {
+			return nil // an invocation of a read: the value read decides
+		}
 		return errSniffed
 	})
 	return found

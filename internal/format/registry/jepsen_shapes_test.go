@@ -79,3 +79,20 @@ func TestNoTransactionsRefused(t *testing.T) {
 		t.Errorf("an empty native history: %v", err)
 	}
 }
+
+// TestDetectByValueRead: a history whose first client operation is the
+// invocation of a read without a value is told by the first value read:
+// a transaction's (Elle's, with :f :read) or a register's.
+func TestDetectByValueRead(t *testing.T) {
+	for in, want := range map[string]string{
+		"{:type :invoke, :f :read, :process 0, :value nil}\n{:type :ok, :f :read, :process 0, :value [[:r 1 2]]}\n": "jepsen",
+		"{:type :invoke, :f :read, :process 0, :value nil}\n{:type :ok, :f :read, :process 0, :value 2}\n":          "knossos",
+	} {
+		if got := detect([]byte(in)); got != want {
+			t.Errorf("%q: detected as %q, want %q", in, got, want)
+		}
+		if _, err := Read(strings.NewReader(in), "x.edn", "", Options{}); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
