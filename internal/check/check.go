@@ -161,6 +161,9 @@ const InnoDBRRModule = "innodb-rr"
 // a context that ends gives outcome Unknown unless a violation was already
 // found.
 func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Result, error) {
+	if len(h.Parts) > 0 {
+		return runParts(ctx, h, l, o)
+	}
 	own := o.OwnReads
 	var evidence *history.OwnReadsEvidence
 	ix, err := history.NewIndexContext(ctx, h, own)

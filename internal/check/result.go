@@ -82,6 +82,10 @@ type Result struct {
 	// Unknown.
 	CheckedAt *level.Level
 	Note      string
+	// Parts is the verdict on each independent history of a history made
+	// of several (history.History.Parts), in their order; the outcome and
+	// the anomalies above are theirs together. Nil for one history.
+	Parts []PartResult
 	// Index is the index the check read the history through (with
 	// OwnReads), for what is derived from the result afterwards (the
 	// evidence of each edge); nil when the check stopped before it was

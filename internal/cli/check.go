@@ -13,6 +13,8 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/format/jepsen"
+	"github.com/isoscope/isoscope/internal/format/knossos"
 	"github.com/isoscope/isoscope/internal/format/registry"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -37,6 +39,12 @@ type checkCommand struct {
 	NoHolds bool
 	Report  string
 	Dot     string
+	// InitialValue, when set, is the value every register starts at
+	// (--initial-value).
+	InitialValue string
+	// KnossosNilReads takes a register read of nil as Knossos does, as a
+	// read of any value (--knossos-nil-reads).
+	KnossosNilReads bool
 	modelFlags
 	// levelSet says --level was given: a level the input format implies
 	// (history.Header.Implies) is used only without it.
@@ -107,6 +115,9 @@ Jepsen's checkers agree; it never changes the exit status.`,
 	c.modelFlags.register(f)
 	inGroup(f, groupModel, "own-reads", "module")
 	f.BoolVar(&c.CompareResults, "compare-results", false, "also read Jepsen's results.edn (in the store run given, or beside the history file) and print Elle's or Knossos's verdict beside isoscope's, saying whether they agree; the exit status is isoscope's alone")
+	f.StringVar(&c.InitialValue, "initial-value", "", "the value every register of the history starts at, as an EDN value (0, \"0\", :a), where the history gives none: a knossos model such as (cas-register 0) starts at 0, and a read of it is then no thin-air read. Default: registers start absent (a read of nil). Not for list-append histories")
+	f.BoolVar(&c.KnossosNilReads, "knossos-nil-reads", false, "in a knossos register history, take a read that returned nil as Knossos's models do, as a read of any value (it constrains nothing), not as a read of the register's absent state (after a completed write, a stale read)")
+	inGroup(f, groupModel, "initial-value", "knossos-nil-reads")
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
@@ -240,6 +251,20 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 		}
 		return nil, err
 	}
+	if c.KnossosNilReads {
+		if h.Header.ImpliedBy != "knossos" {
+			return nil, fmt.Errorf("%s: --knossos-nil-reads: not a knossos register history", name)
+		}
+		knossos.AnyValueNilReads(h)
+		if len(h.Txns) == 0 {
+			return nil, fmt.Errorf("%s: no transactions: every operation is a read of nil, and --knossos-nil-reads leaves them out", name)
+		}
+	}
+	if c.InitialValue != "" {
+		if err := startAt(h, c.InitialValue); err != nil {
+			return nil, fmt.Errorf("%s: --initial-value: %w", name, err)
+		}
+	}
 	checked := &report.Checked{File: name, History: h}
 	if !c.levelSet && h.Header.Implies != "" {
 		implied, err := level.Lookup(h.Header.Implies)
@@ -303,4 +328,32 @@ func readHistoryContext(ctx context.Context, std IO, name, formatName string, li
 		fmt.Fprintf(std.Stderr, "isoscope: warning: %v\n", w)
 	}
 	return o.History, nil
+}
+
+// startAt makes every key of h that has no initial value start at the
+// value text (an EDN value); a list-append history's lists start empty.
+func startAt(h *history.History, text string) error {
+	v, err := jepsen.ParseValue(text)
+	if err != nil {
+		return err
+	}
+	if v.IsNull() {
+		return fmt.Errorf("nil: registers start absent without the flag")
+	}
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.Append || op.Kind == history.ReadList {
+				return fmt.Errorf("the history is of lists (list-append), which start empty; the flag gives registers a value")
+			}
+		}
+	}
+	if h.Header.Initial.Values == nil {
+		h.Header.Initial.Values = make(map[history.KeyID]history.Value, len(h.Keys))
+	}
+	for k := range h.Keys {
+		if _, ok := h.Header.Initial.Values[history.KeyID(k)]; !ok {
+			h.Header.Initial.Values[history.KeyID(k)] = v
+		}
+	}
+	return nil
 }

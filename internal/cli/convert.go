@@ -80,6 +80,12 @@ func (c *convertCommand) Run(_ context.Context, in, out string) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if len(h.Parts) > 0 {
+		// Checked as one history, the keys' transactions would be ordered
+		// with each other (by their sessions), where each key is a history
+		// of its own: the verdict could change.
+		return badInput(fmt.Errorf("%s: a history of %d independent keys (jepsen.independent), which no output format records as such; check it as it is", in, len(h.Parts)))
+	}
 	for _, d := range c.Drop {
 		if drop(h, d) {
 			fmt.Fprintf(c.io.Stderr, "isoscope: convert: %s dropped as asked (%s)\n", d, dropNotes[d])

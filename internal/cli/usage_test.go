@@ -103,6 +103,11 @@ func TestCheckHelpGroupsFlags(t *testing.T) {
 				head = strings.TrimSuffix(line, ":")
 				continue
 			}
+			// A flag's line is indented by at most 6 spaces; its
+			// description's continuation lines, deeper.
+			if indent := len(line) - len(strings.TrimLeft(line, " ")); indent > 6 {
+				continue
+			}
 			if f := strings.Fields(line); len(f) > 0 {
 				for _, w := range f[:min(2, len(f))] {
 					if strings.HasPrefix(w, "--") {

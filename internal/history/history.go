@@ -220,8 +220,37 @@ type History struct {
 	// history was recorded, in the order they were recorded. Checkers
 	// ignore them; reports show them beside the transactions.
 	Faults []Fault
+	// Parts, when set, are the independent histories the history is made
+	// of (Jepsen's jepsen.independent: many registers or many sets of
+	// keys, tested at once): each is checked as a history of its own, and
+	// the history's verdict is theirs together. Every transaction is in
+	// exactly one part; parts share no key.
+	Parts []Part
+	// Skipped counts, by kind, the operations of the input that its
+	// reader left out by design (read, and of no effect on any verdict).
+	Skipped map[string]int
 
 	keyIndex map[Value]KeyID
+}
+
+// Part is one of the independent histories a history holds: the
+// transactions on one independent key.
+type Part struct {
+	// Key is the independent key.
+	Key Value
+	// Txns are the part's transactions, in increasing order.
+	Txns []TxnID
+}
+
+// Skip records that a reader left out n operations of the given kind.
+func (h *History) Skip(kind string, n int) {
+	if n <= 0 {
+		return
+	}
+	if h.Skipped == nil {
+		h.Skipped = map[string]int{}
+	}
+	h.Skipped[kind] += n
 }
 
 // New returns an empty history.

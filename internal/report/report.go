@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -104,6 +105,12 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 		fmt.Fprintf(&b, "read-your-own-writes policy inferred from the history: %s (of the reads after their transaction's write of the key, %d saw that write, %d did not)\n", r.OwnReads, e.Own, e.External)
 	} else if r.OwnReads != history.MustReadOwn {
 		fmt.Fprintf(&b, "read-your-own-writes policy: %s\n", r.OwnReads)
+	}
+	if c.History != nil && len(c.History.Skipped) > 0 {
+		writeSkipped(&b, c.History.Skipped)
+	}
+	if len(r.Parts) > 0 {
+		writeParts(&b, r.Parts)
 	}
 	if c.History != nil && len(c.History.Faults) > 0 {
 		writeFaults(&b, c.History)
@@ -291,6 +298,42 @@ type Document struct {
 	// only among the results of several files): bad input, naming where
 	// and what, or no checker that decides it.
 	Error string `json:"error,omitempty"`
+	// Keys is the verdict on each independent key of a history made of
+	// independent histories (Jepsen's jepsen.independent), in the order
+	// of the keys; outcome and anomalies above are theirs together.
+	Keys []KeyVerdict `json:"keys,omitempty"`
+	// Skipped counts, by kind, the input's operations its reader left out
+	// by design (history.History.Skipped).
+	Skipped map[string]int `json:"skipped,omitempty"`
+}
+
+// KeyVerdict is the verdict on one independent key (check.PartResult).
+type KeyVerdict struct {
+	// Key is the independent key, a number or a string.
+	Key       json.RawMessage `json:"key"`
+	Outcome   string          `json:"outcome"`
+	Checker   string          `json:"checker,omitempty"`
+	History   history.Stats   `json:"history"`
+	Anomalies int             `json:"anomalies"`
+	Counts    map[string]int  `json:"counts,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+}
+
+// keyVerdicts are the documents of the parts' verdicts.
+func keyVerdicts(parts []check.PartResult) []KeyVerdict {
+	var out []KeyVerdict
+	for _, p := range parts {
+		v := KeyVerdict{Key: p.Key.AppendJSON(nil), Outcome: p.Outcome.String(), Checker: p.Checker,
+			History: p.Stats, Anomalies: p.Anomalies, Reason: p.Reason}
+		for k, n := range p.Kinds {
+			if v.Counts == nil {
+				v.Counts = map[string]int{}
+			}
+			v.Counts[k.String()] = n
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // OutcomeError is a Document's outcome for a file that could not be
@@ -338,6 +381,10 @@ func NewDocument(c *Checked) *Document {
 		ElapsedMS: float64(c.Elapsed.Microseconds()) / 1000,
 	}
 	out.LevelImpliedBy = c.ImpliedBy
+	out.Keys = keyVerdicts(r.Parts)
+	if h != nil && len(h.Skipped) > 0 {
+		out.Skipped = h.Skipped
+	}
 	if r.CheckedAt != nil {
 		out.CheckedAt = r.CheckedAt.Name
 	}
@@ -415,6 +462,51 @@ func CoreNote(h *history.History, a *anomaly.Anomaly) string {
 		return fmt.Sprintf("(these %d transactions alone violate the level, and without any one of them it holds: %s)", len(a.Core), strings.Join(names, " "))
 	}
 	return fmt.Sprintf("(the smallest set found in the time allowed, not shown minimal: these %d transactions alone violate the level: %s)", len(a.Core), strings.Join(names, " "))
+}
+
+// writeSkipped says how many operations of each kind the reader left out
+// by design.
+func writeSkipped(b *strings.Builder, skipped map[string]int) {
+	kinds := slices.Sorted(maps.Keys(skipped))
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", skipped[k], k)
+	}
+	fmt.Fprintf(b, "operations the reader left out: %s\n", strings.Join(parts, "; "))
+}
+
+// maxKeysShown bounds the independent keys the text lists.
+const maxKeysShown = 20
+
+// writeParts gives the verdicts on the independent keys: how many hold,
+// and each key that does not.
+func writeParts(b *strings.Builder, parts []check.PartResult) {
+	n := map[check.Outcome]int{}
+	for _, p := range parts {
+		n[p.Outcome]++
+	}
+	fmt.Fprintf(b, "independent keys: %d: %d hold, %d VIOLATED, %d UNKNOWN\n", len(parts), n[check.Satisfied], n[check.Violation], n[check.Unknown])
+	shown := 0
+	for _, p := range parts {
+		if p.Outcome == check.Satisfied {
+			continue
+		}
+		if shown == maxKeysShown {
+			fmt.Fprintf(b, "  … and %d more\n", n[check.Violation]+n[check.Unknown]-shown)
+			break
+		}
+		shown++
+		if p.Outcome == check.Violation {
+			kinds := slices.SortedFunc(maps.Keys(p.Kinds), func(a, b anomaly.Kind) int { return int(a) - int(b) })
+			counts := make([]string, len(kinds))
+			for i, k := range kinds {
+				counts[i] = fmt.Sprintf("%s %d", k, p.Kinds[k])
+			}
+			fmt.Fprintf(b, "  key %s: VIOLATED (%s; %s): %s\n", p.Key, p.Checker, textfmt.Count(p.Stats.Transactions, "transaction"), strings.Join(counts, ", "))
+		} else {
+			fmt.Fprintf(b, "  key %s: UNKNOWN: %s\n", p.Key, p.Reason)
+		}
+	}
 }
 
 // maxFaultsShown bounds the faults the text lists.

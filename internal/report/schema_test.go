@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -230,5 +231,41 @@ func TestSchemaNamesTheCatalogue(t *testing.T) {
 		if !slices.Equal(got, w) {
 			t.Errorf("the schema's %s enumeration is %v, the catalogue's %v", name, got, w)
 		}
+	}
+}
+
+// TestKeysFollowTheSchema: the result of a history of independent keys
+// (a verdict per key) with operations its reader left out follows the
+// schema, in text naming the key that fails.
+func TestKeysFollowTheSchema(t *testing.T) {
+	in := "{:type :info, :process :nemesis, :f :start}\n" +
+		"{:type :invoke, :process 0, :f :write, :value [:a 1]}\n{:type :ok, :process 0, :f :write, :value [:a 1]}\n" +
+		"{:type :invoke, :process 1, :f :read, :value [\"b\" nil]}\n{:type :ok, :process 1, :f :read, :value [\"b\" 2]}\n" +
+		"{:type :invoke, :process 2, :f :read, :value [:a nil]}\n{:type :info, :process 2, :f :read, :value [:a nil]}\n"
+	o, err := registry.Read(strings.NewReader(in), "keys.edn", "", registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := check.Run(context.Background(), o.History, level.Get(level.StrictSerializable), check.Options{Holds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Checked{File: "keys.edn", History: o.History, Result: res}
+	var out bytes.Buffer
+	if err := JSON(&out, c); err != nil {
+		t.Fatal(err)
+	}
+	validate(t, resultSchema(t), "independent keys", out.Bytes())
+	for _, want := range []string{`"keys":[{"key":"a","outcome":"satisfied"`, `{"key":"b","outcome":"violation","checker":"lwt"`, `"skipped":{"of no effect`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("JSON lacks %s: %s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := Text(&out, c, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "independent keys: 2: 1 hold, 1 VIOLATED, 0 UNKNOWN\n  key b: VIOLATED (lwt; 1 transaction): thin-air-read 1\n") {
+		t.Errorf("text:\n%s", out.String())
 	}
 }

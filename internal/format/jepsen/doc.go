@@ -13,11 +13,32 @@
 //	{:index 3, :type :ok, :process 0, :time 3767733708, :f :txn, :value [[:append 255 8] [:r 253 [1 3 4]]]}
 //
 // :type is :invoke, :ok, :fail or :info; :value is the transaction, a
-// vector of micro-operations [:append k e], [:r k v] and [:w k v]. Keys
-// and values are integers, strings or keywords (a keyword :x is the string
-// "x"). :f, when present, is :txn; :index and :time are optional. Other
-// fields (:error, :node) are ignored, and so are the nemesis's operations
-// (a :process that is not an integer).
+// vector of micro-operations [:append k e], [:r k v] and [:w k v]. :f is
+// any keyword, or absent: as Elle does, the reader ignores it, so that
+// :f :read and :f :write with micro-operations are read-only and
+// write-only transactions (a :value that is no transaction, :f :add 1
+// say, is refused on its line). :index and :time are optional. Other
+// fields (:error, :node) are ignored.
+//
+// Keys, values and list elements are any EDN values but maps and sets,
+// compared as EDN compares them (Values): 6 and "6" differ, [:anti 1]
+// is a key; a keyword :x is the string "x", and a history that uses both
+// :x and "x" in one role is refused (as is a string that spells a
+// vector's text).
+//
+// An operation whose :process is a name, not a number (the nemesis's:
+// :process :nemesis, :f :start, :kill, …, anywhere in the history, first
+// too), is a fault of the history (Faults): each invocation and the next
+// completion of the same :process and :f make one fault, from the one to
+// the other, on the history's clock; one never completed lasts to the
+// end.
+//
+// A jepsen.independent history (many independent sets of keys tested at
+// once) has values [key txn]: every operation's, or none. Its
+// transactions are grouped by key into the history's parts
+// (history.History.Parts), each checked as a history of its own; the
+// history's key of a key k of the transaction on independent key K is
+// the string "[K k]" (their EDN texts).
 //
 // # Modelling
 //
@@ -36,7 +57,11 @@
 //   - an invocation that never completes is of unknown outcome too;
 //   - a transaction left with no operations (an :info read-only
 //     transaction, say) had no effect that anyone saw and is dropped,
-//     unless it is aborted.
+//     unless it is aborted; the history counts them
+//     (history.History.Skipped, kind SkippedNoEffect).
+//
+// A history with client operations but no transaction left is bad input:
+// nothing would be checked.
 //
 // A history with any append or any read of a list is a list-append history:
 // its reads are list reads, and [:r k nil] reads the empty list. Otherwise
@@ -88,7 +113,7 @@
 //     are dropped).
 //
 // It refuses, naming the transaction, operation or key, what the format
-// cannot record: deletes, scans and iterators; a history that mixes
+// cannot record: a history of independent parts; deletes, scans and iterators; a history that mixes
 // register and list operations; a write of nil; a committed transaction
 // without operations (readers drop it); an initial state in a list-append
 // history; instants on the committed transactions but not on some aborted

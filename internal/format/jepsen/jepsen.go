@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/isoscope/isoscope/internal/format"
@@ -53,12 +54,17 @@ type event struct {
 	index     int64
 	hasIndex  bool
 	infoReads bool // an :info completion marked with InfoReadsField
+	// part is the independent key of a jepsen.independent history's
+	// operation ([key txn]), when hasPart; value is then the txn.
+	part    edn.Value
+	hasPart bool
 }
 
 // txn is a transaction read, before ids and instants are settled.
 type txn struct {
 	history.Txn
 	inv, done *event // done is nil for an invocation never completed
+	part      history.Value
 }
 
 // reader reads one history.
@@ -77,24 +83,23 @@ type reader struct {
 	// without :time; anonymous and named those without and with :process.
 	timed, untimed, anonymous, named int
 	maxTime                          int64
-	// words holds, for each text read as a keyword (:x) or a string
-	// ("x") as a key, or as a value or an element, which of the two it
-	// was first, and where: both become the string x, so a history that
-	// uses both as keys (or both as values) is refused rather than read
-	// with two keys (or values) made one.
-	words map[wordUse]word
-}
-
-// wordUse is a text and whether it was a key.
-type wordUse struct {
-	text string
-	key  bool
-}
-
-// word is the first use of a text as a keyword or a string.
-type word struct {
-	kind edn.Kind
-	line int
+	// vals turns keys, values and elements into history values.
+	vals Values
+	// independent is 1 when the operations' values are [key txn]
+	// (jepsen.independent), -1 when they are transactions, 0 until an
+	// operation with a value says which; tupleLine is the line that did.
+	independent int8
+	tupleLine   int
+	// clientOps counts the clients' operations read; faults are the
+	// non-client operations with their positions as instants,
+	// timedFaults with their times; skippedTxn counts the transactions
+	// left out as of no effect.
+	clientOps           int
+	faults, timedFaults Faults
+	skippedTxn          int
+	// unseenReads counts the reads of aborted and unknown transactions,
+	// left out.
+	unseenReads int
 }
 
 func (rd *reader) errf(line int, field, msg string, a ...any) error {
@@ -118,6 +123,11 @@ func Read(r io.Reader, name string) (*history.History, error) {
 			}
 		}
 	}
+	if len(rd.txns) == 0 && rd.h.Header.Initial.Values == nil {
+		return nil, &format.Error{File: name, Line: d.Line(), Msg: fmt.Sprintf(
+			"no transactions: of the %d client operations read, none is a transaction that took effect (%d operations of no effect: read-only and of unknown outcome)",
+			rd.clientOps, rd.skippedTxn)}
+	}
 	return rd.finish(), nil
 }
 
@@ -137,33 +147,6 @@ func (rd *reader) op(v edn.Value) error {
 	default:
 		return rd.errf(v.Line, "type", "%s is none of invoke, ok, fail and info", t)
 	}
-	switch p, ok := v.Get("process"); {
-	case !ok || p.Kind == edn.Nil:
-		e.anonymous = true
-	case p.Kind == edn.Int:
-		e.process = p.N
-	case p.Kind == edn.Keyword || p.Kind == edn.String:
-		return nil // the nemesis, or another non-client process
-	default:
-		return rd.errf(v.Line, "process", "%s is not an integer", p)
-	}
-	if f, ok := v.Get("f"); ok {
-		n, isName := f.Name()
-		if !isName || n != "txn" {
-			return rd.errf(v.Line, "f", "%s: only transactions (:f :txn) are read", f)
-		}
-		e.f = n
-	}
-	e.value, e.hasValue = v.Get("value")
-	if m, ok := v.Get(InitialField); ok && m.Kind != edn.Nil {
-		return rd.initial(e, m)
-	}
-	if m, ok := v.Get(InfoReadsField); ok && m.Kind != edn.Nil {
-		if e.typ != "info" || m.Kind != edn.Bool || m.Text != "true" {
-			return rd.errf(v.Line, InfoReadsField, "%s on :%s; it marks an :info completion, and is true", m, e.typ)
-		}
-		e.infoReads = true
-	}
 	for _, n := range [2]struct {
 		name string
 		at   *int64
@@ -177,6 +160,47 @@ func (rd *reader) op(v edn.Value) error {
 			return rd.errf(v.Line, n.name, "%s is not an integer", x)
 		}
 		*n.at, *n.has = x.N, true
+	}
+	switch p, ok := v.Get("process"); {
+	case !ok || p.Kind == edn.Nil:
+		e.anonymous = true
+	case p.Kind == edn.Int:
+		e.process = p.N
+	case p.Kind == edn.Keyword || p.Kind == edn.String:
+		// The nemesis, or another process that is not a client: a fault.
+		// Its instant is its position, or its :time (the latest time
+		// before it without one) when the clients' operations have it.
+		rd.pos++
+		rd.faults.Add(v, p, int64(rd.pos), v.Line)
+		if e.hasTime {
+			rd.maxTime = max(rd.maxTime, e.time)
+		}
+		rd.timedFaults.Add(v, p, rd.maxTime, v.Line)
+		return nil
+	default:
+		return rd.errf(v.Line, "process", "%s is not an integer (a client) or a name (the nemesis)", p)
+	}
+	rd.clientOps++
+	if f, ok := v.Get("f"); ok && f.Kind != edn.Nil {
+		// Elle ignores :f: :txn, :read, :write … are all transactions.
+		n, isName := f.Name()
+		if !isName {
+			return rd.errf(v.Line, "f", "%s is not a keyword", f)
+		}
+		e.f = n
+	}
+	e.value, e.hasValue = v.Get("value")
+	if m, ok := v.Get(InitialField); ok && m.Kind != edn.Nil {
+		return rd.initial(e, m)
+	}
+	if m, ok := v.Get(InfoReadsField); ok && m.Kind != edn.Nil {
+		if e.typ != "info" || m.Kind != edn.Bool || m.Text != "true" {
+			return rd.errf(v.Line, InfoReadsField, "%s on :%s; it marks an :info completion, and is true", m, e.typ)
+		}
+		e.infoReads = true
+	}
+	if err := rd.tuple(e); err != nil {
+		return err
 	}
 	rd.pos++
 	e.pos = rd.pos
@@ -205,6 +229,84 @@ func (rd *reader) op(v edn.Value) error {
 	return rd.add(nil, e)
 }
 
+// tuple reads a jepsen.independent operation's :value [key txn] into
+// e.part and e.value, and holds every operation with a value to the shape
+// of the first: all such tuples, or none.
+func (rd *reader) tuple(e *event) error {
+	if !e.hasValue || e.value.Kind == edn.Nil {
+		return nil
+	}
+	// The key of a tuple is no micro-operation: [[:r 1 nil] [:w 2 3]] is
+	// a transaction.
+	is := IsTuple(e.value, isMicroOps) && !isMicroOps(edn.Value{Kind: edn.Vector, Items: e.value.Items[:1]})
+	switch {
+	case rd.independent == 0:
+		rd.independent, rd.tupleLine = -1, e.line
+		if is {
+			rd.independent = 1
+		}
+	case is && rd.independent < 0:
+		return rd.errf(e.line, "value", "%s is [key transaction] (jepsen.independent), but the :value on line %d is a transaction", e.value, rd.tupleLine)
+	case !is && rd.independent > 0:
+		return rd.errf(e.line, "value", "%s is not [key transaction], as the :value on line %d is (jepsen.independent)", e.value, rd.tupleLine)
+	}
+	if is {
+		e.part, e.hasPart, e.value = e.value.Items[0], true, e.value.Items[1]
+	}
+	if e.value.Kind == edn.Nil {
+		return nil
+	}
+	return rd.isTxn(e)
+}
+
+// isTxn refuses e's value, not nil, unless it is a vector of vectors.
+func (rd *reader) isTxn(e *event) error {
+	if e.value.Kind == edn.Vector && (len(e.value.Items) == 0 || e.value.Items[0].Kind == edn.Vector) {
+		return nil
+	}
+	hint := ""
+	switch e.f {
+	case "read", "write", "cas":
+		hint = " (a register operation: --format knossos reads histories of registers)"
+	}
+	return rd.errf(e.line, "value", "%s%s is not a transaction, a vector of micro-operations%s", e.value, fOf(e), hint)
+}
+
+// fOf names e's :f for messages ("" without one).
+func fOf(e *event) string {
+	if e.f == "" {
+		return ""
+	}
+	return " (:f :" + e.f + ")"
+}
+
+// IsTuple reports whether v is a jepsen.independent tuple [key value]:
+// a key that is not nil and a value the caller's test accepts (nil is
+// accepted too: an invocation's value).
+func IsTuple(v edn.Value, value func(edn.Value) bool) bool {
+	return v.Kind == edn.Vector && len(v.Items) == 2 && v.Items[0].Kind != edn.Nil &&
+		(v.Items[1].Kind == edn.Nil || value(v.Items[1]))
+}
+
+// isMicroOps reports whether v is a transaction: a vector of
+// micro-operations [f k v] with f :r, :w or :append.
+func isMicroOps(v edn.Value) bool {
+	if v.Kind != edn.Vector {
+		return false
+	}
+	for _, m := range v.Items {
+		if m.Kind != edn.Vector || len(m.Items) != 3 {
+			return false
+		}
+		switch f, _ := m.Items[0].Name(); f {
+		case "r", "w", "append":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // initial reads the initial state Write records: the first operation, a
 // completion (:ok) whose writes are each key's initial value, marked with
 // InitialField. It is no transaction.
@@ -218,7 +320,7 @@ func (rd *reader) initial(e *event, mark edn.Value) error {
 		return rd.errf(e.line, InitialField, "the initial state is a completion (:ok), not :%s", e.typ)
 	}
 	var t history.Txn
-	if err := rd.ops(&t, e, true); err != nil {
+	if err := rd.ops(&t, e, nil, true); err != nil {
 		return err
 	}
 	rd.h.Header.Initial.Values = make(map[history.KeyID]history.Value, len(t.Ops))
@@ -283,12 +385,33 @@ func (rd *reader) add(inv, done *event) error {
 			src = done
 		}
 	}
+	var part *event
+	for _, e := range [2]*event{inv, done} {
+		switch {
+		case e == nil || !e.hasPart:
+		case part == nil:
+			part = e
+		case part.part.Canonical() != e.part.Canonical():
+			return rd.errf(e.line, "value", "the key %s of this completion is not %s, its invocation's (line %d)", e.part, part.part, part.line)
+		}
+	}
+	if rd.independent > 0 && part == nil {
+		return rd.errf(src.line, "value", "missing: in a jepsen.independent history an operation's :value is [key transaction]")
+	}
+	if part != nil {
+		v, err := rd.vals.Convert(part.part, true, part.line)
+		if err != nil {
+			return rd.errf(part.line, "value", "%v", err)
+		}
+		t.part = v
+	}
 	if src.hasValue && src.value.Kind != edn.Nil || t.Status == history.Committed {
-		if err := rd.ops(&t.Txn, src, t.Status == history.Committed || src.infoReads); err != nil {
+		if err := rd.ops(&t.Txn, src, part, t.Status == history.Committed || src.infoReads); err != nil {
 			return err
 		}
 	}
 	if len(t.Ops) == 0 && t.Status != history.Aborted {
+		rd.skippedTxn++
 		return nil // nothing took effect that anyone saw
 	}
 	first := done
@@ -309,13 +432,15 @@ func (rd *reader) add(inv, done *event) error {
 }
 
 // ops reads the micro-operations of e's :value into t; reads are kept only
-// when the transaction committed.
-func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
+// when the transaction committed. In a jepsen.independent history, part
+// is the operation that names the transaction's independent key, and the
+// history's key of a key k of the transaction is [key k].
+func (rd *reader) ops(t *history.Txn, e, part *event, reads bool) error {
 	if !e.hasValue {
-		return rd.errf(e.line, "value", "missing")
+		return rd.errf(e.line, "value", "missing%s: a transaction is a vector of micro-operations", fOf(e))
 	}
-	if e.value.Kind != edn.Vector {
-		return rd.errf(e.line, "value", "%s is not a vector of micro-operations", e.value.Kind)
+	if err := rd.isTxn(e); err != nil {
+		return err
 	}
 	for i, m := range e.value.Items {
 		field := "value[" + strconv.Itoa(i) + "]"
@@ -323,23 +448,26 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 			return rd.errf(m.Line, field, "%s is not a micro-operation [f k v]", m)
 		}
 		f, _ := m.Items[0].Name()
-		k, ok := scalar(m.Items[1])
-		if !ok {
-			return rd.errf(m.Line, field, "the key %s is not an integer, string or keyword", m.Items[1])
+		if m.Items[1].Kind == edn.Nil {
+			return rd.errf(m.Line, field, "the key is nil")
 		}
-		if err := rd.word(m.Items[1], true, m.Line, field); err != nil {
-			return err
+		k, err := rd.vals.Convert(m.Items[1], true, m.Line)
+		if err != nil {
+			return rd.errf(m.Line, field, "%v", err)
+		}
+		if part != nil {
+			k = history.StringValue("[" + part.part.Canonical() + " " + m.Items[1].Canonical() + "]")
 		}
 		op := history.Op{Key: rd.h.Key(k)}
 		x := m.Items[2]
 		switch f {
 		case "append", "w":
-			v, ok := scalar(x)
-			if !ok {
-				return rd.errf(m.Line, field, "the value %s is not an integer, string or keyword", x)
+			if x.Kind == edn.Nil {
+				return rd.errf(m.Line, field, "%s writes nil", m)
 			}
-			if err := rd.word(x, false, m.Line, field); err != nil {
-				return err
+			v, err := rd.vals.Convert(x, false, m.Line)
+			if err != nil {
+				return rd.errf(m.Line, field, "%v", err)
 			}
 			op.Kind, op.Value = history.Write, v
 			if f == "append" {
@@ -348,6 +476,7 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 			}
 		case "r":
 			if !reads {
+				rd.unseenReads++
 				continue
 			}
 			switch x.Kind {
@@ -357,12 +486,12 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 				op.Kind = history.ReadList
 				rd.lists = true
 				for j, y := range x.Items {
-					v, ok := scalar(y)
-					if !ok {
-						return rd.errf(y.Line, field, "element %d of the list read, %s, is not an integer, string or keyword", j, y)
+					if y.Kind == edn.Nil {
+						return rd.errf(y.Line, field, "element %d of the list read is nil", j)
 					}
-					if err := rd.word(y, false, y.Line, field); err != nil {
-						return err
+					v, err := rd.vals.Convert(y, false, y.Line)
+					if err != nil {
+						return rd.errf(y.Line, field, "element %d of the list read: %v", j, err)
 					}
 					op.List = append(op.List, v)
 				}
@@ -374,12 +503,9 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 				}
 				op.List = rd.shared.Share(k, op.List, own)
 			default:
-				v, ok := scalar(x)
-				if !ok {
-					return rd.errf(m.Line, field, "the value read, %s, is not an integer, string, keyword, list or nil", x)
-				}
-				if err := rd.word(x, false, m.Line, field); err != nil {
-					return err
+				v, err := rd.vals.Convert(x, false, m.Line)
+				if err != nil {
+					return rd.errf(m.Line, field, "%v", err)
 				}
 				op.Kind, op.Value = history.Read, v
 			}
@@ -389,44 +515,6 @@ func (rd *reader) ops(t *history.Txn, e *event, reads bool) error {
 		t.Ops = append(t.Ops, op)
 	}
 	return nil
-}
-
-// word records a keyword or string v (a key when key is set; on line, in
-// field) and refuses the text of one used before as the other in the same
-// role: scalar reads both as the same string.
-func (rd *reader) word(v edn.Value, key bool, line int, field string) error {
-	if v.Kind != edn.String && v.Kind != edn.Keyword {
-		return nil
-	}
-	u := wordUse{v.Text, key}
-	w, ok := rd.words[u]
-	switch {
-	case !ok:
-		if rd.words == nil {
-			rd.words = map[wordUse]word{}
-		}
-		rd.words[u] = word{v.Kind, line}
-	case w.kind != v.Kind:
-		role := "value"
-		if key {
-			role = "key"
-		}
-		first := edn.Value{Kind: w.kind, Text: v.Text}
-		return rd.errf(line, field, "the %s %s is %s, but the %s %s (line %d) is %s: isoscope reads both as the string %q and cannot tell them apart",
-			role, v, v.Kind, role, first, w.line, w.kind, v.Text)
-	}
-	return nil
-}
-
-// scalar converts a key, a written value or a list element.
-func scalar(v edn.Value) (history.Value, bool) {
-	switch v.Kind {
-	case edn.Int:
-		return history.IntValue(v.N), true
-	case edn.String, edn.Keyword:
-		return history.StringValue(v.Text), true
-	}
-	return history.Value{}, false
 }
 
 // finish settles ids, instants and list reads, and returns the history.
@@ -484,5 +572,46 @@ func (rd *reader) finish() *history.History {
 		}
 		h.Txns[i] = t
 	}
+	if rd.timed != 0 {
+		h.Faults = rd.timedFaults.Finish(rd.maxTime)
+	} else {
+		h.Faults = rd.faults.Finish(int64(rd.pos + 1))
+	}
+	if rd.independent > 0 {
+		h.Parts = Parts(len(rd.txns), func(i int) history.Value { return rd.txns[i].part })
+	}
+	h.Skip(SkippedNoEffect, rd.skippedTxn)
+	h.Skip(SkippedUnseenRead, rd.unseenReads)
 	return h
+}
+
+// SkippedUnseenRead is the kind of micro-operation (history.History.Skipped)
+// a reader leaves out as never seen: a read of a transaction that aborted
+// or whose outcome is unknown (its writes are kept).
+const SkippedUnseenRead = "read micro-operations of aborted or unknown transactions (never seen by the client)"
+
+// SkippedNoEffect is the kind of operation (history.History.Skipped) a
+// reader leaves out as of no effect: one that read only, or did nothing,
+// and whose outcome is unknown (:info, or never completed).
+const SkippedNoEffect = "of unknown outcome and no effect (reads only)"
+
+// Parts groups n transactions into the parts of a jepsen.independent
+// history by their keys (key(i) is transaction i's), in the order of the
+// keys (history.Compare: integers in order, then strings), as Jepsen
+// prints its results by key.
+func Parts(n int, key func(int) history.Value) []history.Part {
+	var parts []history.Part
+	at := map[history.Value]int{}
+	for i := range n {
+		k := key(i)
+		p, ok := at[k]
+		if !ok {
+			p = len(parts)
+			at[k] = p
+			parts = append(parts, history.Part{Key: k})
+		}
+		parts[p].Txns = append(parts[p].Txns, history.TxnID(i))
+	}
+	slices.SortFunc(parts, func(a, b history.Part) int { return history.Compare(a.Key, b.Key) })
+	return parts
 }

@@ -120,18 +120,30 @@ func TestBadInput(t *testing.T) {
 		{inv + "{:process 0, :value []}\n", "type", "missing"},
 		{"{:type :begin, :process 0, :value []}\n", "type", ":begin is none of"},
 		{"{:type :ok, :process 1.5, :value []}\n", "process", "1.5 is not an integer"},
-		{"{:type :ok, :process 0, :f :read, :value 1}\n", "f", "only transactions"},
+		{"{:type :ok, :process 0, :f :read, :value 1}\n", "value", "1 (:f :read) is not a transaction, a vector of micro-operations (a register operation: --format knossos"},
 		{"{:type :ok, :process 0, :time :now, :value []}\n", "time", "is not an integer"},
 		{inv + inv, "", "process 0 invokes again"},
 		{inv + `{:type :ok, :process 0, :value [[:r 1 nil]]}`, "f", `invoked "txn" but completes ""`},
-		{`{:type :ok, :process 0, :value 5}`, "value", "an integer is not a vector"},
+		{`{:type :ok, :process 0, :value 5}`, "value", "5 is not a transaction"},
 		{`{:type :ok, :process 0}`, "value", "missing"},
 		{`{:type :ok, :process 0, :value [[:r 1]]}`, "value[0]", "is not a micro-operation"},
 		{`{:type :ok, :process 0, :value [[:r 1 nil] [:cas 1 [1 2]]]}`, "value[1]", "unknown micro-operation :cas"},
-		{`{:type :ok, :process 0, :value [[:append [1] 2]]}`, "value[0]", "the key [1] is not"},
-		{`{:type :ok, :process 0, :value [[:w 1 nil]]}`, "value[0]", "the value nil is not"},
-		{`{:type :ok, :process 0, :value [[:r 1 [1 {}]]]}`, "value[0]", "element 1 of the list read"},
-		{`{:type :ok, :process 0, :value [[:r 1 {}]]}`, "value[0]", "is not an integer, string, keyword, list or nil"},
+		{`{:type :ok, :process 0, :value [[:append nil 2]]}`, "value[0]", "the key is nil"},
+		{`{:type :ok, :process 0, :value [[:w 1 nil]]}`, "value[0]", "writes nil"},
+		{`{:type :ok, :process 0, :value [[:r 1 [1 nil]]]}`, "value[0]", "element 1 of the list read is nil"},
+		{"{:type :ok, :process 0, :value [[:w 1 [:a 1]]]}\n{:type :ok, :process 1, :value [[:r 1 \"[:a 1]\"]]}\n", "value[0]",
+			`the value "[:a 1]" is a string, but the value [:a 1] (line 1) is a vector`},
+		{"{:type :ok, :process 0, :value [[:w [3] 1]]}\n{:type :ok, :process 1, :value [[:r \"[3]\" 1]]}\n", "value[0]",
+			`the key "[3]" is a string, but the key [3] (line 1) is a vector`},
+		{"{:type :invoke, :process 0, :value [1 [[:w 1 1]]]}\n{:type :ok, :process 0, :value [[:w 1 1]]}\n", "value",
+			"is not [key transaction], as the :value on line 1 is (jepsen.independent)"},
+		{"{:type :ok, :process 0, :value [[:w 1 1]]}\n{:type :ok, :process 0, :value [1 [[:w 1 1]]]}\n", "value",
+			"is [key transaction] (jepsen.independent), but the :value on line 1 is a transaction"},
+		{"{:type :invoke, :process 0, :value [1 [[:w 1 1]]]}\n{:type :ok, :process 0, :value [2 [[:w 1 1]]]}\n", "value",
+			"the key 2 of this completion is not 1, its invocation's (line 1)"},
+		{"{:type :info, :process :nemesis, :f :start}\n{:type :info, :process 0, :f :read, :value [[:r 1 nil]]}\n", "",
+			"no transactions: of the 1 client operations read, none is a transaction that took effect"},
+		{"{:type :ok, :process [0], :value []}\n", "process", "is not an integer (a client) or a name (the nemesis)"},
 		{"{:type :ok, :process 0, :time 1, :value []}\n{:type :ok, :process 1, :value []}\n", "", "has no :time, but the one on line 1 has"},
 		{"{:type :ok, :value []}\n{:type :ok, :process 1, :value []}\n", "", "has a :process, but the one on line 1 has none"},
 		{"[{:type :ok, :process 0, :value []}\n", "", "ends inside the top-level vector"},
@@ -170,7 +182,7 @@ func fieldOf(err error) string {
 // TestErrorLine: the line named is the line of the culprit, in a vector
 // spread over lines too.
 func TestErrorLine(t *testing.T) {
-	in := "[{:type :invoke, :process 0, :value [[:r 1 nil]]}\n\n {:type :ok, :process 0,\n  :value [[:r 1 nil]\n          [:r 2 #{}]]}]"
+	in := "[{:type :invoke, :process 0, :value [[:r 1 nil]]}\n\n {:type :ok, :process 0,\n  :value [[:r 1 nil]\n          [:r nil 1]]}]"
 	_, err := Read(strings.NewReader(in), "v.edn")
 	var fe *format.Error
 	if !errors.As(err, &fe) || fe.Line != 5 || fe.Field != "value[1]" {

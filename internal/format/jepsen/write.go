@@ -45,6 +45,9 @@ const InfoReadsField = "isoscope/reads"
 // refuses, with an error naming the transaction and operation, what the
 // format cannot record (see the package documentation, Writing).
 func Write(w io.Writer, h *history.History) error {
+	if len(h.Parts) > 0 {
+		return fmt.Errorf("a history of %d independent parts (jepsen.independent) cannot be written as one Jepsen history", len(h.Parts))
+	}
 	lists, err := writable(h)
 	if err != nil {
 		return err

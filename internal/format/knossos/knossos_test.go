@@ -30,6 +30,15 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The nemesis's lines are faults, on the log's clock, its lines.
+	nemesis := "INFO  jepsen.util - :nemesis\t:info\t:start\tnil\nINFO  jepsen.util - :nemesis\t:info\t:start\t[:isolated {\"n1\" #{\"n2\"}}]\n"
+	withNemesis, err := Read(strings.NewReader(nemesis+sample), "n.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := withNemesis.Faults; len(f) != 1 || f[0].Kind != "start" || f[0].Begin != 1 || f[0].End != 2 || f[0].Info != `[:isolated {"n1" #{"n2"}}]` || len(withNemesis.Txns) != len(h.Txns) {
+		t.Errorf("faults %+v, %d transactions; want the nemesis's start from line 1 to 2, and %d", f, len(withNemesis.Txns), len(h.Txns))
+	}
 	want := "t1: s0: @1-3: w x 1 | t2: s1: @2-4: r x 1 | t3: s2: unknown: @5-8: r x 1 w x 2 | t4: s4: unknown: @9-10: w x 7"
 	if got := history.Notation(h); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -42,11 +51,13 @@ func TestRead(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"hello\n", "not a knossos log line"},
-		{"INFO  jepsen.util - x\t:invoke\t:read\tnil\n", "not an integer"},
+		{"INFO  jepsen.util - x\t:invoke\t:read\tnil\n", "not an integer (a client) or a name"},
 		{"INFO  jepsen.util - 0\t:ok\t:read\tnil\n", "did not invoke"},
 		{"INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:invoke\t:read\tnil\n", "invokes again"},
 		{"INFO  jepsen.util - 0\t:invoke\t:cas\t[1]\nINFO  jepsen.util - 0\t:ok\t:cas\t[1]\n", "not [old new]"},
-		{"INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:ok\t:read\tx\n", "not an integer or nil"},
+		{"INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:ok\t:read\t\"x\n", "is not an EDN value"},
+		{"INFO  jepsen.util - 0\t:invoke\t:lock\tnil\n", "unknown function :lock"},
+		{"INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:fail\t:read\tnil\n", "no transactions: of the 2 client operations read, none took effect (1 reads"},
 		{"INFO  jepsen.util - 0\t:begin\t:read\tnil\n", "unknown type"},
 	} {
 		_, err := Read(strings.NewReader(c.in), "b.log")
@@ -118,16 +129,24 @@ func TestReadEDN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "t1: s0: @1-3: w x 1 | t2: s1: @2-4: r x 1 | t3: s2: unknown: @5-8: r x 1 w x 2 | t4: s4: aborted: @9-10: w x 3 | t5: s5: unknown: @11-12: w x 7"
+	// The nemesis's operation (line 5) is a fault, on the same clock.
+	want := "t1: s0: @1-3: w x 1 | t2: s1: @2-5: r x 1 | t3: s2: unknown: @6-9: r x 1 w x 2 | t4: s4: aborted: @10-11: w x 3 | t5: s5: unknown: @12-13: w x 7"
 	if got := history.Notation(h); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if len(h.Faults) != 1 || h.Faults[0].Kind != "start" || h.Faults[0].Begin != 4 || h.Faults[0].Line != 5 {
+		t.Errorf("faults %+v, want the nemesis's :start at instant 4, line 5", h.Faults)
 	}
 	if h.Header.Implies != "strict-serializable" || h.Txns[2].Line != 7 {
 		t.Errorf("header implies %q; transaction 3 on line %d, want 7", h.Header.Implies, h.Txns[2].Line)
 	}
 	for _, c := range []struct{ in, want string }{
 		{"[{:process 0, :type :invoke, :f :read, :value nil}\n 3]", "not a map"},
-		{"[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read, :value \"x\"}]", ":value"},
+		{"[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read, :value [[:r 0 1] [:r 1 nil]]}]", "is a transaction, not a register's value"},
+		{"[{:process 0, :type :invoke, :f :write, :value 1}\n {:type :ok, :f :write, :value 1}]", "operations with a :process (line 1) and without (line 2)"},
+		{"[{:process 0, :type :invoke, :f :write, :value [1 2]}\n {:process 0, :type :ok, :f :write, :value 2}]", "is not [key value], as the :value on line 1 is"},
+		{"[{:process 0, :type :invoke, :f :write, :value [1 2]}\n {:process 0, :type :ok, :f :write, :value [3 2]}]", "the key 3 of this completion is not 1"},
+		{"[{:process 0, :type :invoke, :f :add, :value 1}]", "unknown function :add"},
 		{"[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :invoke, :f :read, :value nil}]", "invokes again"},
 		{"[{:process 0, :type :invoke, :f :read, :value nil}", "ends inside"},
 	} {

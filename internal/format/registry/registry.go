@@ -77,11 +77,11 @@ func Formats() []Format {
 		{Name: "dbcop", Describe: "dbcop bincode history", Sniff: dbcop.Sniff, Read: dbcop.Read, Write: dbcop.Write, Whole: true},
 		{Name: "plume", Describe: "PolySI/Plume text (r(k,v,s,t) lines)", Sniff: plume.Sniff, Read: plume.Read},
 		{Name: "awdit", Describe: "AWDIT test text", Sniff: awdit.Sniff, Read: awdit.Read},
-		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs) or knossos EDN history of a compare-and-set register", Sniff: knossos.Sniff, Read: knossos.Read},
+		{Name: "knossos", Describe: "Jepsen/knossos register log (porcupine's etcd logs) or knossos EDN or JSON history of a compare-and-set register, or of many (jepsen.independent [key value])", Sniff: knossos.Sniff, Read: knossos.Read},
 		{Name: "porcupine", Describe: "porcupine key-value log (get/put/append EDN events)", Sniff: porcupine.Sniff, Read: porcupine.Read},
 		{Name: "timekiller", Describe: "TimeKiller (Chronos, Aion) JSON: transactions with hybrid-logical-clock start and commit timestamps",
 			Sniff: timekiller.Sniff, Read: timekiller.Read, Whole: true},
-		{Name: "jepsen", Describe: "Jepsen list-append or rw-register history, EDN or elle-cli JSON (Elle's input)",
+		{Name: "jepsen", Describe: "Jepsen list-append or rw-register history, EDN or elle-cli JSON (Elle's input), transactions under any :f, or many (jepsen.independent [key txn])",
 			Sniff: jepsen.Sniff, Read: jepsen.Read, Write: jepsen.Write},
 	}
 }
@@ -288,7 +288,21 @@ func read(r io.Reader, name, formatName string, o Options, buf int) (*Opened, er
 		}
 		return nil, stopped(err)
 	}
+	if err := someTxn(h, name, f.Name); err != nil {
+		return nil, err
+	}
 	return &Opened{History: h}, nil
+}
+
+// someTxn refuses a history of a foreign format from which its reader
+// made no transaction: the input held something (it was not empty), and
+// a check of nothing would claim what no operation showed. A native
+// history may be empty: its format says what it holds.
+func someTxn(h *history.History, name, formatName string) error {
+	if len(h.Txns) > 0 || len(h.Header.Initial.Values) > 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: no transactions: the %s reader found none to check", name, formatName)
 }
 
 // detect names the format of a stream from its first bytes.
@@ -321,10 +335,20 @@ func openDir(path, name string, lim format.Limits) (*history.History, error) {
 		}
 		dirFormats = append(dirFormats, f.Name)
 		if (name == "" || name == "auto") && f.SniffDir(path) || name == f.Name {
+			var h *history.History
+			var err error
 			if f.ReadDirWith != nil {
-				return f.ReadDirWith(path, lim)
+				h, err = f.ReadDirWith(path, lim)
+			} else {
+				h, err = f.ReadDir(path)
 			}
-			return f.ReadDir(path)
+			if err == nil {
+				err = someTxn(h, path, f.Name)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return h, nil
 		}
 	}
 	return nil, fmt.Errorf("%s: a directory, and not one of a directory format (%s)", path, strings.Join(dirFormats, ", "))
