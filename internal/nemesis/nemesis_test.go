@@ -63,16 +63,31 @@ func (j *journal) SkewClock(_ context.Context, i int, offset time.Duration) (tim
 
 // schedule runs the nemesis for a while and returns what it did and
 // recorded.
-func schedule(t *testing.T, seed uint64, d time.Duration) (*journal, []history.Fault) {
+func schedule(t *testing.T, seed uint64, want int) (*journal, []history.Fault) {
 	t.Helper()
 	j := &journal{}
+	faults := runNemesis(t, j, Config{Faults: Kinds, Interval: 5 * time.Millisecond, Seed: seed}, want)
+	return j, faults
+}
+
+// runNemesis runs the nemesis on target until it has recorded want faults (within a
+// minute, however loaded the machine), and returns them.
+func runNemesis(t *testing.T, target Target, c Config, want int) []history.Fault {
+	t.Helper()
 	var faults []history.Fault
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var clock int64
-	Run(ctx, j, Config{Faults: Kinds, Interval: 5 * time.Millisecond, Seed: seed}, func() int64 { clock++; return clock },
-		func(f history.Fault) { faults = append(faults, f) })
-	return j, faults
+	Run(ctx, target, c, func() int64 { clock++; return clock },
+		func(f history.Fault) {
+			if faults = append(faults, f); len(faults) >= want {
+				cancel()
+			}
+		})
+	if len(faults) < want {
+		t.Fatalf("only %d faults in a minute at a %s interval", len(faults), c.Interval)
+	}
+	return faults
 }
 
 // TestRunHealsAndRecords: every fault is healed in order (an isolation by
@@ -80,10 +95,7 @@ func schedule(t *testing.T, seed uint64, d time.Duration) (*journal, []history.F
 // next one and before Run returns, and recorded once, with its node and
 // instants in order.
 func TestRunHealsAndRecords(t *testing.T) {
-	j, faults := schedule(t, 1, 400*time.Millisecond)
-	if len(faults) < 5 {
-		t.Fatalf("only %d faults in 400 ms at a 5 ms interval", len(faults))
-	}
+	j, faults := schedule(t, 1, 8)
 	open := ""
 	for _, c := range j.calls {
 		verb, node, _ := strings.Cut(c, " ")
@@ -117,7 +129,7 @@ func TestRunHealsAndRecords(t *testing.T) {
 // seed.
 func TestRunSeeded(t *testing.T) {
 	sched := func(seed uint64) []string {
-		_, faults := schedule(t, seed, 200*time.Millisecond)
+		_, faults := schedule(t, seed, 6)
 		var out []string
 		for _, f := range faults[:min(len(faults), 6)] {
 			out = append(out, f.Kind+" "+f.Node)
@@ -141,15 +153,7 @@ func TestRunSeeded(t *testing.T) {
 // be skewed gets the fault recorded as failed.
 func TestClockOffsets(t *testing.T) {
 	j := &journal{}
-	var faults []history.Fault
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	var clock int64
-	Run(ctx, j, Config{Faults: []Kind{Clock}, Interval: 2 * time.Millisecond, Seed: 3}, func() int64 { clock++; return clock },
-		func(f history.Fault) { faults = append(faults, f) })
-	if len(faults) < 20 {
-		t.Fatalf("only %d clock faults", len(faults))
-	}
+	faults := runNemesis(t, j, Config{Faults: []Kind{Clock}, Interval: 2 * time.Millisecond, Seed: 3}, 20)
 	var ahead, behind, seconds, minutes int
 	for _, f := range faults {
 		d := time.Duration(f.Offset)
@@ -174,12 +178,8 @@ func TestClockOffsets(t *testing.T) {
 		t.Errorf("offsets %d ahead, %d behind, %d under a minute, %d over", ahead, behind, seconds, minutes)
 	}
 
-	var failed []history.Fault
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel2()
-	Run(ctx2, noClock{j}, Config{Faults: []Kind{Clock}, Interval: 2 * time.Millisecond, Seed: 3}, func() int64 { clock++; return clock },
-		func(f history.Fault) { failed = append(failed, f) })
-	if len(failed) == 0 || !strings.Contains(failed[0].Info, "failed") {
+	failed := runNemesis(t, noClock{j}, Config{Faults: []Kind{Clock}, Interval: 2 * time.Millisecond, Seed: 3}, 1)
+	if !strings.Contains(failed[0].Info, "failed") {
 		t.Errorf("a target without clocks: %+v", failed)
 	}
 }
