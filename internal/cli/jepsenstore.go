@@ -82,6 +82,16 @@ func secondOpinion(file string, run *jepsenstore.Run, h *history.History, res ch
 	}
 	cmp := jepsenstore.Compare(r, res.Level, res.Outcome == check.Satisfied, res.Outcome == check.Violation)
 	cmp.NilReads(nilReads(h))
+	if len(res.Parts) > 0 {
+		keys := map[string]string{}
+		for _, p := range res.Parts {
+			keys[p.Key.String()] = map[check.Outcome]string{check.Satisfied: jepsenstore.Valid, check.Violation: jepsenstore.Invalid}[p.Outcome]
+			if keys[p.Key.String()] == "" {
+				keys[p.Key.String()] = jepsenstore.Unknown
+			}
+		}
+		cmp.PerKey(keys)
+	}
 	return &cmp, nil
 }
 
@@ -133,6 +143,20 @@ func writeSecondOpinion(w io.Writer, c *jepsenstore.Comparison, res check.Result
 	}
 	if c.Note != "" {
 		fmt.Fprintf(w, "  (%s)\n", c.Note)
+	}
+	if len(c.Keys) > 0 {
+		counts := map[string]int{}
+		var differ []string
+		for _, k := range c.Keys {
+			counts[k.Agreement]++
+			if k.Agreement == "disagree" {
+				differ = append(differ, fmt.Sprintf("key %s: Jepsen %s, isoscope %s", k.Key, k.Jepsen, k.Isoscope))
+			}
+		}
+		fmt.Fprintf(w, "per key: %d agree, %d disagree, %d without a comparison\n", counts["agree"], counts["disagree"], counts["no comparison"])
+		for _, d := range differ {
+			fmt.Fprintf(w, "  DISAGREES on %s\n", d)
+		}
 	}
 }
 

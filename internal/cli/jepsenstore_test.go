@@ -155,3 +155,29 @@ func TestCheckJepsenIndependentKeys(t *testing.T) {
 		t.Fatalf("exit %d; stdout %q stderr %q", code, out, errs)
 	}
 }
+
+// TestCheckJepsenIndependentRun: a run whose history is made of
+// jepsen.independent keys is compared with results.edn key by key, and a
+// key on which the verdicts differ is named.
+func TestCheckJepsenIndependentRun(t *testing.T) {
+	history := `{:type :invoke, :f :write, :value [0 1], :process 0, :time 1, :index 0}
+{:type :ok, :f :write, :value [0 1], :process 0, :time 2, :index 1}
+{:type :invoke, :f :read, :value [0 nil], :process 1, :time 3, :index 2}
+{:type :ok, :f :read, :value [0 1], :process 1, :time 4, :index 3}
+{:type :invoke, :f :write, :value [1 1], :process 0, :time 5, :index 4}
+{:type :ok, :f :write, :value [1 1], :process 0, :time 6, :index 5}
+{:type :invoke, :f :read, :value [1 nil], :process 1, :time 7, :index 6}
+{:type :ok, :f :read, :value [1 2], :process 1, :time 8, :index 7}
+`
+	results := "{:valid? true, :indp {:valid? true, :results {0 {:valid? true, :configs ()}, 1 {:valid? true, :configs ()}}}}\n"
+	dir := storeDir(t, map[string]string{"history.edn": history, "results.edn": results})
+	code, out, errs := run(t, "", "check", "--compare-results", dir)
+	if code != ExitViolation || !strings.Contains(out, "per key: 1 agree, 1 disagree, 0 without a comparison") ||
+		!strings.Contains(out, "DISAGREES on key 1: Jepsen valid, isoscope invalid") {
+		t.Fatalf("exit %d; stdout %q stderr %q", code, out, errs)
+	}
+	code, out, _ = run(t, "", "check", "--compare-results", "--json", dir)
+	if code != ExitViolation || !strings.Contains(out, `"keys":[{"key":"0","jepsen":"valid","isoscope":"valid","agreement":"agree"},{"key":"1","jepsen":"valid","isoscope":"invalid","agreement":"disagree"}]`) {
+		t.Fatalf("JSON: exit %d; %s", code, out)
+	}
+}

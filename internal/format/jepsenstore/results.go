@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -300,6 +301,63 @@ type Comparison struct {
 	Agreement string `json:"agreement"`
 	// Note says what may explain a disagreement (NilReads).
 	Note string `json:"note,omitempty"`
+	// Keys compare, for a jepsen.independent history, each key's
+	// verdict in results.edn with isoscope's on that key (PerKey).
+	Keys []KeyComparison `json:"keys,omitempty"`
+}
+
+// KeyComparison is one independent key's verdicts side by side.
+type KeyComparison struct {
+	// Key is the key as results.edn writes it.
+	Key string `json:"key"`
+	// Jepsen is the key's :valid? in results.edn; Isoscope is Valid,
+	// Invalid or Unknown for isoscope's verdict on the key's history, or
+	// None when isoscope has no part under that key.
+	Jepsen    string `json:"jepsen"`
+	Isoscope  string `json:"isoscope"`
+	Agreement string `json:"agreement"`
+}
+
+// PerKey compares results.edn's per-key verdicts (jepsen.independent)
+// with isoscope's, given as each key's EDN form mapped to Valid, Invalid
+// or Unknown; a key results.edn names that isoscope lacks, or the other
+// way round, is "no comparison".
+func (c *Comparison) PerKey(isoscope map[string]string) {
+	seen := map[string]bool{}
+	for _, v := range c.Checkers {
+		for _, k := range v.Keys {
+			if seen[k.Key] {
+				continue
+			}
+			seen[k.Key] = true
+			iso, ok := isoscope[k.Key]
+			if !ok {
+				iso = None
+			}
+			jepsen := map[string]string{"true": Valid, "false": Invalid}[k.Valid]
+			if jepsen == "" {
+				jepsen = Unknown
+			}
+			c.Keys = append(c.Keys, KeyComparison{Key: k.Key, Jepsen: jepsen, Isoscope: iso, Agreement: agreement(jepsen, iso)})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(isoscope)) {
+		if !seen[k] {
+			c.Keys = append(c.Keys, KeyComparison{Key: k, Jepsen: None, Isoscope: isoscope[k], Agreement: "no comparison"})
+		}
+	}
+}
+
+// agreement compares two verdicts, each Valid, Invalid, or anything else
+// (no verdict).
+func agreement(jepsen, isoscope string) string {
+	switch {
+	case (jepsen == Valid || jepsen == Invalid) && jepsen == isoscope:
+		return "agree"
+	case (jepsen == Valid || jepsen == Invalid) && (isoscope == Valid || isoscope == Invalid):
+		return "disagree"
+	}
+	return "no comparison"
 }
 
 // NilReads notes, on a disagreement with Knossos where isoscope found a
