@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/cluster"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
@@ -55,7 +55,7 @@ func clusterRun(t *testing.T, ctx context.Context, c *runCommand, spec string, a
 	code, out, errs := runRunWith(t, ctx, c, args...)
 	t.Logf("exit %d\n%s%s", code, errs, out)
 	if st == nil {
-		t.Fatalf("no transaction was recorded while the cluster was up%s", dbtest.HowToInstall(errs))
+		t.Fatalf("no transaction was recorded while the cluster was up%s", testservice.HowToInstall(errs))
 	}
 	checkNothingLeft(t, dir, st)
 	return code, out, errs, file

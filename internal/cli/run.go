@@ -735,9 +735,9 @@ func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Le
 		return err
 	}
 	switch {
-	case result.Outcome == check.Violation:
+	case result.Outcome == check.Violated:
 		return &exitError{code: ExitViolation}
-	case result.Outcome == check.Unknown:
+	case result.Outcome == check.Undecided:
 		return &exitError{code: ExitUnknown}
 	}
 	return cutShort(cut)

@@ -37,7 +37,7 @@ type innodbVerdict struct {
 // check: a MySQL-protocol database at REPEATABLE READ, the history
 // checked at another model than innodb-rr, and a violation found.
 func innodbApplies(kind db.Kind, iso db.Isolation, model check.Options, r *check.Result) bool {
-	return kind == db.MySQL && iso == db.RepeatableRead && !model.InnoDBRR && r.Outcome == check.Violation
+	return kind == db.MySQL && iso == db.RepeatableRead && !model.InnoDBRR && r.Outcome == check.Violated
 }
 
 // checkInnoDB checks the run's history at repeatable read with the
@@ -54,13 +54,13 @@ func checkInnoDB(ctx context.Context, c *report.Checked, opts check.Options, pro
 		}
 	}
 	if err != nil {
-		v.Outcome, v.Reason = check.Unknown.String(), err.Error()
+		v.Outcome, v.Reason = check.Undecided.String(), err.Error()
 	}
 	switch v.Outcome {
 	case check.Satisfied.String():
 		v.Note = fmt.Sprintf("%s runs REPEATABLE READ as InnoDB does, weaker than %s: InnoDB's REPEATABLE READ allows exactly these anomalies (its reads see the transaction's first snapshot, its writes and locking reads the latest committed rows), and this history holds under it",
 			product, checked.Name)
-	case check.Violation.String():
+	case check.Violated.String():
 		v.Note = fmt.Sprintf("this history violates even InnoDB's REPEATABLE READ, which %s says it runs: %s that InnoDB's own model does not allow either",
 			product, textfmt.Count(v.Anomalies, "anomaly"))
 	default:
@@ -73,7 +73,7 @@ func checkInnoDB(ctx context.Context, c *report.Checked, opts check.Options, pro
 // text verdict.
 func printInnoDB(w io.Writer, v *innodbVerdict) {
 	fmt.Fprintf(w, "\nInnoDB's repeatable read: %s\n  %s\n  see: %s\n", map[string]string{
-		check.Satisfied.String(): "holds", check.Violation.String(): "VIOLATED", check.Unknown.String(): "unknown",
+		check.Satisfied.String(): "holds", check.Violated.String(): "VIOLATED", check.Undecided.String(): "unknown",
 	}[v.Outcome], v.Note, v.Command)
 }
 

@@ -10,10 +10,10 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // checkSchemaFields checks a run's JSON result against the innodb_rr
@@ -130,8 +130,8 @@ func TestInnoDBVerdictBothWays(t *testing.T) {
 // JSON) says that InnoDB's REPEATABLE READ allows them, with the command
 // that shows it, and that command does hold.
 func TestRunMariaDBRepeatableReadSaysInnoDB(t *testing.T) {
-	addr := dbtest.MySQL(t)
-	table := dbtest.Table()
+	addr := testservice.MySQL(t)
+	table := testservice.Table()
 	dropAfter(t, addr, table)
 	dir := t.TempDir()
 	for try := 1; ; try++ {

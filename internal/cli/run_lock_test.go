@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
@@ -23,13 +23,13 @@ func TestRunRefusesTableInUse(t *testing.T) {
 		name string
 		addr func(t *testing.T) string
 	}{
-		{"postgres", func(t *testing.T) string { return dbtest.Postgres(t) }},
-		{"mariadb", func(t *testing.T) string { return dbtest.MySQL(t) }},
+		{"postgres", func(t *testing.T) string { return testservice.Postgres(t) }},
+		{"mariadb", func(t *testing.T) string { return testservice.MySQL(t) }},
 		{"sqlite", func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "runs.db") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := tc.addr(t)
-			table := dbtest.Table()
+			table := testservice.Table()
 			dropAfter(t, addr, table)
 			dir := t.TempDir()
 			var code2 int
@@ -68,8 +68,8 @@ func TestRunRefusesTableInUse(t *testing.T) {
 // (The write waits for the row locks of the run's transactions: a run
 // that ends before any of them reads the value is run again.)
 func TestRunSaysOutsideWriter(t *testing.T) {
-	addr := dbtest.Postgres(t)
-	table := dbtest.Table()
+	addr := testservice.Postgres(t)
+	table := testservice.Table()
 	dropAfter(t, addr, table)
 	raw, err := sql.Open("pgx", addr)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // liveHTTPServe is `isoscope serve` logging JSON, over HTTP (and NATS
@@ -146,7 +146,7 @@ func TestRunCollectorRefusedExits3(t *testing.T) {
 func TestServeSoak(t *testing.T) {
 	const txns = 1500
 	began := time.Now()
-	dbtest.NATS(t)
+	testservice.NATS(t)
 	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
 	if err != nil {
 		t.Fatalf("NATS at %s: %v", natsURL, err)
