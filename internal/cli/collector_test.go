@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/pipeline"
 	"github.com/isoscope/isoscope/internal/testservice"
 )
 
@@ -95,7 +96,7 @@ func runCollected(t *testing.T, subject string, mutate func([]byte) []byte) int 
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "run.jsonl")
 	var out, errb bytes.Buffer
-	cmd := runCommandFor(&runCommand{io: IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, collectMutate: mutate})
+	cmd := runCommandFor(&runCommand{io: IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, hooks: pipeline.Hooks{Published: mutate}})
 	cmd.SetArgs([]string{"--db", "badger::memory:", "--level", "si", "--sessions", "6", "--txns", "600", "--keys", "20", "--seed", "5",
 		"-o", file, "--collector", natsURL, "--collector-subject", subject})
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/pipeline"
 	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/textfmt"
 )
@@ -35,7 +36,7 @@ func TestRunRefusesTableInUse(t *testing.T) {
 			var code2 int
 			var errs2 string
 			var took time.Duration
-			first := &runCommand{hook: func(n int) {
+			first := &runCommand{hooks: pipeline.Hooks{Recorded: func(n int) {
 				if n != 25 {
 					return
 				}
@@ -43,7 +44,7 @@ func TestRunRefusesTableInUse(t *testing.T) {
 				code2, _, errs2 = runRun(t, context.Background(), "--db", addr, "--table", table, "--sessions", "4",
 					"--txns", "200", "-o", filepath.Join(dir, "second.jsonl"))
 				took = time.Since(start)
-			}}
+			}}}
 			code, out, errs := runRunWith(t, context.Background(), first, "--db", addr, "--table", table, "--sessions", "4",
 				"--keys", "20", "--txns", "400", "-o", filepath.Join(dir, "first.jsonl"))
 			if code2 != ExitBadInput || !strings.Contains(errs2, "table "+table+" in ") || !strings.Contains(errs2, "in use by another isoscope run (") ||
@@ -78,7 +79,7 @@ func TestRunSaysOutsideWriter(t *testing.T) {
 	defer raw.Close()
 	for try := 1; ; try++ {
 		var wrote error
-		c := &runCommand{hook: func(n int) {
+		c := &runCommand{hooks: pipeline.Hooks{Recorded: func(n int) {
 			if n == 50 {
 				// A value no transaction of the run writes (the run's
 				// values are positive), one row at a time: one row lock
@@ -87,7 +88,7 @@ func TestRunSaysOutsideWriter(t *testing.T) {
 					_, wrote = raw.Exec("UPDATE "+table+" SET v = -424242 WHERE k = $1", k)
 				}
 			}
-		}}
+		}}}
 		file := filepath.Join(t.TempDir(), "h.jsonl")
 		code, out, errs := runRunWith(t, context.Background(), c, "--db", addr, "--table", table, "--sessions", "4",
 			"--keys", "10", "--txns", "400", "-o", file)

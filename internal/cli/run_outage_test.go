@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/pipeline"
 	"github.com/isoscope/isoscope/internal/testservice"
 )
 
@@ -48,12 +49,12 @@ func runThroughOutage(t *testing.T, addr string, fault func(*testservice.Proxy),
 	dropAfter(t, addr, table)
 	file := filepath.Join(t.TempDir(), "outage.jsonl")
 	faulted := make(chan time.Time, 1)
-	c := &runCommand{hook: func(n int) {
+	c := &runCommand{hooks: pipeline.Hooks{Recorded: func(n int) {
 		if n == 300 {
 			faulted <- time.Now()
 			fault(proxy)
 		}
-	}}
+	}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	args = append([]string{"--db", via, "--table", table, "--sessions", "6", "--keys", "100", "--txns", "1500",
