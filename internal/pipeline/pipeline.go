@@ -186,15 +186,19 @@ type run struct {
 }
 
 // Run runs cfg's workload, records and publishes the history, checks it
-// and reports. An error is bad input or a database that cannot be reached
-// at the start (an *InterruptedError: interrupted before anything ran);
-// nothing is then checked.
+// and reports on std. An error is bad input (a database that cannot be
+// reached or locked at the start, a history or report that cannot be
+// written, a history the checker refuses): no verdict; an
+// *InterruptedError is a run interrupted before anything ran, with the
+// Result's status Undecided.
 func Run(ctx context.Context, cfg Config, std IO) (Result, error) {
 	r := &run{Config: cfg, io: std}
 	r.DBs, r.ReadDBs = append([]string(nil), cfg.DBs...), append([]string(nil), cfg.ReadDBs...)
 	return r.run(ctx)
 }
 
+// run is Run on r's copy of the configuration, which it completes (the
+// cluster's nodes, the history file's default name).
 func (r *run) run(ctx context.Context) (Result, error) {
 	if r.Cluster != nil {
 		cl, err := r.standUp(ctx)
@@ -209,29 +213,11 @@ func (r *run) run(ctx context.Context) (Result, error) {
 	if len(r.DBs) == 0 {
 		r.DBs = []string{""} // the default database
 	}
-	target, d, err := r.openDatabase(ctx)
+	target, d, version, release, err := r.prepare(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	defer d.Close()
-	openCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if err := d.Supports(r.Isolation); err != nil {
-		return Result{}, err
-	}
-	version, err := d.Version(openCtx)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %v", target.Display, err)
-	}
-	r.kind, r.version = d.Kind(), version
-	lock, err := d.Lock(openCtx)
-	if err != nil {
-		return Result{}, err
-	}
-	defer lock.Release()
-	if err := d.Reset(openCtx); err != nil {
-		return Result{}, err
-	}
+	defer release()
 	cfg := r.runnerConfig(d, target, version)
 	var file *os.File
 	if !r.NoTrace {
@@ -286,6 +272,39 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		result = r.collected(ctx, cw, result, err)
 	}
 	return result, err
+}
+
+// prepare opens the database, asks for the server's version, takes the
+// table's lock (before the reset, so that a run never resets a table in
+// another run's use) and resets the table. release gives up the lock and
+// closes the database.
+func (r *run) prepare(ctx context.Context) (target db.Target, d db.Database, version string, release func(), err error) {
+	target, d, err = r.openDatabase(ctx)
+	if err != nil {
+		return target, nil, "", nil, err
+	}
+	openCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	closeAll := func() { cancel(); d.Close() }
+	if err := d.Supports(r.Isolation); err != nil {
+		closeAll()
+		return target, nil, "", nil, err
+	}
+	if version, err = d.Version(openCtx); err != nil {
+		closeAll()
+		return target, nil, "", nil, fmt.Errorf("%s: %v", target.Display, err)
+	}
+	r.kind, r.version = d.Kind(), version
+	lock, err := d.Lock(openCtx)
+	if err != nil {
+		closeAll()
+		return target, nil, "", nil, err
+	}
+	if err := d.Reset(openCtx); err != nil {
+		lock.Release()
+		closeAll()
+		return target, nil, "", nil, err
+	}
+	return target, d, version, func() { lock.Release(); closeAll() }, nil
 }
 
 // runnerConfig is the runner's configuration of the run on d, with the
