@@ -235,7 +235,7 @@ func Check(ctx context.Context, h *History, o Options) (*Result, error) {
 	switch res.Outcome {
 	case check.Satisfied:
 		out.Outcome = Satisfied
-	case check.Violation:
+	case check.Violated:
 		out.Outcome = Violated
 	default:
 		out.Outcome = Undecided

@@ -12,7 +12,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/isoscope/isoscope"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/isoscopetest"
 )
 
@@ -23,14 +23,14 @@ func load(t *testing.T, level sql.IsolationLevel, retries, clerks, reservations 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	db, err := sql.Open("pgx", dbtest.Postgres(t))
+	db, err := sql.Open("pgx", testservice.Postgres(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(clerks + 1)
 	stock := map[string]int{"lamp": 10_000, "chair": 10_000}
-	shop, err := Open(ctx, db, Config{Prefix: dbtest.Table(), Level: level, Retries: retries}, stock)
+	shop, err := Open(ctx, db, Config{Prefix: testservice.Table(), Level: level, Retries: retries}, stock)
 	if err != nil {
 		t.Fatal(err)
 	}

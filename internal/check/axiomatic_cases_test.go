@@ -111,7 +111,7 @@ func TestHoldsAxiomaticLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != check.Violation {
+	if res.Outcome != check.Violated {
 		t.Fatalf("snapshot isolation: %s", res.Outcome)
 	}
 	var names []string

@@ -176,7 +176,7 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 	}
 	if err != nil {
 		// The context ended while the history was indexed.
-		return Result{Level: l, Outcome: Unknown, Reason: stopped(ctx, err), Stats: h.Stats()}, nil
+		return Result{Level: l, Outcome: Undecided, Reason: stopped(ctx, err), Stats: h.Stats()}, nil
 	}
 	if l.RealTime && !o.InnoDBRR {
 		if first, n, of := untimed(ix); n > 0 {
@@ -213,7 +213,7 @@ func Run(ctx context.Context, h *history.History, l level.Level, o Options) (Res
 	if o.InnoDBRR {
 		res.Modules = append(res.Modules, InnoDBRRModule)
 	}
-	if res.Outcome != Violation || !o.Holds {
+	if res.Outcome != Violated || !o.Holds {
 		return res, nil
 	}
 	for _, w := range l.WeakerLevels() {
@@ -295,10 +295,10 @@ func runUntimed(ctx context.Context, h *history.History, l level.Level, o Option
 	missing := fmt.Sprintf("%d of %d transactions have no begin and end instants (the first: %s), so their real-time order is unknown", n, of, which)
 	res.Level, res.CheckedAt = l, &ser
 	switch res.Outcome {
-	case Violation:
+	case Violated:
 		res.Note = fmt.Sprintf("found at %s, which %s implies: %s", ser.Name, l.Name, missing)
 	case Satisfied:
-		res.Outcome = Unknown
+		res.Outcome = Undecided
 		res.Reason = fmt.Sprintf("%s holds, but %s cannot be decided: %s", ser.Name, l.Name, missing)
 	default:
 		res.Reason = fmt.Sprintf("%s (checked at %s, which %s implies: %s)", res.Reason, ser.Name, l.Name, missing)
@@ -465,11 +465,11 @@ func runPlanned(ctx context.Context, ix *history.Index, l level.Level, c checker
 	}
 	switch {
 	case len(res.Anomalies) > 0:
-		res.Outcome = Violation
+		res.Outcome = Violated
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
-		res.Outcome, res.Reason = Unknown, stopped(ctx, err)
+		res.Outcome, res.Reason = Undecided, stopped(ctx, err)
 	case err != nil && undecided(err):
-		res.Outcome, res.Reason = Unknown, err.Error()
+		res.Outcome, res.Reason = Undecided, err.Error()
 	case err != nil:
 		return Result{}, err
 	default:

@@ -90,7 +90,7 @@ func verdict(t *testing.T, h *history.History, id level.ID, checker string) (che
 	if res.Outcome == check.Satisfied {
 		return res, ok
 	}
-	if res.Outcome != check.Violation || len(res.Anomalies) == 0 {
+	if res.Outcome != check.Violated || len(res.Anomalies) == 0 {
 		t.Fatalf("%s: outcome %s with %d anomalies", id, res.Outcome, len(res.Anomalies))
 	}
 	return res, res.Anomalies[0].Kind.String()
@@ -209,17 +209,17 @@ func TestStrictWithoutInstants(t *testing.T) {
 		kind, why           string
 	}{
 		{"lost update, no instants", "init: x=0 | s1: r x 0 w x 1 | s2: r x 0 w x 2", "auto",
-			check.Violation, "lost-update", "2 of 2 transactions have no begin and end instants"},
+			check.Violated, "lost-update", "2 of 2 transactions have no begin and end instants"},
 		{"lost update, named checker", "init: x=0 | s1: r x 0 w x 1 | s2: r x 0 w x 2", "mt",
-			check.Violation, "lost-update", "2 of 2"},
+			check.Violated, "lost-update", "2 of 2"},
 		{"serial, no instants", "init: x=0 | s1: r x 0 w x 1 | s2: r x 1 w x 2", "auto",
-			check.Unknown, "", "2 of 2 transactions have no begin and end instants (the first: transaction 1)"},
+			check.Undecided, "", "2 of 2 transactions have no begin and end instants (the first: transaction 1)"},
 		{"partial instants, write skew", "init: x=0 y=0 | s1: @0-1: r x 0 r y 0 w x 1 | s2: r x 0 r y 0 w y 1", "auto",
-			check.Violation, "write-skew", "1 of 2"},
+			check.Violated, "write-skew", "1 of 2"},
 		{"partial instants, serial", "init: x=0 | s1: @0-1: r x 0 w x 1 | s2: r x 1 w x 2", "auto",
-			check.Unknown, "", "1 of 2 transactions have no begin and end instants (the first: transaction 2)"},
+			check.Undecided, "", "1 of 2 transactions have no begin and end instants (the first: transaction 2)"},
 		{"aborted without instants", "init: x=0 | s1: @0-1: r x 0 w x 1 | s2: aborted: r x 1 w x 2 | s3: @2-3: r x 0", "auto",
-			check.Violation, "real-time-violation", ""},
+			check.Violated, "real-time-violation", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := check.Run(context.Background(), history.MustParse(tc.hist), sser, check.Options{Checker: tc.checker, Holds: true})
@@ -242,7 +242,7 @@ func TestStrictWithoutInstants(t *testing.T) {
 				t.Errorf("checked at %v, want serializable", res.CheckedAt)
 			}
 			text := res.Note
-			if res.Outcome == check.Unknown {
+			if res.Outcome == check.Undecided {
 				text = res.Reason
 			}
 			if !strings.Contains(text, tc.why) {
@@ -269,7 +269,7 @@ func TestLWTUnknownThenSession(t *testing.T) {
 		t.Error("lwt decided a history whose unknown transaction has a session successor")
 	}
 	res, err := check.Run(context.Background(), h, level.Get(level.StrictSerializable), check.Options{})
-	if err != nil || res.Outcome != check.Violation {
+	if err != nil || res.Outcome != check.Violated {
 		t.Errorf("auto (%s): %v %v; the oracle says violated", res.Checker, res.Outcome, err)
 	}
 }

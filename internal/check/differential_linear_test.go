@@ -131,7 +131,7 @@ func TestDifferentialLinear(t *testing.T) {
 			decided++
 			total++
 			got := res.Outcome == check.Satisfied
-			if res.Outcome == check.Unknown {
+			if res.Outcome == check.Undecided {
 				t.Fatalf("seed %d %s: undecided: %s\n%s", seed, lv.Name, res.Reason, history.Notation(h))
 			}
 			if !got {
@@ -192,7 +192,7 @@ func TestDifferentialLinearLarger(t *testing.T) {
 			if res.Outcome != sat.Outcome {
 				t.Fatalf("seed %d %s: linear %v, sat %v; %s / %s\n%s", seed, lv.Name, res.Outcome, sat.Outcome, kinds(res), kinds(sat), history.Notation(h))
 			}
-			if res.Outcome == check.Violation {
+			if res.Outcome == check.Violated {
 				violations++
 			}
 		}

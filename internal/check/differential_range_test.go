@@ -111,7 +111,7 @@ func TestDifferentialSIEncodings(t *testing.T) {
 		}
 	}
 	t.Logf("verdicts: %v", verdicts)
-	if verdicts[check.Satisfied] == 0 || verdicts[check.Violation] == 0 {
+	if verdicts[check.Satisfied] == 0 || verdicts[check.Violated] == 0 {
 		t.Fatalf("one-sided: %v", verdicts)
 	}
 }

@@ -127,7 +127,7 @@ func TestTuning(t *testing.T) {
 	}
 	for _, tu := range []checker.Tuning{{NoPrune: true}, {NoPhase: true}, {NoTwoWidth: true}, {NoChrono: true}, {NoUnsatSearch: true}, {Dense: true}} {
 		res, err := check.Run(context.Background(), h, ser, check.Options{Tuning: tu})
-		if err != nil || res.Checker != "sat" || res.Outcome != check.Violation {
+		if err != nil || res.Checker != "sat" || res.Outcome != check.Violated {
 			t.Errorf("%+v: %s %v %v", tu, res.Checker, res.Outcome, err)
 		}
 	}

@@ -74,7 +74,7 @@ func TestHotKeyLostUpdates(t *testing.T) {
 				lost++
 			}
 		}
-		if res.Outcome != check.Violation || lost != want {
+		if res.Outcome != check.Violated || lost != want {
 			t.Errorf("%s: %v with %d lost updates, want a violation with %d", level.Get(id).Name, res.Outcome, lost, want)
 		}
 	}

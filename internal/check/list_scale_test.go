@@ -94,7 +94,7 @@ func TestListLevelsAtScale(t *testing.T) {
 			}
 			want := check.Satisfied
 			if skew && id == level.Serializable {
-				want = check.Violation
+				want = check.Violated
 			}
 			if res.Outcome != want {
 				t.Errorf("skew %v, %s: %v (%s), want %v", skew, level.Get(id).Name, res.Outcome, res.Reason, want)

@@ -109,7 +109,7 @@ func TestDifferentialSATOnLargeMT(t *testing.T) {
 				t.Fatalf("seed %d %s (%d transactions, planted %v): mt says %s (%s), sat says %s (%s)",
 					seed, id, len(h.Txns), plant, mt.Outcome, kinds(mt), sat.Outcome, kinds(sat))
 			}
-			if mt.Outcome == check.Violation {
+			if mt.Outcome == check.Violated {
 				violations++
 			}
 			if sat.Checker != "sat" && sat.Checker != "precheck" {

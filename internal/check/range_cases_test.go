@@ -131,7 +131,7 @@ func TestVersionOrderHints(t *testing.T) {
 				}
 			}
 			res, err = check.Run(context.Background(), h, level.Get(c.id), check.Options{})
-			if err != nil || res.Outcome != check.Violation || res.Checker != "sat" {
+			if err != nil || res.Outcome != check.Violated || res.Checker != "sat" {
 				t.Fatalf("with the order: %v %v (checker %s) %s", err, res.Outcome, res.Checker, kinds(res))
 			}
 			if _, err := check.Run(context.Background(), h, level.Get(c.id), check.Options{Checker: "dsg"}); err == nil {
@@ -218,7 +218,7 @@ func TestRepeatableReadCases(t *testing.T) {
 func TestTooLargeIsUndecided(t *testing.T) {
 	h := history.MustParse(`s0: w x 1 | s1: w x 1 | s2: w x 2 | s3: r x 1 w x 3`)
 	res, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Checker: "sat", Limits: checker.Limits{MaxDerived: 1}})
-	if err != nil || res.Outcome != check.Unknown || !strings.Contains(res.Reason, "more than the 1 it is allowed") {
+	if err != nil || res.Outcome != check.Undecided || !strings.Contains(res.Reason, "more than the 1 it is allowed") {
 		t.Fatalf("%v %v %q", err, res.Outcome, res.Reason)
 	}
 }
@@ -239,7 +239,7 @@ func TestModules(t *testing.T) {
 	}
 	mods := []checker.Module{polygraph.CommitOrder{}}
 	res, err = check.Run(context.Background(), h, ser, check.Options{Modules: mods})
-	if err != nil || res.Outcome != check.Violation || res.Checker != "sat" {
+	if err != nil || res.Outcome != check.Violated || res.Checker != "sat" {
 		t.Fatalf("with commit order: %v %v (%s)", res.Outcome, err, res.Checker)
 	}
 	if _, err := check.Run(context.Background(), h, ser, check.Options{Modules: mods, Checker: "mt"}); err == nil {
@@ -347,7 +347,7 @@ func TestOrderModules(t *testing.T) {
 			t.Fatalf("%s: without the module %v %v", c.name, res.Outcome, err)
 		}
 		res, err = check.Run(context.Background(), h, level.Get(c.id), check.Options{Modules: []checker.Module{c.module}})
-		if err != nil || res.Outcome != check.Violation {
+		if err != nil || res.Outcome != check.Violated {
 			t.Errorf("%s: with %s %v (%s) %v", c.name, c.module.Name(), res.Outcome, kinds(res), err)
 		}
 	}

@@ -12,14 +12,16 @@ import (
 // Outcome is a verdict.
 type Outcome uint8
 
-// The outcomes of the CLI contract.
+// The outcomes of the CLI contract, named as the public package names
+// its Outcome's values.
 const (
 	// Satisfied: the history satisfies the level.
 	Satisfied Outcome = iota
-	// Violation: at least one anomaly the level proscribes was found.
-	Violation
-	// Unknown: undecided (timeout or resource limit), no violation so far.
-	Unknown
+	// Violated: at least one anomaly the level proscribes was found.
+	Violated
+	// Undecided: no verdict (timeout or resource limit), no violation so
+	// far.
+	Undecided
 )
 
 // String is the outcome's name in the JSON result.
@@ -27,9 +29,9 @@ func (o Outcome) String() string {
 	switch o {
 	case Satisfied:
 		return "satisfied"
-	case Violation:
+	case Violated:
 		return "violation"
-	case Unknown:
+	case Undecided:
 		return "unknown"
 	}
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
@@ -37,7 +39,7 @@ func (o Outcome) String() string {
 
 // ParseOutcome returns the outcome named s, as String names it.
 func ParseOutcome(s string) (Outcome, bool) {
-	for _, o := range []Outcome{Satisfied, Violation, Unknown} {
+	for _, o := range []Outcome{Satisfied, Violated, Undecided} {
 		if o.String() == s {
 			return o, true
 		}

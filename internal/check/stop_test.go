@@ -64,7 +64,7 @@ func TestStopsPromptly(t *testing.T) {
 		if res.Outcome == check.Satisfied {
 			continue // decided as the deadline came (the history holds)
 		}
-		if res.Outcome != check.Unknown || res.Reason != "timed out before a verdict" {
+		if res.Outcome != check.Undecided || res.Reason != "timed out before a verdict" {
 			t.Errorf("stopped after %v: %s (%s), want unknown, timed out", after, res.Outcome, res.Reason)
 		}
 	}
@@ -78,19 +78,19 @@ func TestMemoryLimitIsUndecided(t *testing.T) {
 	h := blindWrites(400, 2)
 	ser := level.Get(level.Serializable)
 	res, err := check.Run(context.Background(), h, ser, check.Options{Checker: "sat", MemoryLimit: 1})
-	if err != nil || res.Outcome != check.Unknown || !strings.Contains(res.Reason, "needs more than") {
+	if err != nil || res.Outcome != check.Undecided || !strings.Contains(res.Reason, "needs more than") {
 		t.Fatalf("a 1-byte bound: %v, %s (%s)", err, res.Outcome, res.Reason)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(&check.ResourceLimitError{What: "memory: the check held 2000 MB, more than --memory-mb 1900"})
 	res, err = check.Run(ctx, h, ser, check.Options{Checker: "sat"})
-	if err != nil || res.Outcome != check.Unknown || res.Reason != "resource limit: memory: the check held 2000 MB, more than --memory-mb 1900" {
+	if err != nil || res.Outcome != check.Undecided || res.Reason != "resource limit: memory: the check held 2000 MB, more than --memory-mb 1900" {
 		t.Fatalf("a watchdog's cancel: %v, %s (%s)", err, res.Outcome, res.Reason)
 	}
 	ctx, cancel2 := context.WithCancel(context.Background())
 	cancel2()
 	res, err = check.Run(ctx, h, ser, check.Options{Checker: "sat"})
-	if err != nil || res.Outcome != check.Unknown || res.Reason != "interrupted before a verdict" {
+	if err != nil || res.Outcome != check.Undecided || res.Reason != "interrupted before a verdict" {
 		t.Fatalf("interrupted: %v, %s (%s)", err, res.Outcome, res.Reason)
 	}
 }

@@ -181,9 +181,9 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 			all = append(all, checked)
 		}
 		switch checked.Result.Outcome {
-		case check.Violation:
+		case check.Violated:
 			worst = moreSevere(worst, ExitViolation)
-		case check.Unknown:
+		case check.Undecided:
 			worst = moreSevere(worst, ExitUnknown)
 		}
 	}
@@ -244,7 +244,7 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 				why = "timed out while reading the history"
 			}
 			return &report.Checked{File: name, History: history.New(), Elapsed: time.Since(readStart),
-				Result: check.Result{Level: lvl, Outcome: check.Unknown, Reason: why}}, nil
+				Result: check.Result{Level: lvl, Outcome: check.Undecided, Reason: why}}, nil
 		}
 		if !strings.Contains(err.Error(), name) {
 			err = fmt.Errorf("%s: %w", name, err)

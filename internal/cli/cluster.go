@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -14,10 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/isoscope/isoscope/internal/cluster"
-	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/nemesis"
-	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
 // clusterFlags are run's flags for a cluster isoscope stands up and the
@@ -32,8 +27,6 @@ type clusterFlags struct {
 	FaultInterval time.Duration
 	// Hop moves each session to the next node every Hop transactions.
 	Hop int
-	// cluster is the cluster stood up for the run.
-	cluster *cluster.Cluster
 	// clocks says the nemesis skews clocks: the cluster's nodes start
 	// under libfaketime.
 	clocks bool
@@ -47,12 +40,10 @@ func (f *clusterFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.Hop, "hop", 0, "on a cluster (--cluster, or several --db): each session moves to the next node every N transactions, keeping its session order, as a client behind a load balancer does (0: a session stays on its node until it reconnects)")
 }
 
-// check validates the flags against the --db addresses, and returns what
-// makes the run's nemesis once the cluster is up.
-func (f *clusterFlags) check(dbs, readDBs []string) (func(*cluster.Cluster, uint64, io.Writer) func(context.Context, func() int64, func(history.Fault)), error) {
-	none := func(*cluster.Cluster, uint64, io.Writer) func(context.Context, func() int64, func(history.Fault)) {
-		return nil
-	}
+// check validates the flags against the --db addresses, and returns the
+// faults the run's nemesis injects on the cluster (none without
+// --faults).
+func (f *clusterFlags) check(dbs, readDBs []string) ([]nemesis.Kind, error) {
 	if f.Hop < 0 {
 		return nil, errors.New("--hop cannot be negative")
 	}
@@ -66,7 +57,7 @@ func (f *clusterFlags) check(dbs, readDBs []string) (func(*cluster.Cluster, uint
 		if len(readDBs) > 0 && len(dbs) == 0 {
 			return nil, errors.New("--read-db needs a --db that takes writes")
 		}
-		return none, nil
+		return nil, nil
 	}
 	if len(dbs) > 0 || len(readDBs) > 0 {
 		return nil, errors.New("--cluster stands up its own nodes: give it without --db and --read-db")
@@ -75,7 +66,7 @@ func (f *clusterFlags) check(dbs, readDBs []string) (func(*cluster.Cluster, uint
 		return nil, fmt.Errorf("--cluster: %v", err)
 	}
 	if f.Faults == "" {
-		return none, nil
+		return nil, nil
 	}
 	kinds, err := nemesis.ParseKinds(f.Faults)
 	if err != nil {
@@ -90,14 +81,7 @@ func (f *clusterFlags) check(dbs, readDBs []string) (func(*cluster.Cluster, uint
 	if f.FaultInterval <= 0 {
 		return nil, errors.New("--fault-interval must be positive")
 	}
-	return func(cl *cluster.Cluster, seed uint64, log io.Writer) func(context.Context, func() int64, func(history.Fault)) {
-		cfg := nemesis.Config{Faults: kinds, Interval: f.FaultInterval, Seed: seed, Log: func(s string) {
-			fmt.Fprintf(log, "%s %s\n", time.Now().Format("15:04:05.0"), s)
-		}}
-		return func(ctx context.Context, now func() int64, record func(history.Fault)) {
-			nemesis.Run(ctx, cl, cfg, now, record)
-		}
-	}, nil
+	return kinds, nil
 }
 
 // clockFaults refuses clock faults on a cluster whose clocks cannot be
@@ -120,128 +104,6 @@ func (f *clusterFlags) clockFaults(kinds []nemesis.Kind) ([]nemesis.Kind, error)
 	}
 	f.clocks = true
 	return kinds, nil
-}
-
-// standUp stands the --cluster up and points the run's --db and
-// --read-db at its nodes.
-func (c *runCommand) standUp(ctx context.Context) (*cluster.Cluster, error) {
-	spec, _ := cluster.ParseSpec(c.Cluster)
-	start := time.Now()
-	var opts []cluster.Option
-	if c.clocks {
-		opts = append(opts, cluster.WithClocks())
-	}
-	cl, err := cluster.Up(ctx, spec, c.ClusterDir, func(s string) {
-		fmt.Fprintf(c.io.Stderr, "%s %s\n", time.Now().Format("15:04:05.0"), s)
-	}, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("--cluster %s: %v", spec, err)
-	}
-	c.cluster = cl
-	dsns := cl.DSNs()
-	for i, n := range cl.Nodes {
-		if n.Role == "standby" {
-			c.ReadDBs = append(c.ReadDBs, dsns[i])
-		} else {
-			c.DBs = append(c.DBs, dsns[i])
-		}
-	}
-	fmt.Fprintf(c.io.Stderr, "cluster %s up in %s under %s: %s\n", spec, time.Since(start).Round(100*time.Millisecond), cl.Dir, strings.Join(dsns, " "))
-	return cl, nil
-}
-
-// tearDown stops the run's cluster and removes its directory.
-func (c *runCommand) tearDown(cl *cluster.Cluster) {
-	start := time.Now()
-	cl.Stop()
-	fmt.Fprintf(c.io.Stderr, "cluster %s stopped and removed in %s\n", cl.Spec, time.Since(start).Round(100*time.Millisecond))
-}
-
-// openDatabase opens the --db addresses (and --read-db): one database,
-// or one Multi of the cluster's nodes. The target returned is the first
-// node's, for naming the database.
-func (c *runCommand) openDatabase(ctx context.Context) (db.Target, db.Database, error) {
-	openCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	open := func(addrs []string) ([]db.Database, []db.Target, error) {
-		var ds []db.Database
-		var ts []db.Target
-		for _, a := range addrs {
-			t, err := db.ParseTarget(a)
-			if err != nil {
-				return ds, ts, err
-			}
-			t.StmtTimeout = c.StmtTimeout
-			if c.LockRMW && t.Kind == db.Badger {
-				return ds, ts, errors.New("--lock-rmw: badger has no locking reads (a Badger transaction locks nothing; its reads are checked at commit)")
-			}
-			if len(addrs)+len(c.ReadDBs) > 1 && t.InMemory() {
-				return ds, ts, fmt.Errorf("%s lives in this process: it cannot be a node of a cluster", t.Display)
-			}
-			d, err := t.Open(openCtx, c.Table)
-			if err != nil {
-				return ds, ts, err
-			}
-			ds, ts = append(ds, d), append(ts, t)
-		}
-		return ds, ts, nil
-	}
-	closeAll := func(ds []db.Database) {
-		for _, d := range ds {
-			_ = d.Close()
-		}
-	}
-	writers, wt, err := open(c.DBs)
-	if err != nil {
-		closeAll(writers)
-		return db.Target{}, nil, err
-	}
-	if len(writers) == 1 && len(c.ReadDBs) == 0 {
-		return wt[0], writers[0], nil
-	}
-	readers, _, err := open(c.ReadDBs)
-	if err != nil {
-		closeAll(writers)
-		closeAll(readers)
-		return db.Target{}, nil, err
-	}
-	m, err := db.NewMulti(writers, readers)
-	if err != nil {
-		closeAll(writers)
-		closeAll(readers)
-		return db.Target{}, nil, err
-	}
-	m.Hop = c.Hop
-	t := wt[0]
-	t.Display = fmt.Sprintf("%s and %d more nodes", t.Display, len(writers)+len(readers)-1)
-	return t, m, nil
-}
-
-// printFaults lists the faults of a run, with their instants relative to
-// its start.
-func printFaults(w io.Writer, faults []history.Fault, start int64) {
-	if len(faults) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  %s:\n", textfmt.Count(len(faults), "fault"))
-	for _, f := range faults {
-		fmt.Fprintf(w, "    %s\n", faultLine(f, start))
-	}
-}
-
-// faultLine is one fault in words: kind, node, when (relative to start)
-// and what the nemesis said of it.
-func faultLine(f history.Fault, start int64) string {
-	rel := func(ns int64) string { return time.Duration(ns - start).Round(10 * time.Millisecond).String() }
-	when := rel(f.Begin) + " into the run"
-	if f.End > f.Begin {
-		when = fmt.Sprintf("%s to %s into the run", rel(f.Begin), rel(f.End))
-	}
-	s := f.Label() + ", " + when
-	if f.Info != "" {
-		s += ": " + f.Info
-	}
-	return s
 }
 
 // newClusterCommand is `isoscope cluster up|down`.

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/cluster"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/pipeline"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
@@ -42,8 +43,8 @@ func clusterRun(t *testing.T, ctx context.Context, c *runCommand, spec string, a
 	dir := filepath.Join(parent, "cluster")
 	file := filepath.Join(t.TempDir(), "run.jsonl")
 	var st *cluster.State
-	hook := c.hook
-	c.hook = func(n int) {
+	hook := c.hooks.Recorded
+	c.hooks.Recorded = func(n int) {
 		if st == nil {
 			st, _ = cluster.ReadState(dir)
 		}
@@ -55,7 +56,7 @@ func clusterRun(t *testing.T, ctx context.Context, c *runCommand, spec string, a
 	code, out, errs := runRunWith(t, ctx, c, args...)
 	t.Logf("exit %d\n%s%s", code, errs, out)
 	if st == nil {
-		t.Fatalf("no transaction was recorded while the cluster was up%s", dbtest.HowToInstall(errs))
+		t.Fatalf("no transaction was recorded while the cluster was up%s", testservice.HowToInstall(errs))
 	}
 	checkNothingLeft(t, dir, st)
 	return code, out, errs, file
@@ -165,11 +166,11 @@ func TestRunClusterInterrupted(t *testing.T) {
 			t.Parallel() // each stands up its own cluster, on ports of its own
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			c := &runCommand{hook: func(n int) {
+			c := &runCommand{hooks: pipeline.Hooks{Recorded: func(n int) {
 				if n == 300 {
 					cancel()
 				}
-			}}
+			}}}
 			code, _, errs, file := clusterRun(t, ctx, c, spec, "--faults", "pause", "--fault-interval", "1s",
 				"--txns", "1000000", "--sessions", "4", "--isolation", "serializable", "--level", "rc")
 			if code != ExitUnknown || !strings.Contains(errs, "interrupted") {

@@ -17,11 +17,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/pipeline"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
-var natsURL = dbtest.NATSAddr()
+var natsURL = testservice.NATSAddr()
 
 // liveServe is `isoscope serve` consuming a fresh JetStream subject.
 type liveServe struct {
@@ -95,7 +96,7 @@ func runCollected(t *testing.T, subject string, mutate func([]byte) []byte) int 
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "run.jsonl")
 	var out, errb bytes.Buffer
-	cmd := runCommandFor(&runCommand{io: IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, collectMutate: mutate})
+	cmd := runCommandFor(&runCommand{io: IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, hooks: pipeline.Hooks{Published: mutate}})
 	cmd.SetArgs([]string{"--db", "badger::memory:", "--level", "si", "--sessions", "6", "--txns", "600", "--keys", "20", "--seed", "5",
 		"-o", file, "--collector", natsURL, "--collector-subject", subject})
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
@@ -120,7 +121,7 @@ func runCollected(t *testing.T, subject string, mutate func([]byte) []byte) int 
 // whose start_ts is moved to the beginning of time, so that their reads
 // are beyond their snapshot) yields violations within the timeout.
 func TestCollectorEndToEnd(t *testing.T) {
-	dbtest.NATS(t)
+	testservice.NATS(t)
 	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
 	if err != nil {
 		t.Fatalf("NATS at %s: %v", natsURL, err)
@@ -175,7 +176,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 // exits 0 once every verdict came; a run whose messages nobody consumes
 // exits 3 when the verdicts do not come within --collector-wait.
 func TestCollectorNATSRefusedExits3(t *testing.T) {
-	dbtest.NATS(t)
+	testservice.NATS(t)
 	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
 	if err != nil {
 		t.Fatalf("NATS at %s: %v", natsURL, err)

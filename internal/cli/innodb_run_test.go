@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/check"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // TestRunMariaDBInnoDBRepeatableRead runs contended mini-transactions whose
@@ -17,8 +17,8 @@ import (
 // (--module innodb-rr, whose default level is rr): it holds, and the
 // history records its locking reads.
 func TestRunMariaDBInnoDBRepeatableRead(t *testing.T) {
-	addr := dbtest.MySQL(t)
-	table := dbtest.Table()
+	addr := testservice.MySQL(t)
+	table := testservice.Table()
 	dropAfter(t, addr, table)
 	out := filepath.Join(t.TempDir(), "innodb.jsonl")
 	code, stdout, errs := runRun(t, context.Background(), "--db", addr, "--table", table, "--isolation", "repeatable-read",

@@ -80,7 +80,7 @@ func secondOpinion(file string, run *jepsenstore.Run, h *history.History, res ch
 	if err != nil {
 		return nil, err
 	}
-	cmp := jepsenstore.Compare(r, res.Level, res.Outcome == check.Satisfied, res.Outcome == check.Violation)
+	cmp := jepsenstore.Compare(r, res.Level, res.Outcome == check.Satisfied, res.Outcome == check.Violated)
 	cmp.NilReads(nilReads(h))
 	if len(res.Parts) > 0 {
 		keys := map[string]string{}
@@ -132,7 +132,7 @@ func writeSecondOpinion(w io.Writer, c *jepsenstore.Comparison, res check.Result
 			fmt.Fprintln(w)
 		}
 	}
-	isoscope := map[check.Outcome]string{check.Satisfied: "holds", check.Violation: "is violated", check.Unknown: "is undecided"}[res.Outcome]
+	isoscope := map[check.Outcome]string{check.Satisfied: "holds", check.Violated: "is violated", check.Undecided: "is undecided"}[res.Outcome]
 	switch c.Agreement {
 	case "agree":
 		fmt.Fprintf(w, "isoscope agrees: %s %s.\n", res.Level.Name, isoscope)

@@ -10,10 +10,11 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/pipeline"
 	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // checkSchemaFields checks a run's JSON result against the innodb_rr
@@ -100,15 +101,15 @@ func TestInnoDBVerdictBothWays(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := checkedAtSI(t, tc.lines)
-			if !innodbApplies(db.MySQL, db.RepeatableRead, check.Options{}, &c.Result) {
+			if !pipeline.InnoDBApplies(db.MySQL, db.RepeatableRead, check.Options{}, &c.Result) {
 				t.Fatalf("snapshot isolation: %s, want a violation", c.Result.Outcome)
 			}
-			if innodbApplies(db.Postgres, db.RepeatableRead, check.Options{}, &c.Result) ||
-				innodbApplies(db.MySQL, db.Serializable, check.Options{}, &c.Result) ||
-				innodbApplies(db.MySQL, db.RepeatableRead, check.Options{InnoDBRR: true}, &c.Result) {
+			if pipeline.InnoDBApplies(db.Postgres, db.RepeatableRead, check.Options{}, &c.Result) ||
+				pipeline.InnoDBApplies(db.MySQL, db.Serializable, check.Options{}, &c.Result) ||
+				pipeline.InnoDBApplies(db.MySQL, db.RepeatableRead, check.Options{InnoDBRR: true}, &c.Result) {
 				t.Error("the InnoDB verdict applies beyond a MySQL-protocol database at REPEATABLE READ checked at another model")
 			}
-			v := checkInnoDB(context.Background(), c, check.Options{}, "MariaDB 10.11.19", si)
+			v := pipeline.CheckInnoDB(context.Background(), c, check.Options{}, "MariaDB 10.11.19", si)
 			if v.Outcome != tc.outcome || !strings.Contains(v.Note, tc.says) ||
 				v.Command != "isoscope check --level rr --module innodb-rr h.jsonl" {
 				t.Errorf("got %+v", v)
@@ -116,7 +117,7 @@ func TestInnoDBVerdictBothWays(t *testing.T) {
 			if tc.outcome == "satisfied" && strings.Contains(v.Note, "violates") || tc.outcome == "violation" && v.Anomalies == 0 {
 				t.Errorf("got %+v", v)
 			}
-			b, err := json.Marshal(runDocument{Document: report.NewDocument(c), InnoDBRR: v})
+			b, err := json.Marshal(pipeline.Document{Document: report.NewDocument(c), InnoDBRR: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,8 +131,8 @@ func TestInnoDBVerdictBothWays(t *testing.T) {
 // JSON) says that InnoDB's REPEATABLE READ allows them, with the command
 // that shows it, and that command does hold.
 func TestRunMariaDBRepeatableReadSaysInnoDB(t *testing.T) {
-	addr := dbtest.MySQL(t)
-	table := dbtest.Table()
+	addr := testservice.MySQL(t)
+	table := testservice.Table()
 	dropAfter(t, addr, table)
 	dir := t.TempDir()
 	for try := 1; ; try++ {
@@ -166,8 +167,8 @@ func TestRunMariaDBRepeatableReadSaysInnoDB(t *testing.T) {
 			continue
 		}
 		var doc struct {
-			Outcome  string         `json:"outcome"`
-			InnoDBRR *innodbVerdict `json:"innodb_rr"`
+			Outcome  string                  `json:"outcome"`
+			InnoDBRR *pipeline.InnoDBVerdict `json:"innodb_rr"`
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatal(err)

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/pipeline"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
@@ -23,19 +24,19 @@ func TestRunRefusesTableInUse(t *testing.T) {
 		name string
 		addr func(t *testing.T) string
 	}{
-		{"postgres", func(t *testing.T) string { return dbtest.Postgres(t) }},
-		{"mariadb", func(t *testing.T) string { return dbtest.MySQL(t) }},
+		{"postgres", func(t *testing.T) string { return testservice.Postgres(t) }},
+		{"mariadb", func(t *testing.T) string { return testservice.MySQL(t) }},
 		{"sqlite", func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "runs.db") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := tc.addr(t)
-			table := dbtest.Table()
+			table := testservice.Table()
 			dropAfter(t, addr, table)
 			dir := t.TempDir()
 			var code2 int
 			var errs2 string
 			var took time.Duration
-			first := &runCommand{hook: func(n int) {
+			first := &runCommand{hooks: pipeline.Hooks{Recorded: func(n int) {
 				if n != 25 {
 					return
 				}
@@ -43,7 +44,7 @@ func TestRunRefusesTableInUse(t *testing.T) {
 				code2, _, errs2 = runRun(t, context.Background(), "--db", addr, "--table", table, "--sessions", "4",
 					"--txns", "200", "-o", filepath.Join(dir, "second.jsonl"))
 				took = time.Since(start)
-			}}
+			}}}
 			code, out, errs := runRunWith(t, context.Background(), first, "--db", addr, "--table", table, "--sessions", "4",
 				"--keys", "20", "--txns", "400", "-o", filepath.Join(dir, "first.jsonl"))
 			if code2 != ExitBadInput || !strings.Contains(errs2, "table "+table+" in ") || !strings.Contains(errs2, "in use by another isoscope run (") ||
@@ -68,8 +69,8 @@ func TestRunRefusesTableInUse(t *testing.T) {
 // (The write waits for the row locks of the run's transactions: a run
 // that ends before any of them reads the value is run again.)
 func TestRunSaysOutsideWriter(t *testing.T) {
-	addr := dbtest.Postgres(t)
-	table := dbtest.Table()
+	addr := testservice.Postgres(t)
+	table := testservice.Table()
 	dropAfter(t, addr, table)
 	raw, err := sql.Open("pgx", addr)
 	if err != nil {
@@ -78,7 +79,7 @@ func TestRunSaysOutsideWriter(t *testing.T) {
 	defer raw.Close()
 	for try := 1; ; try++ {
 		var wrote error
-		c := &runCommand{hook: func(n int) {
+		c := &runCommand{hooks: pipeline.Hooks{Recorded: func(n int) {
 			if n == 50 {
 				// A value no transaction of the run writes (the run's
 				// values are positive), one row at a time: one row lock
@@ -87,7 +88,7 @@ func TestRunSaysOutsideWriter(t *testing.T) {
 					_, wrote = raw.Exec("UPDATE "+table+" SET v = -424242 WHERE k = $1", k)
 				}
 			}
-		}}
+		}}}
 		file := filepath.Join(t.TempDir(), "h.jsonl")
 		code, out, errs := runRunWith(t, context.Background(), c, "--db", addr, "--table", table, "--sessions", "4",
 			"--keys", "10", "--txns", "400", "-o", file)

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/pipeline"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
-// The outage tests put a proxy (dbtest.Proxy, on a free loopback port)
+// The outage tests put a proxy (testservice.Proxy, on a free loopback port)
 // between `isoscope run` and the database and make it fail in the middle
 // of the run: a stall (connections open, nothing forwarded) or a cut
 // (connections closed, new ones refused). Figures are CI-sized: statements
@@ -41,19 +42,19 @@ type outageRun struct {
 // at addr through a proxy, and calls fault on the proxy once 300
 // transactions are recorded. The run is bounded: it is interrupted after
 // 40 s if it has not ended by then.
-func runThroughOutage(t *testing.T, addr string, fault func(*dbtest.Proxy), args ...string) outageRun {
+func runThroughOutage(t *testing.T, addr string, fault func(*testservice.Proxy), args ...string) outageRun {
 	t.Helper()
-	proxy, via := dbtest.NewProxy(t, addr)
-	table := dbtest.Table()
+	proxy, via := testservice.NewProxy(t, addr)
+	table := testservice.Table()
 	dropAfter(t, addr, table)
 	file := filepath.Join(t.TempDir(), "outage.jsonl")
 	faulted := make(chan time.Time, 1)
-	c := &runCommand{hook: func(n int) {
+	c := &runCommand{hooks: pipeline.Hooks{Recorded: func(n int) {
 		if n == 300 {
 			faulted <- time.Now()
 			fault(proxy)
 		}
-	}}
+	}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	args = append([]string{"--db", via, "--table", table, "--sessions", "6", "--keys", "100", "--txns", "1500",
@@ -154,7 +155,7 @@ func checkRodeThrough(t *testing.T, r outageRun, gap time.Duration) {
 // the outage, and the history — unknown transactions included — is
 // serializable. Before timeouts, the run hung until interrupted.
 func TestRunRidesThroughPostgresStall(t *testing.T) {
-	r := runThroughOutage(t, dbtest.Postgres(t), func(p *dbtest.Proxy) { p.Stall(outageStall) })
+	r := runThroughOutage(t, testservice.Postgres(t), func(p *testservice.Proxy) { p.Stall(outageStall) })
 	checkRodeThrough(t, r, outageStall)
 	if !strings.Contains(r.errs, "no answer within 1.5s") {
 		t.Errorf("no statement reported without an answer:\n%s", r.errs)
@@ -166,14 +167,14 @@ func TestRunRidesThroughPostgresStall(t *testing.T) {
 // run: the sessions reconnect with back-off until it is back and finish
 // the plan. Before back-off, the run gave up after 1.3 s.
 func TestRunRidesThroughPostgresRestart(t *testing.T) {
-	r := runThroughOutage(t, dbtest.Postgres(t), func(p *dbtest.Proxy) { p.CutFor(outageCut) })
+	r := runThroughOutage(t, testservice.Postgres(t), func(p *testservice.Proxy) { p.CutFor(outageCut) })
 	checkRodeThrough(t, r, outageCut)
 }
 
 // TestRunRidesThroughMariaDBStall is TestRunRidesThroughPostgresStall on
 // MariaDB (max_statement_time, go-sql-driver's timeouts).
 func TestRunRidesThroughMariaDBStall(t *testing.T) {
-	r := runThroughOutage(t, dbtest.MySQL(t), func(p *dbtest.Proxy) { p.Stall(outageStall) })
+	r := runThroughOutage(t, testservice.MySQL(t), func(p *testservice.Proxy) { p.Stall(outageStall) })
 	checkRodeThrough(t, r, outageStall)
 	if !strings.Contains(r.errs, "no answer within 1.5s") {
 		t.Errorf("no statement reported without an answer:\n%s", r.errs)
@@ -183,7 +184,7 @@ func TestRunRidesThroughMariaDBStall(t *testing.T) {
 // TestRunRidesThroughMariaDBRestart is TestRunRidesThroughPostgresRestart
 // on MariaDB.
 func TestRunRidesThroughMariaDBRestart(t *testing.T) {
-	r := runThroughOutage(t, dbtest.MySQL(t), func(p *dbtest.Proxy) { p.CutFor(outageCut) })
+	r := runThroughOutage(t, testservice.MySQL(t), func(p *testservice.Proxy) { p.CutFor(outageCut) })
 	checkRodeThrough(t, r, outageCut)
 }
 
@@ -192,7 +193,7 @@ func TestRunRidesThroughMariaDBRestart(t *testing.T) {
 // with the reason on standard error, writes the history it has, checks it
 // (serializable, unknown transactions included) and exits 3, undecided.
 func TestRunStopsAfterReconnectFor(t *testing.T) {
-	r := runThroughOutage(t, dbtest.Postgres(t), func(p *dbtest.Proxy) { p.CutFor(outageLongCut) },
+	r := runThroughOutage(t, testservice.Postgres(t), func(p *testservice.Proxy) { p.CutFor(outageLongCut) },
 		"--reconnect-for", outageBound.String())
 	if r.code != ExitUnknown || !strings.Contains(r.out, "serializable holds") {
 		t.Fatalf("exit %d, want %d with serializable holding in what was recorded\nstdout %s\nstderr %s", r.code, ExitUnknown, r.out, r.errs)
@@ -225,7 +226,7 @@ func TestRunStopsAfterReconnectFor(t *testing.T) {
 // Before timeouts, the run hung until interrupted.
 func TestRunStopsOnPostgresStall(t *testing.T) {
 	const bound = 2 * time.Second
-	r := runThroughOutage(t, dbtest.Postgres(t), func(p *dbtest.Proxy) { p.Stall(time.Hour) }, "--reconnect-for", bound.String())
+	r := runThroughOutage(t, testservice.Postgres(t), func(p *testservice.Proxy) { p.Stall(time.Hour) }, "--reconnect-for", bound.String())
 	if r.code != ExitUnknown || !strings.Contains(r.out, "serializable holds") {
 		t.Fatalf("exit %d, want %d with serializable holding in what was recorded\nstdout %s\nstderr %s", r.code, ExitUnknown, r.out, r.errs)
 	}

@@ -18,9 +18,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
@@ -168,8 +168,8 @@ func dropAfter(t *testing.T, addr, table string) {
 // REPEATABLE READ and checks them, by default, at snapshot isolation:
 // InnoDB loses updates, and run exits 1 with the lost update's cycle.
 func TestRunMariaDBRepeatableRead(t *testing.T) {
-	addr := dbtest.MySQL(t)
-	table := dbtest.Table()
+	addr := testservice.MySQL(t)
+	table := testservice.Table()
 	dropAfter(t, addr, table)
 	for try := 1; ; try++ {
 		code, out, errs := runRun(t, context.Background(), "--db", addr, "--table", table, "--isolation", "repeatable-read",
@@ -188,9 +188,9 @@ func TestRunMariaDBRepeatableRead(t *testing.T) {
 // run ends with exit 3 and a clear message, and the history of what happened until then is complete and
 // still serializable (in-flight commits are unknown, not committed).
 func TestRunDatabaseGoesAway(t *testing.T) {
-	addr := dbtest.Postgres(t)
-	proxy, via := dbtest.NewProxy(t, addr)
-	table := dbtest.Table()
+	addr := testservice.Postgres(t)
+	proxy, via := testservice.NewProxy(t, addr)
+	table := testservice.Table()
 	dropAfter(t, addr, table)
 	file := filepath.Join(t.TempDir(), "cut.jsonl")
 	go func() {
@@ -229,8 +229,8 @@ func TestRunDatabaseGoesAway(t *testing.T) {
 // plots inline, and the abort-reason plot counts the serialization
 // failures the run reported.
 func TestRunReport(t *testing.T) {
-	addr := dbtest.Postgres(t)
-	table := dbtest.Table()
+	addr := testservice.Postgres(t)
+	table := testservice.Table()
 	dropAfter(t, addr, table)
 	dir := t.TempDir()
 	rep := filepath.Join(dir, "report")
@@ -322,10 +322,10 @@ func TestRunRefusesForeignTable(t *testing.T) {
 				file := filepath.Join(t.TempDir(), "precious.db")
 				addr, driver, dsn = "sqlite://"+file, "sqlite", file
 			case "postgres":
-				addr = dbtest.Postgres(t)
+				addr = testservice.Postgres(t)
 				driver, dsn = "pgx", addr
 			case "mysql":
-				addr = dbtest.MySQL(t)
+				addr = testservice.MySQL(t)
 				driver, dsn = "mysql", "root@tcp(127.0.0.1:3306)/test"
 			}
 			raw, err := sql.Open(driver, dsn)
@@ -333,7 +333,7 @@ func TestRunRefusesForeignTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer raw.Close()
-			table := dbtest.Table()
+			table := testservice.Table()
 			if _, err := raw.Exec("CREATE TABLE " + table + " (a INT)"); err != nil {
 				t.Fatal(err)
 			}

@@ -158,40 +158,11 @@ the checkpoint without publishing and goes on.`,
 
 // Run serves until ctx is done.
 func (c *serveCommand) Run(ctx context.Context) error {
-	l, err := level.Lookup(c.Level)
+	cfg, l, err := c.config(ctx)
 	if err != nil {
-		return blameFlag("--level", err)
+		return err
 	}
-	if l.ID != level.SnapshotIsolation && l.ID != level.Serializable {
-		return badInput(fmt.Errorf("serve checks snapshot-isolation and serializable, not %s", l.Name))
-	}
-	if c.MemoryMB < 0 || c.Queue < 1 || c.Timeout <= 0 {
-		return badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --ext-timeout positive"))
-	}
-	if c.MaxBodyMB < 1 || c.ReadTimeout <= 0 || c.BodyTimeout <= 0 || c.MaxConns < 1 {
-		return badInput(fmt.Errorf("--max-body-mb and --max-conns must be at least 1, --read-timeout and --body-timeout positive"))
-	}
-	// Refuse an address beyond loopback without a token before binding
-	// it, so that it is never open for a moment.
-	if err := serve.CheckListen(ctx, c.Listen, c.Token); err != nil {
-		return badInput(err)
-	}
-	var log *slog.Logger
-	switch c.LogFormat {
-	case "text":
-		log = slog.New(slog.NewTextHandler(c.io.Stderr, nil))
-	case "json":
-		log = slog.New(slog.NewJSONHandler(c.io.Stderr, nil))
-	default:
-		return badInput(fmt.Errorf("--log-format %q: want text or json", c.LogFormat))
-	}
-	maxBody := c.MaxBodyMB << 20
-	if fit := BatchMemory(c.MemoryMB<<20) / serve.ParseExpansion; !c.maxBodySet && c.MemoryMB > 0 && maxBody > fit {
-		maxBody = fit // a small --memory-mb: the largest batch is what it has room to parse
-	}
-	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Explain: report.Explain, Picture: violationPicture, Log: log,
-		MaxBatch: maxBody, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
-		Checker: serve.CheckerConfig{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
+	log := cfg.Log
 	if c.MemoryMB > 0 {
 		dir := c.SpillDir
 		if dir == "" {
@@ -241,26 +212,9 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	}
 	if worker != nil {
 		worker.Attach(s)
-		// A finding or a checkpoint that cannot be stored stops the
-		// worker: it exits, and starts over from its checkpoint.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			t := time.NewTicker(100 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					if worker.Err() != nil {
-						cancel()
-						return
-					}
-				}
-			}
-		}()
+		var stop func()
+		ctx, stop = watchWorker(ctx, worker)
+		defer stop()
 	}
 	ln, err := listen("tcp", c.Listen)
 	if err != nil {
@@ -279,6 +233,83 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		log.Info("consuming NATS JetStream", "url", c.NATS, "subject", c.NATSSubject, "stream", c.NATSStream, "durable", c.NATSDurable)
 	}
 	sum, err := s.Serve(ctx, ln)
+	logStopped(log, sum)
+	if err != nil {
+		log.Error("serving stopped", "error", err.Error())
+	}
+	if worker != nil && worker.Err() != nil {
+		return worker.Err()
+	}
+	return err
+}
+
+// config checks the flags and turns them into the service's
+// configuration (its log on standard error, in --log-format) and the
+// level it checks.
+func (c *serveCommand) config(ctx context.Context) (serve.Config, level.Level, error) {
+	l, err := level.Lookup(c.Level)
+	if err != nil {
+		return serve.Config{}, l, blameFlag("--level", err)
+	}
+	if l.ID != level.SnapshotIsolation && l.ID != level.Serializable {
+		return serve.Config{}, l, badInput(fmt.Errorf("serve checks snapshot-isolation and serializable, not %s", l.Name))
+	}
+	if c.MemoryMB < 0 || c.Queue < 1 || c.Timeout <= 0 {
+		return serve.Config{}, l, badInput(fmt.Errorf("--memory-mb must be at least 0, --queue at least 1 and --ext-timeout positive"))
+	}
+	if c.MaxBodyMB < 1 || c.ReadTimeout <= 0 || c.BodyTimeout <= 0 || c.MaxConns < 1 {
+		return serve.Config{}, l, badInput(fmt.Errorf("--max-body-mb and --max-conns must be at least 1, --read-timeout and --body-timeout positive"))
+	}
+	// Refuse an address beyond loopback without a token before binding
+	// it, so that it is never open for a moment.
+	if err := serve.CheckListen(ctx, c.Listen, c.Token); err != nil {
+		return serve.Config{}, l, badInput(err)
+	}
+	var log *slog.Logger
+	switch c.LogFormat {
+	case "text":
+		log = slog.New(slog.NewTextHandler(c.io.Stderr, nil))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(c.io.Stderr, nil))
+	default:
+		return serve.Config{}, l, badInput(fmt.Errorf("--log-format %q: want text or json", c.LogFormat))
+	}
+	maxBody := c.MaxBodyMB << 20
+	if fit := BatchMemory(c.MemoryMB<<20) / serve.ParseExpansion; !c.maxBodySet && c.MemoryMB > 0 && maxBody > fit {
+		maxBody = fit // a small --memory-mb: the largest batch is what it has room to parse
+	}
+	return serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Explain: report.Explain, Picture: violationPicture, Log: log,
+		MaxBatch: maxBody, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
+		Checker: serve.CheckerConfig{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}, l, nil
+}
+
+// watchWorker returns a context under ctx that ends when the shard's
+// worker fails: a finding or a checkpoint that cannot be stored stops
+// it, and it exits, to start over from its checkpoint. stop ends the
+// watch.
+func watchWorker(ctx context.Context, worker *natsshard.Worker) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if worker.Err() != nil {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, cancel
+}
+
+// logStopped logs what the service did once it stopped: a warning when
+// it refused batches or suppressed findings.
+func logStopped(log *slog.Logger, sum serve.Summary) {
 	var refused uint64
 	attrs := []any{"checked", sum.Checked, "set_aside", sum.Skipped, "violations", sum.Violations, "pending", sum.Pending,
 		"flip_flops", sum.FlipFlops, "suppressed", sum.Suppressed}
@@ -303,13 +334,6 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		// Beside the verdict, on a line of its own: what it may miss.
 		log.Warn("WARNING: "+warning, "suppressed", sum.Suppressed) // it names the keyspaces
 	}
-	if err != nil {
-		log.Error("serving stopped", "error", err.Error())
-	}
-	if worker != nil && worker.Err() != nil {
-		return worker.Err()
-	}
-	return err
 }
 
 // violationPicture draws a violation for serve's live page as the report

@@ -20,7 +20,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/pipeline"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // liveHTTPServe is `isoscope serve` logging JSON, over HTTP (and NATS
@@ -79,7 +80,7 @@ func runTo(t *testing.T, url, stream string, seed, txns int, historyMutate, coll
 	t.Helper()
 	r := &collectedRun{file: filepath.Join(t.TempDir(), stream+".jsonl")}
 	cmd := runCommandFor(&runCommand{io: IO{Stdin: strings.NewReader(""), Stdout: &r.stdout, Stderr: &r.stderr},
-		historyMutate: historyMutate, collectMutate: collectMutate})
+		hooks: pipeline.Hooks{History: historyMutate, Published: collectMutate}})
 	cmd.SetArgs(append([]string{"--db", "badger::memory:", "--level", "si", "--sessions", "6", "--txns", fmt.Sprint(txns), "--keys", "20",
 		"--seed", fmt.Sprint(seed), "--checker", "chronos", "-o", r.file, "--collector", url, "--collector-stream", stream}, more...))
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
@@ -146,7 +147,7 @@ func TestRunCollectorRefusedExits3(t *testing.T) {
 func TestServeSoak(t *testing.T) {
 	const txns = 1500
 	began := time.Now()
-	dbtest.NATS(t)
+	testservice.NATS(t)
 	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
 	if err != nil {
 		t.Fatalf("NATS at %s: %v", natsURL, err)

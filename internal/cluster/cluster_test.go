@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // up stands a cluster up for a test and stops it at the end, checking
@@ -34,7 +34,7 @@ func upWith(t *testing.T, sp Spec, opts ...Option) *Cluster {
 	defer cancel()
 	c, err := Up(ctx, sp, "", func(s string) { t.Log(s) }, opts...)
 	if err != nil {
-		t.Fatalf("up %s: %v%s", sp, err, dbtest.HowToInstall(err.Error()))
+		t.Fatalf("up %s: %v%s", sp, err, testservice.HowToInstall(err.Error()))
 	}
 	t.Cleanup(func() {
 		var addrs []string

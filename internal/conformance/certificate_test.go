@@ -160,7 +160,7 @@ func TestDgraphReadAtomicCertificate(t *testing.T) {
 		t.Fatalf("no read atomic commit order: %v", err)
 	}
 	t.Logf("a read atomic commit order of the %d transactions, first %v", len(order), order[:5])
-	for id, want := range map[level.ID]check.Outcome{level.ReadAtomic: check.Satisfied, level.Causal: check.Violation} {
+	for id, want := range map[level.ID]check.Outcome{level.ReadAtomic: check.Satisfied, level.Causal: check.Violated} {
 		for _, name := range []string{"auto", "sat"} {
 			res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: name})
 			if err != nil {

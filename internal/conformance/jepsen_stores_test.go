@@ -172,7 +172,7 @@ func storeVerdict(t *testing.T, dir string) (string, string) {
 	if err != nil {
 		return "refused", err.Error()
 	}
-	cmp := jepsenstore.Compare(results, res.Level, res.Outcome == check.Satisfied, res.Outcome == check.Violation)
+	cmp := jepsenstore.Compare(results, res.Level, res.Outcome == check.Satisfied, res.Outcome == check.Violated)
 	var kinds []string
 	for _, a := range res.Anomalies {
 		kinds = append(kinds, a.Kind.String())

@@ -130,9 +130,9 @@ func TestLabels(t *testing.T) {
 					t.Errorf("%s: checked by %s; auto should pick the register checker, linear", id, res.Checker)
 				}
 				switch {
-				case res.Outcome == check.Unknown:
+				case res.Outcome == check.Undecided:
 					t.Errorf("%s (checked as %s): undecided: %s", id, lv.Name, res.Reason)
-				case want == "VIOLATED" && res.Outcome != check.Violation,
+				case want == "VIOLATED" && res.Outcome != check.Violated,
 					strings.HasPrefix(want, "VALID") && res.Outcome != check.Satisfied:
 					t.Errorf("%s (checked as %s, checker %s): got %s, label %s", id, lv.Name, res.Checker, got, want)
 				}
@@ -152,7 +152,7 @@ func TestAdyaReadCommittedWithoutSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[level.ID]check.Outcome{level.ReadCommitted: check.Satisfied, level.RCSession: check.Violation} {
+	for id, want := range map[level.ID]check.Outcome{level.ReadCommitted: check.Satisfied, level.RCSession: check.Violated} {
 		res, err := check.Run(context.Background(), h, level.Get(id), check.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -30,7 +30,7 @@ func (v verdict) String() string {
 	if !v.decided {
 		return "undecidable (" + v.why + ")"
 	}
-	if v.outcome == check.Violation {
+	if v.outcome == check.Violated {
 		return "violation [" + v.kinds + "]"
 	}
 	return v.outcome.String()
@@ -103,7 +103,7 @@ func compare(orig, back map[level.ID]verdict) []string {
 	var diffs []string
 	for _, l := range level.All() {
 		a, b := orig[l.ID], back[l.ID]
-		if a.decided && a.outcome == check.Unknown || b.decided && b.outcome == check.Unknown {
+		if a.decided && a.outcome == check.Undecided || b.decided && b.outcome == check.Undecided {
 			continue
 		}
 		if a.decided != b.decided || a.outcome != b.outcome || a.kinds != b.kinds {

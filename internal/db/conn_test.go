@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // databases returns every database the tests reach, by name.
@@ -27,9 +27,9 @@ func databases(t *testing.T) map[string]string {
 func address(t *testing.T, name, addr string) string {
 	switch name {
 	case "postgres":
-		return dbtest.Postgres(t)
+		return testservice.Postgres(t)
 	case "mysql":
-		return dbtest.MySQL(t)
+		return testservice.MySQL(t)
 	}
 	return addr
 }
@@ -39,7 +39,7 @@ func address(t *testing.T, name, addr string) string {
 func TestConnSemantics(t *testing.T) {
 	for name, addr := range databases(t) {
 		t.Run(name, func(t *testing.T) {
-			d := dbtest.Open(t, address(t, name, addr))
+			d := testservice.Open(t, address(t, name, addr))
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			if v, err := d.Version(ctx); err != nil || !strings.ContainsAny(v, "0123456789") {
@@ -175,7 +175,7 @@ func connect(t *testing.T, ctx context.Context, d db.Database) db.Conn {
 func TestClassifyConflicts(t *testing.T) {
 	for _, name := range []string{"postgres", "mysql"} {
 		t.Run(name, func(t *testing.T) {
-			d := dbtest.Open(t, address(t, name, ""))
+			d := testservice.Open(t, address(t, name, ""))
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			a, b := connect(t, ctx, d), connect(t, ctx, d)
@@ -221,8 +221,8 @@ func TestClassifyConflicts(t *testing.T) {
 // TestClassifyDisconnect terminates a PostgreSQL session's backend and
 // checks that its next statement is classified as a lost connection.
 func TestClassifyDisconnect(t *testing.T) {
-	addr := dbtest.Postgres(t)
-	d := dbtest.Open(t, addr)
+	addr := testservice.Postgres(t)
+	d := testservice.Open(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := d.Connect(ctx)
@@ -271,7 +271,7 @@ func TestClassifyDisconnect(t *testing.T) {
 // row, and it sees its own new one too. Every row is returned, so the
 // history shows what the client saw.
 func TestPostgresRepeatableReadTwoRows(t *testing.T) {
-	d := dbtest.Open(t, dbtest.Postgres(t))
+	d := testservice.Open(t, testservice.Postgres(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	a, b := connect(t, ctx, d), connect(t, ctx, d)

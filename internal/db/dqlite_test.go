@@ -45,7 +45,7 @@ func TestDqliteAdapter(t *testing.T) {
 	defer cancel()
 	cl, err := cluster.Up(ctx, cluster.Spec{Kind: cluster.Dqlite, Nodes: 1}, "", nil)
 	if err != nil {
-		// Package db cannot import dbtest (it imports db): its
+		// Package db cannot import testservice (it imports db): its
 		// HowToInstall, spelt out.
 		if strings.Contains(err.Error(), "(Debian: ") {
 			t.Fatalf("%v\ninstall what the tests need with: make setup (scripts/setup.sh)", err)

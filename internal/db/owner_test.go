@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // rawSQL opens the database at addr through database/sql directly, as a
@@ -54,7 +54,7 @@ func TestResetLeavesForeignTables(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			raw := rawSQL(t, addr)
-			precious := dbtest.Table()
+			precious := testservice.Table()
 			if _, err := raw.ExecContext(ctx, "CREATE TABLE "+precious+" (a INT)"); err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestResetLeavesForeignTables(t *testing.T) {
 				t.Fatalf("the foreign table's row: %d, %v", a, err)
 			}
 
-			ours := dbtest.Table()
+			ours := testservice.Table()
 			o, err := db.Open(ctx, addr, ours)
 			if err != nil {
 				t.Fatal(err)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // TestPostgresSerializableCommitRace replays, with isoscope's own
@@ -43,7 +43,7 @@ import (
 // ReleasePredicateLocks in A's backend), so the test skips that part where
 // gdb is missing or may not attach to the server's processes.
 func TestPostgresSerializableCommitRace(t *testing.T) {
-	addr := dbtest.Postgres(t)
+	addr := testservice.Postgres(t)
 	t.Run("ordinary", func(t *testing.T) {
 		r := newCommitRace(t, addr)
 		r.first(t)
@@ -62,7 +62,7 @@ func TestPostgresSerializableCommitRace(t *testing.T) {
 	t.Run("held-commit", func(t *testing.T) {
 		gdb, err := exec.LookPath("gdb")
 		if err != nil {
-			dbtest.Unavailable(t, "gdb is not installed (Debian package gdb; .ci/run installs it): it holds a backend inside its COMMIT")
+			testservice.Unavailable(t, "gdb is not installed (Debian package gdb; .ci/run installs it): it holds a backend inside its COMMIT")
 		}
 		r := newCommitRace(t, addr)
 		r.first(t)
@@ -104,7 +104,7 @@ func TestPostgresSerializableCommitRace(t *testing.T) {
 {"id":"C","session":2,"ops":[["append",0,30],["r",1,%s]]}
 {"id":"final","session":9,"ops":[["r",0,%s],["r",1,%s]]}
 `, raceList(r.bRead), raceList(cRead), raceList(final0), raceList(final1))
-		if got := raceVerdict(t, h, "ser"); got.Outcome != check.Violation {
+		if got := raceVerdict(t, h, "ser"); got.Outcome != check.Violated {
 			t.Errorf("ser: %s, want a violation (the cycle A -ww-> C -rw-> B -rw-> A)", got.Outcome)
 		}
 		if got := raceVerdict(t, h, "si"); got.Outcome != check.Satisfied {
@@ -129,7 +129,7 @@ func newCommitRace(t *testing.T, addr string) *commitRace {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	r := &commitRace{ctx: ctx, d: dbtest.Open(t, addr), app: dbtest.Table()}
+	r := &commitRace{ctx: ctx, d: testservice.Open(t, addr), app: testservice.Table()}
 	u, err := url.Parse(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func holdBeforeReleasePredicateLocks(t *testing.T, gdb string, pid int, end func
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		dbtest.Unavailable(t, fmt.Sprintf("gdb does not start: %v", err))
+		testservice.Unavailable(t, fmt.Sprintf("gdb does not start: %v", err))
 	}
 	h := &hold{cmd: cmd, lines: make(chan string, 16), stdin: stdin, exited: make(chan struct{})}
 	go func() {
@@ -264,7 +264,7 @@ func holdBeforeReleasePredicateLocks(t *testing.T, gdb string, pid int, end func
 	})
 	if !h.await("ATTACHED") {
 		<-h.exited
-		dbtest.Unavailable(t, fmt.Sprintf("gdb cannot attach to the backend %d (root or CAP_SYS_PTRACE is needed): %v %s", pid, h.err, stderr.String()))
+		testservice.Unavailable(t, fmt.Sprintf("gdb cannot attach to the backend %d (root or CAP_SYS_PTRACE is needed): %v %s", pid, h.err, stderr.String()))
 	}
 	return h
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/cluster"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // openTable opens addr with table, closed when the test ends.
@@ -99,18 +99,18 @@ func checkExclusive(t *testing.T, addr, table, other, holder, another string) {
 func TestTableLockIsExclusive(t *testing.T) {
 	pid := strconv.Itoa(os.Getpid())
 	t.Run("postgres", func(t *testing.T) {
-		checkExclusive(t, dbtest.Postgres(t), dbtest.Table(), dbtest.Table(), "application_name \"isoscope pid "+pid, "--table")
+		checkExclusive(t, testservice.Postgres(t), testservice.Table(), testservice.Table(), "application_name \"isoscope pid "+pid, "--table")
 	})
 	t.Run("mariadb", func(t *testing.T) {
-		checkExclusive(t, dbtest.MySQL(t), dbtest.Table(), dbtest.Table(), "server connection ", "--table")
+		checkExclusive(t, testservice.MySQL(t), testservice.Table(), testservice.Table(), "server connection ", "--table")
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		addr := "sqlite://" + filepath.Join(t.TempDir(), "run.db")
-		checkExclusive(t, addr, dbtest.Table(), dbtest.Table(), "isoscope pid "+pid, "--table")
+		checkExclusive(t, addr, testservice.Table(), testservice.Table(), "isoscope pid "+pid, "--table")
 	})
 	t.Run("sqlite in memory", func(t *testing.T) {
 		// Every in-memory database is the run's own.
-		table := dbtest.Table()
+		table := testservice.Table()
 		a, err := lockWithin(t, openTable(t, db.DefaultAddress, table))
 		if err != nil {
 			t.Fatal(err)
@@ -124,7 +124,7 @@ func TestTableLockIsExclusive(t *testing.T) {
 	})
 	t.Run("badger", func(t *testing.T) {
 		addr := "badger://" + filepath.Join(t.TempDir(), "kv")
-		table := dbtest.Table()
+		table := testservice.Table()
 		first := openTable(t, addr, table)
 		if _, err := lockWithin(t, first); err != nil {
 			t.Fatal(err)
@@ -195,7 +195,7 @@ func holdLockInChild(t *testing.T, addr, table string) *exec.Cmd {
 // chance to release anything), and takes the table within bound.
 // holderOf says what the refusal names for a holder of that pid.
 func checkCrashReleases(t *testing.T, addr string, holderOf func(pid int) string, bound time.Duration) {
-	table := dbtest.Table()
+	table := testservice.Table()
 	child := holdLockInChild(t, addr, table)
 	d := openTable(t, addr, table)
 	_, err := lockWithin(t, d)
@@ -230,10 +230,10 @@ func isoscopePid(format string) func(int) string {
 // MariaDB) or the process (a SQLite file).
 func TestTableLockGoesWithCrashedHolder(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
-		checkCrashReleases(t, dbtest.Postgres(t), isoscopePid("application_name \"isoscope pid %d"), 5*time.Second)
+		checkCrashReleases(t, testservice.Postgres(t), isoscopePid("application_name \"isoscope pid %d"), 5*time.Second)
 	})
 	t.Run("mariadb", func(t *testing.T) {
-		checkCrashReleases(t, dbtest.MySQL(t), func(int) string { return "server connection " }, 5*time.Second)
+		checkCrashReleases(t, testservice.MySQL(t), func(int) string { return "server connection " }, 5*time.Second)
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		checkCrashReleases(t, "sqlite://"+filepath.Join(t.TempDir(), "run.db"), isoscopePid("isoscope pid %d"), time.Second)
@@ -248,7 +248,7 @@ func TestTableLockOnClusters(t *testing.T) {
 	for _, kind := range []cluster.Kind{cluster.Etcd, cluster.Dqlite} {
 		t.Run(string(kind), func(t *testing.T) {
 			if err := cluster.Built(kind); err != nil {
-				dbtest.Unavailable(t, err.Error())
+				testservice.Unavailable(t, err.Error())
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -258,7 +258,7 @@ func TestTableLockOnClusters(t *testing.T) {
 			}
 			defer cl.Stop()
 			addr := cl.DSNs()[0]
-			checkExclusive(t, addr, dbtest.Table(), dbtest.Table(), "isoscope pid "+strconv.Itoa(os.Getpid()), "--table")
+			checkExclusive(t, addr, testservice.Table(), testservice.Table(), "isoscope pid "+strconv.Itoa(os.Getpid()), "--table")
 			checkCrashReleases(t, addr, isoscopePid("isoscope pid %d"), 15*time.Second)
 		})
 	}

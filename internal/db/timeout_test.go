@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // TestStatementTimeout opens PostgreSQL and MariaDB with a statement
@@ -19,7 +19,7 @@ import (
 // connection stays usable. Errors that are no answer are not taken for
 // one.
 func TestStatementTimeout(t *testing.T) {
-	for name, reach := range map[string]func(testing.TB) string{"postgres": dbtest.Postgres, "mysql": dbtest.MySQL} {
+	for name, reach := range map[string]func(testing.TB) string{"postgres": testservice.Postgres, "mysql": testservice.MySQL} {
 		t.Run(name, func(t *testing.T) {
 			target, err := db.ParseTarget(reach(t))
 			if err != nil {
@@ -28,7 +28,7 @@ func TestStatementTimeout(t *testing.T) {
 			target.StmtTimeout = 300 * time.Millisecond
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			d, err := target.Open(ctx, dbtest.Table())
+			d, err := target.Open(ctx, testservice.Table())
 			if err != nil {
 				t.Fatal(err)
 			}

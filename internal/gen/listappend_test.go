@@ -167,7 +167,7 @@ func TestListAppendPlanted(t *testing.T) {
 			t.Fatalf("%s: planted %v", p, planted)
 		}
 		res := runAt(t, h, w.weakest)
-		if res.Outcome != check.Violation {
+		if res.Outcome != check.Violated {
 			t.Errorf("%s: %s holds", p, w.weakest)
 			continue
 		}

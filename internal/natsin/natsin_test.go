@@ -13,18 +13,18 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/natsin"
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // natsURL is the NATS server these machines run.
-var natsURL = dbtest.NATSAddr()
+var natsURL = testservice.NATSAddr()
 
 // jetStream connects to the local server, or skips when there is none.
 func jetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	dbtest.NATS(t)
+	testservice.NATS(t)
 	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
 	if err != nil {
 		t.Fatalf("NATS at %s: %v", natsURL, err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // TestShardedDifferential: on generated timestamped histories with planted
@@ -20,7 +20,7 @@ import (
 // reports, explanations included, and both report what `check --checker
 // chronos` reports; every piece published is checked.
 func TestShardedDifferential(t *testing.T) {
-	url := dbtest.NATS(t)
+	url := testservice.NATS(t)
 	dir := t.TempDir()
 	histories := []struct{ name, args string }{
 		{"early-commit", "--workload general --txns 3000 --sessions 20 --keys 300 --ts-fault early-commit --ts-faults 4 --seed 5"},
@@ -66,7 +66,7 @@ func TestShardedDifferential(t *testing.T) {
 // report what one `serve --level ser` and `check --checker chronos
 // --level ser` report.
 func TestShardedSerializable(t *testing.T) {
-	url := dbtest.NATS(t)
+	url := testservice.NATS(t)
 	file := filepath.Join(t.TempDir(), "skew.jsonl")
 	run(t, "gen", "--timestamps", "--workload", "general", "--txns", "3000", "--sessions", "20", "--keys", "300",
 		"--ts-fault", "skew", "--ts-faults", "4", "--seed", "7", "--out", file)
@@ -121,7 +121,7 @@ func allChecked(summary string) bool {
 // transactions — are what one `serve` and `check --checker chronos` find
 // in the run's history file, and every piece is checked.
 func TestShardedBadgerRun(t *testing.T) {
-	url := dbtest.NATS(t)
+	url := testservice.NATS(t)
 	prefix := fmt.Sprintf("isotest%d.badger", time.Now().UnixNano())
 	cleanup(t, url, prefix)
 	const timeout = time.Second
@@ -168,7 +168,7 @@ const pairs = `{"id":1,"session":0,"start_ts":1,"commit_ts":10,"ops":[["w",0,1],
 // what one serve and chronos report: at SI each pair of writers once, by
 // the key one checker names, though several shards name it.
 func TestShardedPairs(t *testing.T) {
-	url := dbtest.NATS(t)
+	url := testservice.NATS(t)
 	file := filepath.Join(t.TempDir(), "pairs.jsonl")
 	if err := os.WriteFile(file, []byte(pairs), 0o644); err != nil {
 		t.Fatal(err)

@@ -13,11 +13,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/natsshard"
 	"github.com/isoscope/isoscope/internal/shard"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // TestShardedMixedForms: a stream whose first half was published as JSON
@@ -25,7 +25,7 @@ import (
 // form) and whose second half in the binary form is checked as one
 // `serve` and chronos check the whole history, at 2 and 4 shards.
 func TestShardedMixedForms(t *testing.T) {
-	url := dbtest.NATS(t)
+	url := testservice.NATS(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "h.jsonl")
 	run(t, "gen", "--timestamps", "--out", file, "--workload", "general", "--txns", "3000", "--sessions", "20", "--keys", "300",
@@ -78,7 +78,7 @@ func TestShardedMixedForms(t *testing.T) {
 // goes on and checks the rest (pairs' findings, which read nothing of a
 // refused message, are serve's).
 func TestShardedBadPieces(t *testing.T) {
-	url := dbtest.NATS(t)
+	url := testservice.NATS(t)
 	file := filepath.Join(t.TempDir(), "pairs.jsonl")
 	if err := os.WriteFile(file, []byte(pairs), 0o644); err != nil {
 		t.Fatal(err)

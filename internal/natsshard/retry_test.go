@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/natsshard"
+	"github.com/isoscope/isoscope/internal/testservice"
 )
 
 // mergedStatus is the aggregator's /v1/state once everything published
@@ -62,7 +62,7 @@ func mergedStatus(t *testing.T, url, prefix string) natsshard.Status {
 // shard whose piece differs refuses it, and the findings it then
 // suppresses are a warning in `findings`' summary and its /v1/state.
 func TestShardedRetry(t *testing.T) {
-	url := dbtest.NATS(t)
+	url := testservice.NATS(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "skew.jsonl")
 	run(t, "gen", "--txns", "200", "--timestamps", "--ts-fault", "skew", "--ts-faults", "3", "--seed", "7", "--out", file)

@@ -76,7 +76,7 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 	switch r.Outcome {
 	case check.Satisfied:
 		fmt.Fprintf(&b, "%s holds", r.Level.Name)
-	case check.Violation:
+	case check.Violated:
 		fmt.Fprintf(&b, "%s VIOLATED: %d %s", r.Level.Name, len(r.Anomalies), plural(len(r.Anomalies), "anomaly", "anomalies"))
 	default:
 		fmt.Fprintf(&b, "%s UNKNOWN: %s", r.Level.Name, r.Reason)
@@ -147,7 +147,7 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 			}
 		}
 	}
-	if r.Outcome == check.Violation && len(r.Holds) > 0 {
+	if r.Outcome == check.Violated && len(r.Holds) > 0 {
 		names := make([]string, len(r.Holds))
 		said := map[level.ID]bool{}
 		for i, l := range r.Holds {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -28,7 +28,7 @@ func TestBadgerTimestamps(t *testing.T) {
 	for _, w := range workload.Workloads() {
 		t.Run(w.String(), func(t *testing.T) {
 			pc := workload.PlanConfig{Workload: w, Sessions: 6, Txns: 300, Keys: 30, Dist: workload.Zipfian}
-			d := dbtest.Open(t, db.BadgerMemory)
+			d := testservice.Open(t, db.BadgerMemory)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			res, h := runRecorded(t, ctx, Config{DB: d, Isolation: db.Serializable, Plan: newPlan(t, pc, 7)})
@@ -212,7 +212,7 @@ func TestBadgerLevels(t *testing.T) {
 		t.Run(c.pc.Workload.String(), func(t *testing.T) {
 			found := false
 			for run := uint64(1); run <= 5 && !found; run++ {
-				d := dbtest.Open(t, db.BadgerMemory)
+				d := testservice.Open(t, db.BadgerMemory)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				res, h := runRecorded(t, ctx, Config{DB: d, Isolation: db.Serializable, Plan: newPlan(t, c.pc, run)})
 				cancel()
@@ -225,7 +225,7 @@ func TestBadgerLevels(t *testing.T) {
 					}
 				}
 				if c.violate != "" {
-					found = verdict(t, h, c.violate).Outcome == check.Violation
+					found = verdict(t, h, c.violate).Outcome == check.Violated
 				}
 			}
 			if c.violate != "" && !found {

@@ -35,7 +35,7 @@
 // transaction (with tracing off too), its instants, its status and the
 // class of the error that ended it (ClassifyAbort: serialization failure,
 // deadlock, lock timeout, connection lost, …): plain data of
-// internal/outcome, which the command line hands to the run plots. The
+// internal/txnend, which the command line hands to the run plots. The
 // summary also counts the reads of values that none of the run's
 // transactions wrote (Foreign): the table starts empty, so such a value
 // came from outside the run. The runner records; it neither checks nor

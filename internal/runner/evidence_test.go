@@ -17,11 +17,11 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/report/runplot"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -72,9 +72,9 @@ type experiment struct {
 func (e experiment) addr(t *testing.T) string {
 	switch e.db {
 	case "postgres":
-		return dbtest.Postgres(t)
+		return testservice.Postgres(t)
 	case "mariadb":
-		return dbtest.MySQL(t)
+		return testservice.MySQL(t)
 	case "badger":
 		return db.BadgerMemory
 	}
@@ -185,7 +185,7 @@ func TestEvidence(t *testing.T) {
 		tallies := make([]tally, len(e.levels))
 		committed, aborted, total, incomplete := 0, 0, 0, 0
 		for run := 1; run <= *runs; run++ {
-			d := dbtest.Open(t, addr)
+			d := testservice.Open(t, addr)
 			if versions[e.db] == "" {
 				versions[e.db], _ = d.Version(context.Background())
 			}
@@ -215,7 +215,7 @@ func TestEvidence(t *testing.T) {
 			total += res.Summary.Committed + res.Summary.Aborted + res.Summary.Unknown
 			for i, l := range e.levels {
 				r := verdict(t, res.History, l)
-				if r.Outcome == check.Violation && tallies[i].violated == 0 && *examplesDir != "" {
+				if r.Outcome == check.Violated && tallies[i].violated == 0 && *examplesDir != "" {
 					writeExample(t, filepath.Join(*examplesDir, fmt.Sprintf("%s-%s-%s-%s.jsonl", e.db, e.iso, e.pc.Workload, l)), res.History)
 				}
 				tallies[i].add(res.History, r)
@@ -266,9 +266,9 @@ func writeExample(t *testing.T, file string, h *history.History) {
 
 func (tl *tally) add(h *history.History, r check.Result) {
 	switch r.Outcome {
-	case check.Violation:
+	case check.Violated:
 		tl.violated++
-	case check.Unknown:
+	case check.Undecided:
 		tl.unknown++
 	}
 	if tl.kinds == nil {
@@ -312,7 +312,7 @@ func TestThroughput(t *testing.T) {
 	if !*throughput {
 		t.Skip("run with -throughput")
 	}
-	addr := dbtest.Postgres(t)
+	addr := testservice.Postgres(t)
 	txnsFor := map[string]int{}
 	for _, f := range strings.Split(*throughputFor, ",") {
 		if f == "" {
@@ -374,7 +374,7 @@ func measure(t *testing.T, addr string, iso db.Isolation, pc workload.PlanConfig
 	aborted, total := 0, 0
 	for run := range *throughputRuns {
 		for _, noTrace := range []bool{false, true} {
-			d := dbtest.Open(t, addr)
+			d := testservice.Open(t, addr)
 			c := Config{DB: d, Isolation: iso, Plan: newPlan(t, pc, uint64(run+1)), NoTrace: noTrace}
 			if !noTrace && *throughputFile {
 				f, err := os.Create(filepath.Join(t.TempDir(), "history.jsonl"))

@@ -12,9 +12,9 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/outcome"
+	"github.com/isoscope/isoscope/internal/testservice"
+	"github.com/isoscope/isoscope/internal/txnend"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -155,11 +155,11 @@ func TestUnknownAndRetries(t *testing.T) {
 	// The outcomes are the history's transactions, in the order they
 	// ended, each with its abort class.
 	checkOutcomes(t, res, h)
-	classes := map[outcome.AbortClass]int{}
+	classes := map[txnend.AbortClass]int{}
 	for _, o := range res.Outcomes {
 		classes[o.Abort]++
 	}
-	if classes[outcome.ConnectionLost] != s.Unknown || classes[outcome.OtherAbort] != s.Aborted || classes[outcome.NotAborted] != s.Committed {
+	if classes[txnend.ConnectionLost] != s.Unknown || classes[txnend.OtherAbort] != s.Aborted || classes[txnend.NotAborted] != s.Committed {
 		t.Errorf("abort classes %v", classes)
 	}
 	// The history reads back with its unique-values promise verified (so
@@ -282,9 +282,9 @@ func TestDatabaseGoesAway(t *testing.T) {
 // the transactions whose COMMIT was in flight are recorded unknown (each
 // its session's last), and the history is still serializable.
 func TestPostgresGoesAwayMidCommit(t *testing.T) {
-	addr := dbtest.Postgres(t)
-	proxy, via := dbtest.NewProxy(t, addr)
-	table := dbtest.Table()
+	addr := testservice.Postgres(t)
+	proxy, via := testservice.NewProxy(t, addr)
+	table := testservice.Table()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	d, err := db.Open(ctx, via, table)

@@ -10,10 +10,10 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -33,7 +33,7 @@ func newPlan(t testing.TB, c workload.PlanConfig, seed uint64) *workload.Plan {
 // sqlite opens an in-memory SQLite database with a fresh table.
 func sqlite(t testing.TB) db.Database {
 	t.Helper()
-	return dbtest.Open(t, "sqlite::memory:")
+	return testservice.Open(t, "sqlite::memory:")
 }
 
 // runRecorded runs c with the history streamed to a buffer, and checks

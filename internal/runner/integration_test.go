@@ -13,10 +13,10 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/report"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -38,7 +38,7 @@ var contended = workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 16, Tx
 // and returns the history, which it checks is complete and valid.
 func runOn(t *testing.T, addr string, iso db.Isolation, pc workload.PlanConfig, seed uint64) (*history.History, Summary) {
 	t.Helper()
-	d := dbtest.Open(t, addr)
+	d := testservice.Open(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, h := runRecorded(t, ctx, Config{DB: d, Isolation: iso, Plan: newPlan(t, pc, seed)})
@@ -85,7 +85,7 @@ func violatedWithin(t *testing.T, addr string, iso db.Isolation, pc workload.Pla
 				t.Errorf("run %d: %s at %s: %s:\n%s", run, l, iso, r.Outcome, describe(h, r))
 			}
 		}
-		if r := verdict(t, h, level); r.Outcome == check.Violation {
+		if r := verdict(t, h, level); r.Outcome == check.Violated {
 			t.Logf("run %d: %s violated: %s", run, level, describe(h, r))
 			return
 		}
@@ -109,7 +109,7 @@ func describe(h *history.History, r check.Result) string {
 }
 
 func TestPostgresSerializable(t *testing.T) {
-	addr := dbtest.Postgres(t)
+	addr := testservice.Postgres(t)
 	t.Run("mt", func(t *testing.T) {
 		holds(t, addr, db.Serializable, workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 16, Txns: 2000, Keys: 20, Dist: workload.Zipfian}, "ser", "si")
 	})
@@ -142,7 +142,7 @@ func siHoldsSERRace(t *testing.T, addr string, pc workload.PlanConfig) {
 	}
 	switch r := verdict(t, h, "ser"); r.Outcome {
 	case check.Satisfied:
-	case check.Violation:
+	case check.Violated:
 		t.Logf("ser at serializable VIOLATED, the SSI commit race of docs/databases.md: %s\nthe history: %s", describe(h, r), keep(t, h))
 	default:
 		t.Errorf("ser at serializable: %s (checker %s)", r.Outcome, r.Checker)
@@ -150,11 +150,11 @@ func siHoldsSERRace(t *testing.T, addr string, pc workload.PlanConfig) {
 }
 
 func TestPostgresRepeatableRead(t *testing.T) {
-	violatedWithin(t, dbtest.Postgres(t), db.RepeatableRead, contended, "ser", "si")
+	violatedWithin(t, testservice.Postgres(t), db.RepeatableRead, contended, "ser", "si")
 }
 
 func TestMariaDBSerializable(t *testing.T) {
-	addr := dbtest.MySQL(t)
+	addr := testservice.MySQL(t)
 	t.Run("mt", func(t *testing.T) {
 		// 6 sessions: with 14 or 16 on this 2-core machine InnoDB's
 		// SERIALIZABLE (shared read locks upgraded by the writes) falls,
@@ -169,13 +169,13 @@ func TestMariaDBSerializable(t *testing.T) {
 }
 
 func TestMariaDBRepeatableRead(t *testing.T) {
-	violatedWithin(t, dbtest.MySQL(t), db.RepeatableRead, contended, "si", "rc")
+	violatedWithin(t, testservice.MySQL(t), db.RepeatableRead, contended, "si", "rc")
 }
 
 func TestReadCommitted(t *testing.T) {
 	pc := workload.PlanConfig{Workload: workload.MiniTxn, Sessions: 16, Txns: 1000, Keys: 10, Dist: workload.Zipfian}
-	t.Run("postgres", func(t *testing.T) { holds(t, dbtest.Postgres(t), db.ReadCommitted, pc, "rc") })
-	t.Run("mariadb", func(t *testing.T) { holds(t, dbtest.MySQL(t), db.ReadCommitted, pc, "rc") })
+	t.Run("postgres", func(t *testing.T) { holds(t, testservice.Postgres(t), db.ReadCommitted, pc, "rc") })
+	t.Run("mariadb", func(t *testing.T) { holds(t, testservice.MySQL(t), db.ReadCommitted, pc, "rc") })
 }
 
 // TestPostgresTerminatedBackends terminates every session's backend in
@@ -183,16 +183,16 @@ func TestReadCommitted(t *testing.T) {
 // sessions reconnect under new labels, transactions in flight are
 // recorded aborted or unknown, and the history is still serializable.
 func TestPostgresTerminatedBackends(t *testing.T) {
-	app := dbtest.Table()
-	u, err := url.Parse(dbtest.Postgres(t))
+	app := testservice.Table()
+	u, err := url.Parse(testservice.Postgres(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := u.Query()
 	q.Set("application_name", app)
 	u.RawQuery = q.Encode()
-	d := dbtest.Open(t, u.String())
-	admin, err := sql.Open("pgx", dbtest.Postgres(t))
+	d := testservice.Open(t, u.String())
+	admin, err := sql.Open("pgx", testservice.Postgres(t))
 	if err != nil {
 		t.Fatal(err)
 	}

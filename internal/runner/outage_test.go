@@ -10,7 +10,7 @@ import (
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/outcome"
+	"github.com/isoscope/isoscope/internal/txnend"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -99,7 +99,7 @@ func TestStalledCommitBecomesUnknown(t *testing.T) {
 	}
 	noAnswer := 0
 	for _, o := range res.Outcomes {
-		if o.Abort == outcome.NoAnswer {
+		if o.Abort == txnend.NoAnswer {
 			noAnswer++
 			if o.Status != history.Unknown || time.Duration(o.End-o.Begin) < 1500*time.Millisecond {
 				t.Errorf("outcome %+v", o)

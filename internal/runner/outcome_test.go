@@ -6,7 +6,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/outcome"
+	"github.com/isoscope/isoscope/internal/txnend"
 )
 
 // TestClassifyAbort sorts the reasons the database adapters give
@@ -15,27 +15,27 @@ func TestClassifyAbort(t *testing.T) {
 	for _, tc := range []struct {
 		class  db.ErrorClass
 		reason string
-		want   outcome.AbortClass
+		want   txnend.AbortClass
 	}{
-		{db.Aborted, "serialization failure (40001)", outcome.SerializationFailure},
-		{db.Aborted, "transaction conflict (ErrConflict)", outcome.SerializationFailure},
-		{db.Aborted, "record has changed since last read in table 't' (1020)", outcome.SerializationFailure},
-		{db.Aborted, "write conflict (9007)", outcome.SerializationFailure},
-		{db.Aborted, "deadlock (40P01)", outcome.Deadlock},
-		{db.Aborted, "deadlock (1213)", outcome.Deadlock},
-		{db.Aborted, "lock wait timeout (1205)", outcome.LockTimeout},
-		{db.Aborted, "could not obtain lock on row in relation \"t\" (55P03)", outcome.LockTimeout},
-		{db.Aborted, "database busy (SQLITE_BUSY)", outcome.LockTimeout},
-		{db.Aborted, "table locked (SQLITE_LOCKED)", outcome.LockTimeout},
-		{db.Aborted, "transaction rollback (40003)", outcome.OtherAbort},
-		{db.Aborted, "statement timeout (57014)", outcome.OtherAbort},
-		{db.Aborted, "statement timeout (1969)", outcome.OtherAbort},
-		{db.Aborted, "injected abort", outcome.OtherAbort},
-		{db.Disconnected, "connection lost: terminating connection due to administrator command (57P01)", outcome.ConnectionLost},
-		{db.Disconnected, "connection lost", outcome.ConnectionLost},
-		{db.Interrupted, "interrupted", outcome.Interrupted},
-		{db.Failed, "relation \"t\" does not exist (42P01)", outcome.OtherAbort},
-		{db.Failed, "serialization failure (40001)", outcome.OtherAbort},
+		{db.Aborted, "serialization failure (40001)", txnend.SerializationFailure},
+		{db.Aborted, "transaction conflict (ErrConflict)", txnend.SerializationFailure},
+		{db.Aborted, "record has changed since last read in table 't' (1020)", txnend.SerializationFailure},
+		{db.Aborted, "write conflict (9007)", txnend.SerializationFailure},
+		{db.Aborted, "deadlock (40P01)", txnend.Deadlock},
+		{db.Aborted, "deadlock (1213)", txnend.Deadlock},
+		{db.Aborted, "lock wait timeout (1205)", txnend.LockTimeout},
+		{db.Aborted, "could not obtain lock on row in relation \"t\" (55P03)", txnend.LockTimeout},
+		{db.Aborted, "database busy (SQLITE_BUSY)", txnend.LockTimeout},
+		{db.Aborted, "table locked (SQLITE_LOCKED)", txnend.LockTimeout},
+		{db.Aborted, "transaction rollback (40003)", txnend.OtherAbort},
+		{db.Aborted, "statement timeout (57014)", txnend.OtherAbort},
+		{db.Aborted, "statement timeout (1969)", txnend.OtherAbort},
+		{db.Aborted, "injected abort", txnend.OtherAbort},
+		{db.Disconnected, "connection lost: terminating connection due to administrator command (57P01)", txnend.ConnectionLost},
+		{db.Disconnected, "connection lost", txnend.ConnectionLost},
+		{db.Interrupted, "interrupted", txnend.Interrupted},
+		{db.Failed, "relation \"t\" does not exist (42P01)", txnend.OtherAbort},
+		{db.Failed, "serialization failure (40001)", txnend.OtherAbort},
 	} {
 		if got := ClassifyAbort(tc.class, tc.reason); got != tc.want {
 			t.Errorf("ClassifyAbort(%s, %q) = %s, want %s", tc.class, tc.reason, got, tc.want)
@@ -64,7 +64,7 @@ func checkOutcomes(t *testing.T, res *Result, h *history.History) {
 		if want[key{o.Begin, o.End, o.Status}]--; want[key{o.Begin, o.End, o.Status}] < 0 {
 			t.Fatalf("outcome %d %+v is no transaction of the history", i, o)
 		}
-		if (o.Status == history.Committed) != (o.Abort == outcome.NotAborted) || i > 0 && o.End < res.Outcomes[i-1].End || o.Begin < res.Start ||
+		if (o.Status == history.Committed) != (o.Abort == txnend.NotAborted) || i > 0 && o.End < res.Outcomes[i-1].End || o.Begin < res.Start ||
 			time.Duration(o.End-res.Start) > res.Summary.Elapsed+time.Second {
 			t.Fatalf("outcome %d: %+v after %+v (start %d)", i, o, res.Outcomes[max(i-1, 0)], res.Start)
 		}

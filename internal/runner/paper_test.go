@@ -9,9 +9,9 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/db"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -40,7 +40,7 @@ func TestPaperWorkloads(t *testing.T) {
 			for _, pc := range paperWorkloads() {
 				t.Run(pc.Workload.String(), func(t *testing.T) {
 					p := newPlan(t, pc, 1)
-					d := dbtest.Open(t, addr)
+					d := testservice.Open(t, addr)
 					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 					defer cancel()
 					res, h := runRecorded(t, ctx, Config{DB: d, Isolation: db.Serializable, Plan: p})
@@ -176,7 +176,7 @@ func checkMix(t *testing.T, p *workload.Plan, h *history.History) {
 // internal/db's TestPostgresRepeatableReadTwoRows shows the two
 // statements).
 func TestPostgresRepeatableReadPaper(t *testing.T) {
-	addr := dbtest.Postgres(t)
+	addr := testservice.Postgres(t)
 	t.Run("randomrmwrange", func(t *testing.T) {
 		holds(t, addr, db.RepeatableRead, workload.PlanConfig{Workload: workload.RandomRMWRange, Sessions: 8, Txns: 200, Keys: 200, Dist: workload.Uniform}, "si")
 	})

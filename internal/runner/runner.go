@@ -13,7 +13,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/outcome"
+	"github.com/isoscope/isoscope/internal/txnend"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -229,7 +229,7 @@ type Result struct {
 	Start int64
 	// Outcomes says how every transaction ended, in the order they ended
 	// (kept with NoTrace too).
-	Outcomes []outcome.Outcome
+	Outcomes []txnend.Record
 	// Faults are the faults the nemesis applied, in the order it recorded
 	// them (kept with NoTrace too).
 	Faults []history.Fault
@@ -435,7 +435,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			_ = s.conn.Close()
 		}
 	}
-	slices.SortStableFunc(res.Outcomes, func(a, b outcome.Outcome) int { return cmp.Compare(a.End, b.End) })
+	slices.SortStableFunc(res.Outcomes, func(a, b txnend.Record) int { return cmp.Compare(a.End, b.End) })
 	sum.Outages = mergeGaps(gaps, r.clock.baseNS)
 	sum.Interrupted = ctx.Err() != nil && sum.Done < sum.Planned
 	if rec != nil {

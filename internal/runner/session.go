@@ -9,7 +9,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/outcome"
+	"github.com/isoscope/isoscope/internal/txnend"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -32,7 +32,7 @@ type session struct {
 	done, committed, aborted, unknown, gaveUp, reconnects int
 	reasons                                               map[string]int
 	// outcomes holds how each of the session's transactions ended.
-	outcomes []outcome.Outcome
+	outcomes []txnend.Record
 	// failures counts consecutive transactions that failed with an error
 	// that is neither an abort nor a lost connection.
 	failures int
@@ -215,7 +215,7 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 		}
 	}
 	end := s.r.clock.now()
-	status, class, why, abort := history.Committed, db.ErrorClass(0), "", outcome.NotAborted
+	status, class, why, abort := history.Committed, db.ErrorClass(0), "", txnend.NotAborted
 	// lostWhy is why the connection was lost, when it was: the failed
 	// statement's reason, or the failed rollback's.
 	lostWhy := ""
@@ -233,7 +233,7 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 		}
 		abort = ClassifyAbort(class, why)
 		if s.timedOut && class == db.Disconnected {
-			abort = outcome.NoAnswer
+			abort = txnend.NoAnswer
 		}
 		status = history.Aborted
 		if committing && (class == db.Disconnected || class == db.Interrupted) {
@@ -266,7 +266,7 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 		s.unknown++
 		s.r.progress.Unknown.Add(1)
 	}
-	s.outcomes = append(s.outcomes, outcome.Outcome{Begin: begin, End: end, Status: status, Abort: abort})
+	s.outcomes = append(s.outcomes, txnend.Record{Begin: begin, End: end, Status: status, Abort: abort})
 	if rec != nil {
 		rec.status, rec.begin, rec.end = status, begin, end
 		if ts, ok := c.(db.Timestamper); ok && status == history.Committed {

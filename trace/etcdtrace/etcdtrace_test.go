@@ -15,7 +15,7 @@ import (
 
 	"github.com/isoscope/isoscope"
 	"github.com/isoscope/isoscope/internal/cluster"
-	"github.com/isoscope/isoscope/internal/db/dbtest"
+	"github.com/isoscope/isoscope/internal/testservice"
 	"github.com/isoscope/isoscope/isoscopetest"
 	"github.com/isoscope/isoscope/trace/etcdtrace"
 )
@@ -28,7 +28,7 @@ func startEtcd(t *testing.T) *clientv3.Client {
 	defer cancel()
 	c, err := cluster.Up(ctx, cluster.Spec{Kind: cluster.Etcd, Nodes: 1}, "", nil)
 	if err != nil {
-		dbtest.Unavailable(t, "etcd: "+err.Error()+dbtest.HowToInstall(err.Error()))
+		testservice.Unavailable(t, "etcd: "+err.Error()+testservice.HowToInstall(err.Error()))
 	}
 	t.Cleanup(c.Stop)
 	cl, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + strings.TrimPrefix(c.DSNs()[0], "etcd://")},

@@ -143,7 +143,7 @@ func TestOnlyRepeatableRead(t *testing.T) {
 func TestWeakerLevels(t *testing.T) {
 	h := history.MustParse(`init: x=0 y=0 | s0: r x 0 r y 1 | s1: w x 1 w y 1`)
 	res, err := check.Run(context.Background(), h, level.Get(level.RepeatableRead), check.Options{InnoDBRR: true, Holds: true})
-	if err != nil || res.Outcome != check.Violation {
+	if err != nil || res.Outcome != check.Violated {
 		t.Fatalf("%v %v", res.Outcome, err)
 	}
 	// A fractured read: not PL-2+, but cursor stability (and so read

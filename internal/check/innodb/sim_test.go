@@ -224,7 +224,7 @@ func TestSimulatedInnoDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if std.Outcome == check.Violation {
+		if std.Outcome == check.Violated {
 			notSI++
 		}
 		// The fault: the first snapshot read of a key that another
@@ -238,7 +238,7 @@ func TestSimulatedInnoDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Outcome == check.Violation {
+		if res.Outcome == check.Violated {
 			caught++
 		}
 	}

@@ -88,7 +88,7 @@ func TestElleLostUpdate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Outcome != check.Violation || res.Checker != "list-append" || len(res.Anomalies) != 1 {
+		if res.Outcome != check.Violated || res.Checker != "list-append" || len(res.Anomalies) != 1 {
 			t.Fatalf("%s: %v by %s, %d anomalies", name, res.Outcome, res.Checker, len(res.Anomalies))
 		}
 		a := res.Anomalies[0]
@@ -110,7 +110,7 @@ func TestElleLostUpdate(t *testing.T) {
 
 func TestRealTime(t *testing.T) {
 	h := history.MustParse("s1: @0-1: a x 1 | s2: @2-3: r x []")
-	for id, want := range map[level.ID]check.Outcome{level.Serializable: check.Satisfied, level.StrictSerializable: check.Violation} {
+	for id, want := range map[level.ID]check.Outcome{level.Serializable: check.Satisfied, level.StrictSerializable: check.Violated} {
 		res, err := check.Run(context.Background(), h, level.Get(id), check.Options{})
 		if err != nil || res.Outcome != want {
 			t.Errorf("%s: %v %v, want %v", id, res.Outcome, err, want)

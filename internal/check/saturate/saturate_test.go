@@ -81,7 +81,7 @@ func TestAgainstSolverOnCausalStores(t *testing.T) {
 			if stale == 0 && got[0].Outcome != check.Satisfied {
 				t.Fatalf("seed %d %s: a clean causal store's history: %s %v", seed, id, got[0].Outcome, got[0].Anomalies)
 			}
-			if got[0].Outcome == check.Violation {
+			if got[0].Outcome == check.Violated {
 				violated[id]++
 			}
 		}

@@ -85,7 +85,7 @@ func TestListNullCheckers(t *testing.T) {
 				t.Errorf("%s at %s: got %v, %v; want satisfied", name, lv, res.Outcome, err)
 			}
 			res, err = check.Run(context.Background(), read(t, listsNullBad), l, check.Options{Checker: name})
-			if err != nil || res.Outcome != check.Violation {
+			if err != nil || res.Outcome != check.Violated {
 				t.Errorf("%s at %s, the bad history: got %v, %v; want a violation", name, lv, res.Outcome, err)
 			}
 		}

@@ -453,7 +453,7 @@ func TestViperGenerated(t *testing.T) {
 					t.Errorf("%s: read back %v (%s), native %v (%s)", name, got.Outcome, kinds(got), want.Outcome, kinds(want))
 					continue
 				}
-				if want.Outcome == check.Violation {
+				if want.Outcome == check.Violated {
 					violated++
 				}
 				// Viper checks snapshot isolation, which forbids what its

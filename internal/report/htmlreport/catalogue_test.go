@@ -81,7 +81,7 @@ func predicateSection(t testing.TB, prw bool) Section {
 	if !prw {
 		a.Phenomenon = anomaly.G1c
 	}
-	res := check.Result{Level: level.Get(level.Serializable), Outcome: check.Violation, Checker: "hand", Stats: h.Stats(), Anomalies: []anomaly.Anomaly{a}}
+	res := check.Result{Level: level.Get(level.Serializable), Outcome: check.Violated, Checker: "hand", Stats: h.Stats(), Anomalies: []anomaly.Anomaly{a}}
 	return FromChecked(&report.Checked{File: "h.jsonl", History: h, Result: res})
 }
 

@@ -227,7 +227,7 @@ func TestCatalogueArtifact(t *testing.T) {
 // reason.
 func TestUnknownVerdict(t *testing.T) {
 	h := history.MustParse("init: x=0 | r x 0 w x 1")
-	res := check.Result{Level: level.Get(level.Serializable), Outcome: check.Unknown, Checker: "sat", Stats: h.Stats(), Reason: "timed out before a verdict", Caveat: "may miss some cycles"}
+	res := check.Result{Level: level.Get(level.Serializable), Outcome: check.Undecided, Checker: "sat", Stats: h.Stats(), Reason: "timed out before a verdict", Caveat: "may miss some cycles"}
 	p := page(t, Options{}, FromChecked(&report.Checked{File: "h", History: h, Result: res}))
 	for _, want := range []string{`<div class="banner unknown">`, "serializable UNKNOWN", "timed out before a verdict", "note: may miss some cycles"} {
 		if !strings.Contains(p, want) {

@@ -7,7 +7,7 @@
 // Draw is pure: it takes plain data — every transaction's begin and end
 // relative to the start of the run, its status and, when it did not
 // commit, its abort reason — and returns the pictures. FromOutcomes makes
-// that data of the outcomes a run recorded (internal/outcome); WriteFiles
+// that data of the outcomes a run recorded (internal/txnend); WriteFiles
 // writes the pictures to a directory.
 package runplot
 
@@ -25,8 +25,8 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/outcome"
 	"github.com/isoscope/isoscope/internal/textfmt"
+	"github.com/isoscope/isoscope/internal/txnend"
 )
 
 // Txn is one transaction of a run.
@@ -79,11 +79,11 @@ func (r *Run) AddFaults(start int64, faults []history.Fault) {
 // instants of outs (on the clock of the history) relative to start, the
 // instant the run started, and the abort class of each transaction that
 // did not commit as its reason, with every class of
-// outcome.AbortClasses among the Reasons. label is the plots' second
+// txnend.AbortClasses among the Reasons. label is the plots' second
 // title line, elapsed the run's length.
-func FromOutcomes(label string, start int64, elapsed time.Duration, outs []outcome.Outcome) *Run {
+func FromOutcomes(label string, start int64, elapsed time.Duration, outs []txnend.Record) *Run {
 	r := &Run{Label: label, Elapsed: elapsed, Txns: make([]Txn, len(outs))}
-	for _, c := range outcome.AbortClasses {
+	for _, c := range txnend.AbortClasses {
 		r.Reasons = append(r.Reasons, c.String())
 	}
 	for i, o := range outs {

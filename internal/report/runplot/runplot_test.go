@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/outcome"
+	"github.com/isoscope/isoscope/internal/txnend"
 )
 
 // reasons are the runner's abort classes, as the CLI passes them.
@@ -303,11 +303,11 @@ func TestTicks(t *testing.T) {
 func TestFromOutcomes(t *testing.T) {
 	const start = int64(1_700_000_000_000_000_000)
 	ms := int64(time.Millisecond)
-	outs := []outcome.Outcome{
-		{Begin: start + 1*ms, End: start + 3*ms, Status: history.Committed, Abort: outcome.NotAborted},
-		{Begin: start + 2*ms, End: start + 5*ms, Status: history.Aborted, Abort: outcome.Deadlock},
-		{Begin: start + 4*ms, End: start + 9*ms, Status: history.Unknown, Abort: outcome.ConnectionLost},
-		{Begin: start + 6*ms, End: start + 9*ms, Status: history.Aborted, Abort: outcome.NoAnswer},
+	outs := []txnend.Record{
+		{Begin: start + 1*ms, End: start + 3*ms, Status: history.Committed, Abort: txnend.NotAborted},
+		{Begin: start + 2*ms, End: start + 5*ms, Status: history.Aborted, Abort: txnend.Deadlock},
+		{Begin: start + 4*ms, End: start + 9*ms, Status: history.Unknown, Abort: txnend.ConnectionLost},
+		{Begin: start + 6*ms, End: start + 9*ms, Status: history.Aborted, Abort: txnend.NoAnswer},
 	}
 	r := FromOutcomes("label", start, 10*time.Millisecond, outs)
 	if r.Label != "label" || r.Elapsed != 10*time.Millisecond || len(r.Txns) != len(outs) {
@@ -325,7 +325,7 @@ func TestFromOutcomes(t *testing.T) {
 	if !slices.Equal(r.Txns, want) {
 		t.Errorf("transactions %+v, want %+v", r.Txns, want)
 	}
-	if r := FromOutcomes("", start, 0, nil); len(r.Txns) != 0 || len(r.Reasons) != len(outcome.AbortClasses) {
+	if r := FromOutcomes("", start, 0, nil); len(r.Txns) != 0 || len(r.Reasons) != len(txnend.AbortClasses) {
 		t.Errorf("no outcomes: %+v", r)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package pipeline
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 	"github.com/isoscope/isoscope/internal/textfmt"
 )
 
-// innodbVerdict is the verdict of a run's history under InnoDB's
+// InnoDBVerdict is the verdict of a run's history under InnoDB's
 // repeatable read (check --level rr --module innodb-rr), computed when a
 // run at REPEATABLE READ on a MySQL-protocol database violated the level
 // it was checked at: it says whether the database's REPEATABLE READ, as
 // InnoDB defines it, allows what was found. The run's JSON result carries
 // it as "innodb_rr".
-type innodbVerdict struct {
+type InnoDBVerdict struct {
 	// Outcome is the check's outcome: satisfied (InnoDB's repeatable read
 	// allows every anomaly found), violation, or unknown.
 	Outcome string `json:"outcome"`
@@ -33,19 +33,19 @@ type innodbVerdict struct {
 	Note string `json:"note"`
 }
 
-// innodbApplies reports whether a run's verdict calls for the InnoDB
+// InnoDBApplies reports whether a run's verdict calls for the InnoDB
 // check: a MySQL-protocol database at REPEATABLE READ, the history
 // checked at another model than innodb-rr, and a violation found.
-func innodbApplies(kind db.Kind, iso db.Isolation, model check.Options, r *check.Result) bool {
-	return kind == db.MySQL && iso == db.RepeatableRead && !model.InnoDBRR && r.Outcome == check.Violation
+func InnoDBApplies(kind db.Kind, iso db.Isolation, model check.Options, r *check.Result) bool {
+	return kind == db.MySQL && iso == db.RepeatableRead && !model.InnoDBRR && r.Outcome == check.Violated
 }
 
-// checkInnoDB checks the run's history at repeatable read with the
+// CheckInnoDB checks the run's history at repeatable read with the
 // innodb-rr module, under the run's other model flags and its time
 // limit, and says what that means for the violation found at checked.
-func checkInnoDB(ctx context.Context, c *report.Checked, opts check.Options, product string, checked level.Level) *innodbVerdict {
+func CheckInnoDB(ctx context.Context, c *report.Checked, opts check.Options, product string, checked level.Level) *InnoDBVerdict {
 	rr, err := level.Lookup("rr")
-	v := &innodbVerdict{Command: "isoscope check --level rr --module " + check.InnoDBRRModule + " " + shellWord(c.File)}
+	v := &InnoDBVerdict{Command: "isoscope check --level rr --module " + check.InnoDBRRModule + " " + shellWord(c.File)}
 	if err == nil {
 		opts.InnoDBRR, opts.Holds = true, false
 		var res check.Result
@@ -54,13 +54,13 @@ func checkInnoDB(ctx context.Context, c *report.Checked, opts check.Options, pro
 		}
 	}
 	if err != nil {
-		v.Outcome, v.Reason = check.Unknown.String(), err.Error()
+		v.Outcome, v.Reason = check.Undecided.String(), err.Error()
 	}
 	switch v.Outcome {
 	case check.Satisfied.String():
 		v.Note = fmt.Sprintf("%s runs REPEATABLE READ as InnoDB does, weaker than %s: InnoDB's REPEATABLE READ allows exactly these anomalies (its reads see the transaction's first snapshot, its writes and locking reads the latest committed rows), and this history holds under it",
 			product, checked.Name)
-	case check.Violation.String():
+	case check.Violated.String():
 		v.Note = fmt.Sprintf("this history violates even InnoDB's REPEATABLE READ, which %s says it runs: %s that InnoDB's own model does not allow either",
 			product, textfmt.Count(v.Anomalies, "anomaly"))
 	default:
@@ -71,17 +71,17 @@ func checkInnoDB(ctx context.Context, c *report.Checked, opts check.Options, pro
 
 // printInnoDB writes the verdict under InnoDB's repeatable read after the
 // text verdict.
-func printInnoDB(w io.Writer, v *innodbVerdict) {
+func printInnoDB(w io.Writer, v *InnoDBVerdict) {
 	fmt.Fprintf(w, "\nInnoDB's repeatable read: %s\n  %s\n  see: %s\n", map[string]string{
-		check.Satisfied.String(): "holds", check.Violation.String(): "VIOLATED", check.Unknown.String(): "unknown",
+		check.Satisfied.String(): "holds", check.Violated.String(): "VIOLATED", check.Undecided.String(): "unknown",
 	}[v.Outcome], v.Note, v.Command)
 }
 
-// runDocument is run's JSON result: check's, and the verdict under
+// Document is run's JSON result: check's, and the verdict under
 // InnoDB's repeatable read when it was computed.
-type runDocument struct {
+type Document struct {
 	*report.Document
-	InnoDBRR *innodbVerdict `json:"innodb_rr,omitempty"`
+	InnoDBRR *InnoDBVerdict `json:"innodb_rr,omitempty"`
 }
 
 // shellWord quotes s for a POSIX shell when it needs quoting.

@@ -1,11 +1,13 @@
-// Package dbtest finds the databases that integration tests run against
-// (docs/services.md): PostgreSQL at ISOSCOPE_TEST_POSTGRES and
-// MariaDB or MySQL at ISOSCOPE_TEST_MYSQL, with the development machines'
-// addresses as defaults. A test that cannot reach its database fails with
-// a message saying how to start it when CI=true, and is skipped with that
-// message elsewhere. Each test gets a table of its own, dropped when it
-// ends, so that tests and concurrent runs do not clash.
-package dbtest
+// Package testservice finds the services that integration tests run
+// against (docs/services.md): PostgreSQL at ISOSCOPE_TEST_POSTGRES,
+// MariaDB or MySQL at ISOSCOPE_TEST_MYSQL and NATS JetStream at
+// ISOSCOPE_TEST_NATS, with the development machines' addresses as
+// defaults. A test that cannot reach its service fails with a message
+// saying how to start it when CI=true, and is skipped with that message
+// elsewhere. Each test gets a table of its own, dropped when it ends, so
+// that tests and concurrent runs do not clash; Proxy stands between a
+// test and its database to stall or cut its connections.
+package testservice
 
 import (
 	"context"

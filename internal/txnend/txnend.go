@@ -1,17 +1,17 @@
-// Package outcome is how the transactions of a workload run ended, as
+// Package txnend is how the transactions of a workload run ended, as
 // their sessions saw them: each one's instants, its status and, when it
 // did not commit, the class of the error that ended it. The runner
-// records outcomes (internal/runner); the run plots draw them
+// records them (internal/runner); the run plots draw them
 // (internal/report/runplot). The package is plain data: it neither
 // records nor renders, so that both can import it.
-package outcome
+package txnend
 
 import "github.com/isoscope/isoscope/internal/history"
 
-// Outcome is how one transaction of a run ended, as its session saw it:
+// Record is how one transaction of a run ended, as its session saw it:
 // the figures behind a run's plots (throughput and latency over time,
-// abort reasons). Outcomes are kept with tracing off too.
-type Outcome struct {
+// abort reasons). Records are kept with tracing off too.
+type Record struct {
 	// Begin and End are the transaction's instants, on the clock of the
 	// history (nanoseconds since the Unix epoch).
 	Begin, End int64
