@@ -110,7 +110,7 @@ func TestDifferentialParts(t *testing.T) {
 				}
 				anyViolated = anyViolated || !want
 			}
-			if (res.Outcome == check.Violation) != anyViolated || res.Outcome == check.Unknown {
+			if (res.Outcome == check.Violated) != anyViolated || res.Outcome == check.Undecided {
 				t.Fatalf("seed %d %s: together %s, a part violated: %v", seed, id, res.Outcome, anyViolated)
 			}
 			part := map[history.TxnID]int{}

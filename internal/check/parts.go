@@ -23,7 +23,7 @@ type PartResult struct {
 	// Anomalies counts the part's anomalies, and Kinds them by kind.
 	Anomalies int
 	Kinds     map[anomaly.Kind]int
-	// Reason says why the outcome is Unknown.
+	// Reason says why the outcome is Undecided.
 	Reason string
 }
 
@@ -47,7 +47,7 @@ func runParts(ctx context.Context, h *history.History, l level.Level, o Options)
 		sub, keys := partHistory(h, p)
 		var r Result
 		if err := ctx.Err(); err != nil {
-			r = Result{Level: l, Outcome: Unknown, Reason: stopped(ctx, err), Stats: sub.Stats()}
+			r = Result{Level: l, Outcome: Undecided, Reason: stopped(ctx, err), Stats: sub.Stats()}
 		} else {
 			var err error
 			if r, err = Run(ctx, sub, l, o); err != nil {
@@ -76,7 +76,7 @@ func runParts(ctx context.Context, h *history.History, l level.Level, o Options)
 			res.Caveat = "key " + p.Key.String() + ": " + r.Caveat
 		}
 		switch r.Outcome {
-		case Violation:
+		case Violated:
 			if !violated {
 				holds = r.Holds
 			} else {
@@ -85,18 +85,18 @@ func runParts(ctx context.Context, h *history.History, l level.Level, o Options)
 				})
 			}
 			violated = true
-			res.Outcome = Violation
-		case Unknown:
+			res.Outcome = Violated
+		case Undecided:
 			if res.Outcome == Satisfied {
-				res.Outcome = Unknown
+				res.Outcome = Undecided
 				res.Reason = "key " + p.Key.String() + ": " + r.Reason
 			}
 		}
 	}
 	res.Checker = strings.Join(checkers, ",")
-	if res.Outcome == Violation {
+	if res.Outcome == Violated {
 		res.Reason = ""
-		if !slices.ContainsFunc(res.Parts, func(p PartResult) bool { return p.Outcome == Unknown }) {
+		if !slices.ContainsFunc(res.Parts, func(p PartResult) bool { return p.Outcome == Undecided }) {
 			res.Holds = holds // every other part satisfies the level, and so the weaker ones
 		}
 	}

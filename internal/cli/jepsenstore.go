@@ -85,7 +85,7 @@ func secondOpinion(file string, run *jepsenstore.Run, h *history.History, res ch
 	if len(res.Parts) > 0 {
 		keys := map[string]string{}
 		for _, p := range res.Parts {
-			keys[p.Key.String()] = map[check.Outcome]string{check.Satisfied: jepsenstore.Valid, check.Violation: jepsenstore.Invalid}[p.Outcome]
+			keys[p.Key.String()] = map[check.Outcome]string{check.Satisfied: jepsenstore.Valid, check.Violated: jepsenstore.Invalid}[p.Outcome]
 			if keys[p.Key.String()] == "" {
 				keys[p.Key.String()] = jepsenstore.Unknown
 			}

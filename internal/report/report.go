@@ -485,18 +485,18 @@ func writeParts(b *strings.Builder, parts []check.PartResult) {
 	for _, p := range parts {
 		n[p.Outcome]++
 	}
-	fmt.Fprintf(b, "independent keys: %d: %d hold, %d VIOLATED, %d UNKNOWN\n", len(parts), n[check.Satisfied], n[check.Violation], n[check.Unknown])
+	fmt.Fprintf(b, "independent keys: %d: %d hold, %d VIOLATED, %d UNKNOWN\n", len(parts), n[check.Satisfied], n[check.Violated], n[check.Undecided])
 	shown := 0
 	for _, p := range parts {
 		if p.Outcome == check.Satisfied {
 			continue
 		}
 		if shown == maxKeysShown {
-			fmt.Fprintf(b, "  … and %d more\n", n[check.Violation]+n[check.Unknown]-shown)
+			fmt.Fprintf(b, "  … and %d more\n", n[check.Violated]+n[check.Undecided]-shown)
 			break
 		}
 		shown++
-		if p.Outcome == check.Violation {
+		if p.Outcome == check.Violated {
 			kinds := slices.SortedFunc(maps.Keys(p.Kinds), func(a, b anomaly.Kind) int { return int(a) - int(b) })
 			counts := make([]string, len(kinds))
 			for i, k := range kinds {

@@ -99,7 +99,7 @@ func TestAnyValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != check.Violation || len(res.Anomalies) != 1 || res.Anomalies[0].Kind.String() != "thin-air-read" {
+	if res.Outcome != check.Violated || len(res.Anomalies) != 1 || res.Anomalies[0].Kind.String() != "thin-air-read" {
 		t.Errorf("%s %v: want the read of \"1\" from k, where 1 was written, a thin-air read", res.Outcome, res.Anomalies)
 	}
 }
@@ -164,9 +164,9 @@ func TestIndependentTransactions(t *testing.T) {
 			if p.Outcome != one.Outcome || p.Anomalies != len(one.Anomalies) {
 				t.Errorf("%s at %s: as key %d %s with %d anomalies, alone %s with %d", names[i], lvl.Name, i, p.Outcome, p.Anomalies, one.Outcome, len(one.Anomalies))
 			}
-			violated = violated || p.Outcome == check.Violation
+			violated = violated || p.Outcome == check.Violated
 		}
-		if (res.Outcome == check.Violation) != violated {
+		if (res.Outcome == check.Violated) != violated {
 			t.Errorf("%s: together %s", lvl.Name, res.Outcome)
 		}
 	}

@@ -123,9 +123,9 @@ func TestIndependentLabels(t *testing.T) {
 			if want := l.linearizable; (p.Outcome == check.Satisfied) != want {
 				t.Errorf("%s as key %d: %s, labelled linearizable %v", l.name, i, p.Outcome, want)
 			}
-			anyViolated = anyViolated || p.Outcome == check.Violation
+			anyViolated = anyViolated || p.Outcome == check.Violated
 		}
-		if (res.Outcome == check.Violation) != anyViolated {
+		if (res.Outcome == check.Violated) != anyViolated {
 			t.Errorf("logs %d…: together %s, but a key violated: %v", lo, res.Outcome, anyViolated)
 		}
 		whole := *h
@@ -174,7 +174,7 @@ func TestIndependentBrokenKey(t *testing.T) {
 	if want := `"[:b 2]" violation|a satisfied|c satisfied`; strings.Join(got, "|") != want {
 		t.Errorf("keys %s, want %s", strings.Join(got, "|"), want)
 	}
-	if res.Outcome != check.Violation || len(res.Anomalies) != 1 || len(res.Anomalies[0].Txns) != 1 ||
+	if res.Outcome != check.Violated || len(res.Anomalies) != 1 || len(res.Anomalies[0].Txns) != 1 ||
 		res.Anomalies[0].Txns[0] != 1 || h.KeyName(res.Anomalies[0].Key) != `"[:b 2]"` {
 		t.Errorf("outcome %s, anomalies %+v: want one, transaction 2's read of key [:b 2]", res.Outcome, res.Anomalies)
 	}
@@ -188,13 +188,13 @@ func TestStringValues(t *testing.T) {
 		written, read string
 		want          check.Outcome
 	}{
-		{`6`, `"6"`, check.Violation},
+		{`6`, `"6"`, check.Violated},
 		{`"6"`, `"6"`, check.Satisfied},
 		{`:six`, `:six`, check.Satisfied},
-		{`:six`, `"seven"`, check.Violation},
+		{`:six`, `"seven"`, check.Violated},
 		{`[1 :a]`, `[1 :a]`, check.Satisfied},
 		{`1.50`, `1.5`, check.Satisfied},
-		{`1`, `1.0`, check.Violation},
+		{`1`, `1.0`, check.Violated},
 	} {
 		in := fmt.Sprintf(`[{:process 0, :type :invoke, :f :write, :value %[1]s}
  {:process 0, :type :ok, :f :write, :value %[1]s}
