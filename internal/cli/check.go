@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -203,13 +204,9 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 	readStart := time.Now()
 	h, err := c.read(ctx, name)
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+		if why := readStopped(ctx, "the history"); why != "" {
 			// The deadline passed, or a signal came, while reading:
 			// undecided, as in the check.
-			why := "interrupted while reading the history"
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				why = "timed out while reading the history"
-			}
 			return &report.Checked{File: name, History: history.New(), Elapsed: time.Since(readStart),
 				Result: check.Result{Level: lvl, Outcome: check.Unknown, Reason: why}}, nil
 		}
@@ -258,8 +255,62 @@ func (c *checkCommand) readLimits() format.Limits {
 	return l
 }
 
-func readHistory(std IO, name, formatName string) (*history.History, error) {
-	return readHistoryContext(context.Background(), std, name, formatName, format.Limits{})
+// readStopped says why reading what stopped when ctx is done (a read
+// that fails then failed for that): "interrupted while reading the
+// history" (a signal) or "timed out while reading the history" (a
+// deadline). It is "" while ctx is not done.
+func readStopped(ctx context.Context, what string) string {
+	if ctx.Err() == nil {
+		return ""
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "timed out while reading " + what
+	}
+	return "interrupted while reading " + what
+}
+
+// readError is the error of a command whose read of name failed: exit 3,
+// undecided, when ctx stopped it (readStopped), else bad input.
+func readError(ctx context.Context, name string, err error) error {
+	if why := readStopped(ctx, name); why != "" {
+		return &exitError{code: ExitUnknown, err: errors.New("undecided: " + why)}
+	}
+	return badInput(err)
+}
+
+// openInput opens name ("-": standard input) for reading until ctx is
+// done (format.OpenContext, format.Interruptible); closeInput closes it.
+func openInput(ctx context.Context, std IO, name string) (r io.Reader, closeInput func(), err error) {
+	if name == "-" {
+		if f, ok := std.Stdin.(*os.File); ok {
+			r, release := format.Interruptible(ctx, f)
+			return r, release, nil
+		}
+		return format.ContextReader(ctx, std.Stdin), func() {}, nil
+	}
+	f, err := format.OpenContext(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, release := format.Interruptible(ctx, f)
+	return r, func() { release(); f.Close() }, nil
+}
+
+// readInput reads the whole of name ("-": standard input) until ctx is
+// done.
+func readInput(ctx context.Context, std IO, name string) ([]byte, error) {
+	r, closeInput, err := openInput(ctx, std, name)
+	if err != nil {
+		return nil, err
+	}
+	defer closeInput()
+	return io.ReadAll(r)
+}
+
+// readHistory reads name ("-": standard input) until ctx is done, with
+// the default limits.
+func readHistory(ctx context.Context, std IO, name, formatName string) (*history.History, error) {
+	return readHistoryContext(ctx, std, name, formatName, format.Limits{})
 }
 
 // readHistoryContext reads name within limits (zero fields: the

@@ -60,7 +60,7 @@ serializability can then not be checked), timestamps or a version order.`, strin
 }
 
 // Run converts in to out.
-func (c *convertCommand) Run(_ context.Context, in, out string) error {
+func (c *convertCommand) Run(ctx context.Context, in, out string) error {
 	to, err := registry.Lookup(c.To)
 	if err != nil {
 		return badInput(err)
@@ -73,9 +73,9 @@ func (c *convertCommand) Run(_ context.Context, in, out string) error {
 			return badInput(fmt.Errorf("--drop %s: can drop %s", d, strings.Join(droppable, ", ")))
 		}
 	}
-	h, err := readHistory(c.io, in, c.From)
+	h, err := readHistory(ctx, c.io, in, c.From)
 	if err != nil {
-		return badInput(err)
+		return readError(ctx, in, err)
 	}
 	for _, d := range c.Drop {
 		if drop(h, d) {

@@ -63,10 +63,10 @@ verdict), 2 bad usage or input.`,
 // Run reads the result and the histories, resolves each document against
 // its history into the checked result it was rendered from, and writes
 // the report directory as check --report does.
-func (c *reportCommand) Run(_ context.Context, resultFile string, files []string) error {
-	raw, err := os.ReadFile(resultFile)
+func (c *reportCommand) Run(ctx context.Context, resultFile string, files []string) error {
+	raw, err := readInput(ctx, c.io, resultFile)
 	if err != nil {
-		return badInput(err)
+		return readError(ctx, resultFile, err)
 	}
 	docs, err := report.ReadDocuments(bytes.NewReader(raw))
 	if err != nil {
@@ -78,9 +78,9 @@ func (c *reportCommand) Run(_ context.Context, resultFile string, files []string
 		if err != nil {
 			return badInput(fmt.Errorf("%s: %w", resultFile, err))
 		}
-		h, err := readHistory(c.io, name, c.Format)
+		h, err := readHistory(ctx, c.io, name, c.Format)
 		if err != nil {
-			return badInput(err)
+			return readError(ctx, name, err)
 		}
 		c, err := report.Resolve(name, h, d)
 		if err != nil {

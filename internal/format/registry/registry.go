@@ -172,15 +172,29 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 			return &Opened{History: h}, nil
 		}
 	}
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	var r io.Reader = o.Stdin
+	if f, ok := o.Stdin.(*os.File); ok && path == "-" {
+		var release func()
+		r, release = format.Interruptible(ctx, f)
+		defer release()
+	}
 	buf := maxBuffer
 	if path != "-" {
-		f, err := os.Open(path)
+		f, err := format.OpenContext(ctx, path)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
 			return nil, err
 		}
 		defer f.Close()
-		r = f
+		var release func()
+		r, release = format.Interruptible(ctx, f)
+		defer release()
 		st, err := f.Stat()
 		if err == nil && st.Mode().IsRegular() {
 			// A small file needs no large buffer: clearing a megabyte
@@ -189,7 +203,7 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 		}
 		if err == nil && o.Wrap != nil {
 			var done func()
-			r, done = o.Wrap(f, st.Size())
+			r, done = o.Wrap(r, st.Size())
 			defer done()
 		}
 	}
