@@ -25,10 +25,17 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// run runs the command in this process; SIGINT and SIGTERM end what it
-// is doing (a check ends undecided, exit 3).
+// run runs the command in this process; SIGINT, SIGTERM and SIGHUP end
+// what it is doing (a check ends undecided, exit 3). A signal ignored
+// when isoscope started (nohup's SIGHUP) stays ignored.
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	var ending []os.Signal
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			ending = append(ending, sig)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), ending...)
 	defer stop()
 	return cli.Main(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }
