@@ -38,6 +38,8 @@ type checkCommand struct {
 	NoHolds bool
 	Report  string
 	Dot     string
+	// Progress is --progress: auto, always or never.
+	Progress string
 	modelFlags
 	// levelSet says --level was given: a level the input format implies
 	// (history.Header.Implies) is used only without it.
@@ -91,6 +93,7 @@ theirs: 1, then 2, then 3, then 0.`,
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot, and a picture of each anomaly as SVG and DOT, e.g. lost-update-1.svg) to this directory")
 	c.modelFlags.register(f)
+	f.StringVar(&c.Progress, "progress", progressAuto, progressFlagHelp)
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
@@ -113,6 +116,9 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 	}
 	opts := check.Options{Checker: c.Checker, Holds: !c.NoHolds}
 	if err := c.modelFlags.options(&opts); err != nil {
+		return badInput(err)
+	}
+	if err := checkProgress(c.Progress); err != nil {
 		return badInput(err)
 	}
 	if c.MemoryMB < 0 {
@@ -226,7 +232,7 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 		}
 	}
 	start := time.Now()
-	ctx, stopMeter := withMeter(ctx, c.io, "checking "+name)
+	ctx, stopMeter := withMeter(ctx, c.io, c.Progress, "checking "+name)
 	res, err := check.Run(ctx, h, lvl, opts)
 	stopMeter()
 	if err != nil {
@@ -239,7 +245,7 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 // read opens name ("-" for standard input) and reads it in the chosen or
 // detected format, until ctx is done.
 func (c *checkCommand) read(ctx context.Context, name string) (*history.History, error) {
-	return readHistoryContext(ctx, c.io, name, c.Format, c.readLimits())
+	return readHistoryContext(ctx, c.io, name, c.Format, c.readLimits(), c.Progress)
 }
 
 // readLimits are the reading limits the flags give: a size in MiB turned
@@ -310,16 +316,17 @@ func readInput(ctx context.Context, std IO, name string) ([]byte, error) {
 // readHistory reads name ("-": standard input) until ctx is done, with
 // the default limits.
 func readHistory(ctx context.Context, std IO, name, formatName string) (*history.History, error) {
-	return readHistoryContext(ctx, std, name, formatName, format.Limits{})
+	return readHistoryContext(ctx, std, name, formatName, format.Limits{}, progressAuto)
 }
 
 // readHistoryContext reads name within limits (zero fields: the
-// defaults), stopping when ctx is done. A torn last line (the recorder died while writing it) is
+// defaults), stopping when ctx is done, showing progress as the
+// --progress mode says. A torn last line (the recorder died while writing it) is
 // left out with a warning on standard error: the history before it is
 // what the database did, and refusing it all would lose the run.
-func readHistoryContext(ctx context.Context, std IO, name, formatName string, limits format.Limits) (*history.History, error) {
+func readHistoryContext(ctx context.Context, std IO, name, formatName string, limits format.Limits, progress string) (*history.History, error) {
 	wrap := func(r io.Reader, size int64) (io.Reader, func()) {
-		return withProgress(std, r, size, "reading "+name)
+		return withProgress(std, progress, r, size, "reading "+name)
 	}
 	o, err := registry.OpenWith(name, formatName, registry.Options{Stdin: std.Stdin, Wrap: wrap, Context: ctx, AllowTorn: true, Limits: limits})
 	if err != nil {

@@ -69,6 +69,8 @@ type runCommand struct {
 	PerKind    int
 	NoHolds    bool
 	Report     string
+	// Progress is --progress: auto, always or never.
+	Progress string
 	// Collector publishes each transaction as it finishes: to
 	// `isoscope serve` (an http:// or https:// URL) or to a NATS
 	// JetStream subject (a nats:// URL).
@@ -211,6 +213,7 @@ does.`,
 	f.BoolVar(&c.JSON, "json", false, "print the check's result as JSON")
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up checking after this long with outcome unknown (0: no limit)")
 	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
+	f.StringVar(&c.Progress, "progress", progressAuto, progressFlagHelp)
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	c.modelFlags.register(f)
 	renamed(f, map[string]string{"span": "max-width", "values": "value-domain"})
@@ -239,6 +242,14 @@ func (c *runCommand) Run(ctx context.Context) error {
 	iso, err := db.ParseIsolation(c.Isolation)
 	if err != nil {
 		return badInput(err)
+	}
+	if err := checkProgress(c.Progress); err != nil {
+		return badInput(err)
+	}
+	if c.Progress == progressAlways {
+		// Status lines come from a goroutine of their own, beside the
+		// outage notes and the nemesis's.
+		c.io.Stderr = &serialWriter{w: c.io.Stderr}
 	}
 	var model check.Options
 	if err := c.modelFlags.options(&model); err != nil {
@@ -493,11 +504,28 @@ func (c *runCommand) plan() (*workload.Plan, *workload.Endless, error) {
 	return p, nil, err
 }
 
-// progress draws a bar of finished transactions with the committed and
-// aborted counts on standard error when it is a terminal; the returned
-// function stops and clears it.
+// progress shows on standard error the finished transactions with the
+// committed and aborted counts as --progress says: a bar on a terminal
+// (auto) or status lines (always); the returned function stops and
+// clears it.
 func (c *runCommand) progress(p *runner.Progress, total int) func() {
-	if !terminal(c.io.Stderr) {
+	if c.Progress == progressAlways {
+		return statusLines(c.io.Stderr, func() string {
+			of := ""
+			if total > 0 {
+				of = fmt.Sprintf(" of %d", total)
+			}
+			line := fmt.Sprintf("running: %d%s transactions done, committed %d, aborted %d", p.Done.Load(), of, p.Committed.Load(), p.Aborted.Load())
+			if u := p.Unknown.Load(); u > 0 {
+				line += fmt.Sprintf(", unknown %d", u)
+			}
+			if n := p.Reconnecting.Load(); n > 0 {
+				line += fmt.Sprintf(", %s reconnecting", textfmt.Count(int(n), "session"))
+			}
+			return line
+		})
+	}
+	if !drawsProgress(c.Progress, c.io.Stderr) {
 		return func() {}
 	}
 	bar := progressbar.NewOptions(total,

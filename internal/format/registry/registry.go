@@ -106,7 +106,7 @@ func Lookup(name string) (Format, error) {
 }
 
 // Wrap lets a caller wrap a file's reader (e.g. in a progress bar); size is
-// the file's size.
+// the file's size (0 for standard input, whose size is not known).
 type Wrap func(r io.Reader, size int64) (io.Reader, func())
 
 // Open reads the history at path ("-" with stdin for standard input) in
@@ -181,6 +181,11 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 		var release func()
 		r, release = format.Interruptible(ctx, f)
 		defer release()
+	}
+	if path == "-" && o.Wrap != nil {
+		var done func()
+		r, done = o.Wrap(r, 0)
+		defer done()
 	}
 	buf := maxBuffer
 	if path != "-" {
