@@ -73,3 +73,19 @@ func TestProgressAlwaysReading(t *testing.T) {
 		t.Errorf("%d reading lines in 1.5 s at 200 ms:\n%s", len(reading), errb.String())
 	}
 }
+
+// TestRunProgressAlwaysChecking: run --progress always writes status
+// lines while it checks the history it recorded, as check does.
+func TestRunProgressAlwaysChecking(t *testing.T) {
+	file := t.TempDir() + "/run.jsonl"
+	res := runBinary(t, 60*time.Second, 0, []string{"ISOSCOPE_PROGRESS_INTERVAL=20ms"},
+		"run", "--duration", "1s", "--sessions", "4", "--keys", "20", "--seed", "3", "--checker", "sat", "--progress", "always", "-o", file)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	checking := regexp.MustCompile(`(?m)^isoscope: checking the history: .+ \(\d+\.\ds\)$`).FindAllString(res.stderr, -1)
+	t.Logf("%d checking lines: %q", len(checking), checking)
+	if len(checking) == 0 {
+		t.Errorf("no status line while checking:\n%s", tail(res.stderr, 1000))
+	}
+}

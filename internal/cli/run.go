@@ -698,7 +698,12 @@ func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Le
 	if err := c.modelFlags.options(&opts); err != nil {
 		return badInput(err)
 	}
+	stopMeter := func() {}
+	if c.Progress == progressAlways {
+		ctx, stopMeter = withMeter(ctx, c.io, c.Progress, "checking the history")
+	}
 	result, err := check.Run(ctx, res.History, lvl, opts)
+	stopMeter()
 	var unsupported *check.UnsupportedError
 	if errors.As(err, &unsupported) && !c.LevelSet {
 		if err := c.writeReport(res, nil); err != nil {
