@@ -89,7 +89,7 @@ theirs: 1, then 2, then 3, then 0.`,
 	f.Int64Var(&c.Limits.MaxLine, "max-line-mb", format.DefaultMaxLine>>20, "the longest line a line-oriented history may have, in MiB (longer: bad input naming the line); -1: no limit")
 	f.Int64Var(&c.Limits.MaxDocument, "max-input-mb", format.DefaultMaxDocument>>20, "the largest history a format read as one document (TimeKiller, dbcop) may be, in MiB; -1: no limit")
 	f.Int64Var(&c.Limits.MaxGzipRatio, "max-gzip-ratio", format.DefaultMaxGzipRatio, "how many times its compressed size a gzip history may expand to (checked past 64 MiB); -1: no limit")
-	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
+	f.IntVar(&c.PerKind, "max-shown", 3, maxShownHelp)
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot, and a picture of each anomaly as SVG and DOT, e.g. lost-update-1.svg) to this directory")
 	c.modelFlags.register(f)
@@ -119,6 +119,10 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 		return badInput(err)
 	}
 	if err := checkProgress(c.Progress); err != nil {
+		return badInput(err)
+	}
+	shown, err := maxShown(c.PerKind)
+	if err != nil {
 		return badInput(err)
 	}
 	if c.MemoryMB < 0 {
@@ -151,7 +155,8 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 		if c.JSON {
 			err = report.JSON(&out, checked)
 		} else {
-			err = report.Text(&out, checked, report.TextOptions{PerKind: c.PerKind, ShowFile: several})
+			shown.ShowFile = several
+			err = report.Text(&out, checked, shown)
 		}
 		if err != nil {
 			return err
@@ -259,6 +264,22 @@ func (c *checkCommand) readLimits() format.Limits {
 		}
 	}
 	return l
+}
+
+// maxShownHelp is the help of check's and run's --max-shown.
+const maxShownHelp = "how many anomalies of each kind the text output shows (0: the counts only; -1: all)"
+
+// maxShown turns --max-shown n into the text report's options: n
+// anomalies of each kind, 0 the counts only, -1 all. Below -1 is bad
+// input.
+func maxShown(n int) (report.TextOptions, error) {
+	switch {
+	case n == 0:
+		return report.TextOptions{CountsOnly: true}, nil
+	case n < -1:
+		return report.TextOptions{}, fmt.Errorf("--max-shown %d: want a number of anomalies, 0 for the counts only or -1 for all", n)
+	}
+	return report.TextOptions{PerKind: n}, nil
 }
 
 // readStopped says why reading what stopped when ctx is done (a read

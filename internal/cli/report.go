@@ -56,7 +56,7 @@ verdict), 2 bad usage or input.`,
 	f := cmd.Flags()
 	f.StringVar(&c.Out, "out", "isoscope-report", "the directory to write the report to")
 	f.StringVar(&c.Format, "format", "auto", "input format of the histories: auto or a format name (see check --help)")
-	f.IntVar(&c.PerKind, "max-shown", htmlreport.DefaultPerKind, "how many anomalies of each kind the page shows")
+	f.IntVar(&c.PerKind, "max-shown", htmlreport.DefaultPerKind, "how many anomalies of each kind the page shows (0: the counts only; -1: all)")
 	return cmd
 }
 
@@ -64,6 +64,10 @@ verdict), 2 bad usage or input.`,
 // its history into the checked result it was rendered from, and writes
 // the report directory as check --report does.
 func (c *reportCommand) Run(ctx context.Context, resultFile string, files []string) error {
+	shown, err := maxShown(c.PerKind)
+	if err != nil {
+		return badInput(err)
+	}
 	raw, err := readInput(ctx, c.io, resultFile)
 	if err != nil {
 		return readError(ctx, resultFile, err)
@@ -88,7 +92,7 @@ func (c *reportCommand) Run(ctx context.Context, resultFile string, files []stri
 		}
 		secs = append(secs, htmlreport.FromChecked(c))
 	}
-	if err := writeReportDir(c.Out, secs, raw, htmlreport.Options{PerKind: c.PerKind}); err != nil {
+	if err := writeReportDir(c.Out, secs, raw, htmlreport.Options{PerKind: shown.PerKind, CountsOnly: shown.CountsOnly}); err != nil {
 		return badInput(err)
 	}
 	fmt.Fprintf(c.io.Stderr, "isoscope: report written to %s\n", filepath.Join(c.Out, reportPage))

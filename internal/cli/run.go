@@ -212,7 +212,7 @@ does.`,
 	f.StringVar(&c.Checker, "checker", "auto", fmt.Sprintf("algorithm: auto or one of %v", check.Names()))
 	f.BoolVar(&c.JSON, "json", false, "print the check's result as JSON")
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up checking after this long with outcome unknown (0: no limit)")
-	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
+	f.IntVar(&c.PerKind, "max-shown", 3, maxShownHelp)
 	f.StringVar(&c.Progress, "progress", progressAuto, progressFlagHelp)
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	c.modelFlags.register(f)
@@ -244,6 +244,9 @@ func (c *runCommand) Run(ctx context.Context) error {
 		return badInput(err)
 	}
 	if err := checkProgress(c.Progress); err != nil {
+		return badInput(err)
+	}
+	if _, err := maxShown(c.PerKind); err != nil {
 		return badInput(err)
 	}
 	if c.Progress == progressAlways {
@@ -723,7 +726,8 @@ func (c *runCommand) check(ctx context.Context, res *runner.Result, lvl level.Le
 	if c.JSON {
 		err = report.JSON(c.io.Stdout, checked)
 	} else {
-		err = report.Text(c.io.Stdout, checked, report.TextOptions{PerKind: c.PerKind})
+		shown, _ := maxShown(c.PerKind) // checked in Run
+		err = report.Text(c.io.Stdout, checked, shown)
 	}
 	if err != nil {
 		return err
