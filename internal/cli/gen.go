@@ -144,6 +144,9 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 
 // Run generates the history and writes it.
 func (c *genCommand) Run(ctx context.Context) error {
+	if err := c.checkSizes(); err != nil {
+		return badInput(err)
+	}
 	dist, err := workload.ParseDistribution(c.Dist)
 	if err != nil {
 		return badInput(err)
@@ -258,6 +261,33 @@ func (c *genCommand) Run(ctx context.Context) error {
 	for _, p := range faults {
 		fmt.Fprintf(c.io.Stderr, "planted %s timestamp fault (%s expected): writer %s, reader %s\n",
 			fault, p.Kind, h.TxnName(p.Txns[0]), h.TxnName(p.Txns[1]))
+	}
+	return nil
+}
+
+// checkSizes refuses a size below 1: a history of no transactions (which
+// check refuses as empty), no sessions, keys or operations, no fault
+// planted where one is asked for, an empty value domain, range or
+// iterator.
+func (c *genCommand) checkSizes() error {
+	for _, s := range []struct {
+		flag string
+		n    int
+		what string
+	}{
+		{"txns", c.Txns, "transactions"},
+		{"sessions", c.Sessions, "sessions"},
+		{"keys", c.Keys, "keys"},
+		{"ops", c.Ops, "operations a transaction"},
+		{"ts-faults", c.TSFaults, "faults to plant"},
+		{"value-domain", c.ValueDomain, "values to draw from"},
+		{"min-width", c.MinWidth, "keys in the smallest range"},
+		{"max-width", c.MaxWidth, "keys in the largest range"},
+		{"max-iter", c.MaxIter, "pairs an iterator asks for"},
+	} {
+		if s.n < 1 {
+			return fmt.Errorf("--%s %d: want at least 1 (%s)", s.flag, s.n, s.what)
+		}
 	}
 	return nil
 }
