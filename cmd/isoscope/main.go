@@ -26,14 +26,12 @@ func main() {
 }
 
 // run runs the command in this process; SIGINT, SIGTERM and SIGHUP end
-// what it is doing (a check ends undecided, exit 3). A signal ignored
-// when isoscope started (nohup's SIGHUP) stays ignored.
+// what it is doing (a check ends undecided, exit 3). SIGHUP ignored when
+// isoscope started (nohup) stays ignored.
 func run(args []string) int {
-	var ending []os.Signal
-	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
-		if !signal.Ignored(sig) {
-			ending = append(ending, sig)
-		}
+	ending := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		ending = append(ending, syscall.SIGHUP)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), ending...)
 	defer stop()

@@ -60,8 +60,10 @@ func supervise(args []string) int {
 	}
 	sigs := make(chan os.Signal, 4)
 	for _, sig := range forwarded {
-		// One ignored (nohup) stays ignored, in the child as here.
-		if !signal.Ignored(sig) {
+		// SIGINT and SIGTERM end a check always, as in run; another
+		// signal ignored at start (nohup's SIGHUP) stays ignored, in
+		// the child as here.
+		if sig == os.Interrupt || sig == syscall.SIGTERM || !signal.Ignored(sig) {
 			signal.Notify(sigs, sig)
 		}
 	}
