@@ -315,6 +315,12 @@ func openInput(ctx context.Context, std IO, name string) (r io.Reader, closeInpu
 		}
 		return format.ContextReader(ctx, std.Stdin), func() {}, nil
 	}
+	return openFile(ctx, name)
+}
+
+// openFile opens the file name for reading until ctx is done
+// (format.OpenContext, format.Interruptible); closeFile closes it.
+func openFile(ctx context.Context, name string) (r io.Reader, closeFile func(), err error) {
 	f, err := format.OpenContext(ctx, name)
 	if err != nil {
 		return nil, nil, err

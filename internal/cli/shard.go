@@ -73,7 +73,7 @@ func (c *publishCommand) Run(ctx context.Context, file string) error {
 	if c.Pieces != "binary" && c.Pieces != "json" {
 		return badInput(fmt.Errorf("--pieces %q: want binary or json", c.Pieces))
 	}
-	in, closeInput, err := openInput(ctx, c.io, file)
+	in, closeInput, err := openFile(ctx, file)
 	if err != nil {
 		return readError(ctx, file, err)
 	}
