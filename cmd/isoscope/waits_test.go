@@ -208,6 +208,42 @@ func savedResult(t *testing.T) string {
 	return name
 }
 
+// TestWaitingReadersTimeout: convert and report waiting on a named pipe
+// no process writes to end within a second or two of their --timeout,
+// exit 3, saying they timed out while reading.
+func TestWaitingReadersTimeout(t *testing.T) {
+	result := savedResult(t)
+	commands := map[string]func(fifo string) []string{
+		"convert": func(f string) []string {
+			return []string{"convert", "--timeout", "1s", f, filepath.Join(filepath.Dir(f), "out.jsonl")}
+		},
+		"report-result": func(f string) []string {
+			return []string{"report", "--timeout", "1s", "--out", filepath.Join(filepath.Dir(f), "report"), f, f}
+		},
+		"report-history": func(f string) []string {
+			return []string{"report", "--timeout", "1s", "--out", filepath.Join(filepath.Dir(f), "report"), result, f}
+		},
+	}
+	for name, args := range commands {
+		t.Run(name, func(t *testing.T) {
+			f := fifo(t)
+			w := startWaiting(t, nil, args(f)...)
+			start := time.Now()
+			code := w.end(t, 10*time.Second)
+			t.Logf("exit %d after %v: %s", code, time.Since(start), w.err.String())
+			if code != 3 || !strings.Contains(w.err.String(), "timed out while reading") {
+				t.Fatalf("exit %d, want 3 and \"timed out while reading\"\n%s%s", code, w.out.String(), w.err.String())
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("ended %v after the start, --timeout 1s", d)
+			}
+			if written, _ := filepath.Glob(filepath.Join(filepath.Dir(f), "*")); len(written) != 1 {
+				t.Errorf("written beside the pipe: %v", written)
+			}
+		})
+	}
+}
+
 // TestChildDiesWithSupervisor: a supervised check waiting on a named pipe
 // dies within a second or two when its supervisor is killed with
 // SIGKILL. Before, the child ran on, orphaned, until killed by hand.

@@ -128,11 +128,8 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 	if c.MemoryMB < 0 {
 		return badInput(fmt.Errorf("--memory-mb %d: want a number of megabytes, or 0 for no bound", c.MemoryMB))
 	}
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := withTimeout(ctx, c.Timeout)
+	defer cancel()
 	if c.MemoryMB > 0 {
 		var release func()
 		ctx, release = boundMemory(ctx, c.MemoryMB)
@@ -264,6 +261,14 @@ func (c *checkCommand) readLimits() format.Limits {
 		}
 	}
 	return l
+}
+
+// withTimeout bounds ctx by a --timeout d (0 or less: no bound).
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
 }
 
 // maxShownHelp is the help of check's and run's --max-shown.

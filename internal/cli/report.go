@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,8 @@ type reportCommand struct {
 	Out     string
 	Format  string
 	PerKind int
+	// Timeout bounds the reading (0: no bound).
+	Timeout time.Duration
 }
 
 // newReportCommand returns the report command, which renders the HTML
@@ -49,13 +52,15 @@ histories, each is matched to the result's document of the same file name.
 It writes DIR/index.html, DIR/result.json, when there are cycles
 DIR/cycles.dot, and a picture of each anomaly shown, as SVG and DOT
 (DIR/lost-update-1.svg, DIR/lost-update-1.dot). Exit status: 0 the report was written (whatever the
-verdict), 2 bad usage or input.`,
+verdict), 2 bad usage or input, 3 reading was interrupted (SIGINT, SIGTERM,
+SIGHUP) or timed out (--timeout), and nothing was written.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1:]) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.Out, "out", "isoscope-report", "the directory to write the report to")
 	f.StringVar(&c.Format, "format", "auto", "input format of the histories: auto or a format name (see check --help)")
+	f.DurationVar(&c.Timeout, "timeout", 0, "give up reading the result and the histories after this long, writing nothing, exit 3 (e.g. 90s; 0: no limit)")
 	f.IntVar(&c.PerKind, "max-shown", htmlreport.DefaultPerKind, "how many anomalies of each kind the page shows (0: the counts only; -1: all)")
 	return cmd
 }
@@ -68,6 +73,8 @@ func (c *reportCommand) Run(ctx context.Context, resultFile string, files []stri
 	if err != nil {
 		return badInput(err)
 	}
+	ctx, cancel := withTimeout(ctx, c.Timeout)
+	defer cancel()
 	raw, err := readInput(ctx, c.io, resultFile)
 	if err != nil {
 		return readError(ctx, resultFile, err)
