@@ -289,14 +289,17 @@ func maxShown(n int) (report.TextOptions, error) {
 
 // readStopped says why reading what stopped when ctx is done (a read
 // that fails then failed for that): "interrupted while reading the
-// history" (a signal) or "timed out while reading the history" (a
-// deadline). It is "" while ctx is not done.
+// history" (a signal), "timed out while reading the history" (a
+// deadline), or the cause ctx was cancelled with (a resource limit). It
+// is "" while ctx is not done.
 func readStopped(ctx context.Context, what string) string {
-	if ctx.Err() == nil {
+	switch cause := context.Cause(ctx); {
+	case ctx.Err() == nil:
 		return ""
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return "timed out while reading " + what
+	case cause != nil && !errors.Is(cause, context.Canceled):
+		return fmt.Sprintf("stopped while reading %s: %v", what, cause)
 	}
 	return "interrupted while reading " + what
 }
