@@ -25,10 +25,15 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// run runs the command in this process; SIGINT and SIGTERM end what it
-// is doing (a check ends undecided, exit 3).
+// run runs the command in this process; SIGINT, SIGTERM and SIGHUP end
+// what it is doing (a check ends undecided, exit 3). SIGHUP ignored when
+// isoscope started (nohup) stays ignored.
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ending := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		ending = append(ending, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), ending...)
 	defer stop()
 	return cli.Main(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }

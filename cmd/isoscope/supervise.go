@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/isoscope/isoscope/internal/cli"
@@ -29,17 +30,24 @@ func supervises(args []string) bool {
 }
 
 // supervise runs this executable again with args as a child that shares
-// standard input and output, passes its standard error on, forwards
-// SIGINT and SIGTERM to it, and returns its exit status — except when it
-// ran out of memory (Go's "fatal error: … out of memory", or killed by
-// SIGKILL, as the kernel's out-of-memory killer does): then it says so on
-// standard error and returns 3, undecided for a resource limit.
+// standard input and output, passes its standard error on, forwards every
+// signal it can catch to it (forwarded), and returns its exit status —
+// except when it ran out of memory (Go's "fatal error: … out of memory",
+// or killed by SIGKILL, as the kernel's out-of-memory killer does): then
+// it says so on standard error and returns 3, undecided for a resource
+// limit. The child dies with the supervisor (dieWithParent), so killing
+// the supervisor with SIGKILL leaves no check behind.
 func supervise(args []string) int {
 	self, err := os.Executable()
 	if err != nil {
 		return run(args)
 	}
+	// The parent-death signal comes when the thread that started the
+	// child ends: this goroutine keeps its thread until the child ends.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cmd := exec.Command(self, args...)
+	cmd.SysProcAttr = dieWithParent()
 	cmd.Env = append(os.Environ(), supervisedEnv+"=1")
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		// The child's standard error is a pipe: progress is drawn all the same.
@@ -51,7 +59,14 @@ func supervise(args []string) int {
 		return run(args)
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	for _, sig := range forwarded {
+		// SIGINT and SIGTERM end a check always, as in run; another
+		// signal ignored at start (nohup's SIGHUP) stays ignored, in
+		// the child as here.
+		if sig == os.Interrupt || sig == syscall.SIGTERM || !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		return run(args)

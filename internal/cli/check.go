@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -45,6 +46,8 @@ type checkCommand struct {
 	// KnossosNilReads takes a register read of nil as Knossos does, as a
 	// read of any value (--knossos-nil-reads).
 	KnossosNilReads bool
+	// Progress is --progress: auto, always or never.
+	Progress string
 	modelFlags
 	// levelSet says --level was given: a level the input format implies
 	// (history.Header.Implies) is used only without it.
@@ -108,7 +111,7 @@ Jepsen's checkers agree; it never changes the exit status.`,
 	f.Int64Var(&c.Limits.MaxLine, "max-line-mb", format.DefaultMaxLine>>20, "the longest line a line-oriented history may have, in MiB (longer: bad input naming the line); -1: no limit")
 	f.Int64Var(&c.Limits.MaxDocument, "max-input-mb", format.DefaultMaxDocument>>20, "the largest history a format read as one document (TimeKiller, dbcop) may be, in MiB; -1: no limit")
 	f.Int64Var(&c.Limits.MaxGzipRatio, "max-gzip-ratio", format.DefaultMaxGzipRatio, "how many times its compressed size a gzip history may expand to (checked past 64 MiB); -1: no limit")
-	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
+	f.IntVar(&c.PerKind, "max-shown", 3, maxShownHelp)
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	f.StringVar(&c.Report, "report", "", "write an HTML report (index.html, result.json, cycles.dot, and a picture of each anomaly as SVG and DOT, e.g. lost-update-1.svg) to this directory")
 	inGroup(f, groupLimits, "max-line-mb", "max-input-mb", "max-gzip-ratio")
@@ -118,6 +121,7 @@ Jepsen's checkers agree; it never changes the exit status.`,
 	f.StringVar(&c.InitialValue, "initial-value", "", "the value every register of the history starts at, as an EDN value (0, \"0\", :a), where the history gives none: a knossos model such as (cas-register 0) starts at 0, and a read of it is then no thin-air read. Default: registers start absent (a read of nil). Not for list-append histories")
 	f.BoolVar(&c.KnossosNilReads, "knossos-nil-reads", false, "in a knossos register history, take a read that returned nil as Knossos's models do, as a read of any value (it constrains nothing), not as a read of the register's absent state (after a completed write, a stale read)")
 	inGroup(f, groupModel, "initial-value", "knossos-nil-reads")
+	f.StringVar(&c.Progress, "progress", progressAuto, progressFlagHelp)
 	f.StringVar(&c.Dot, "dot", "", "write the anomalies' cycles to this file as Graphviz DOT: one digraph, a cluster per cycle (the first 25 of each kind)")
 	return cmd
 }
@@ -143,14 +147,18 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 	if err := c.modelFlags.options(&opts); err != nil {
 		return badInput(err)
 	}
+	if err := checkProgress(c.Progress); err != nil {
+		return badInput(err)
+	}
+	shown, err := maxShown(c.PerKind)
+	if err != nil {
+		return badInput(err)
+	}
 	if c.MemoryMB < 0 {
 		return badInput(fmt.Errorf("--memory-mb %d: want a number of megabytes, or 0 for no bound", c.MemoryMB))
 	}
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := withTimeout(ctx, c.Timeout)
+	defer cancel()
 	if c.MemoryMB > 0 {
 		var release func()
 		ctx, release = boundMemory(ctx, c.MemoryMB)
@@ -170,7 +178,8 @@ func (c *checkCommand) Run(ctx context.Context, files []string) error {
 			fmt.Fprintf(c.io.Stderr, "isoscope: %v\n", err)
 			checked = &report.Checked{File: name, Result: check.Result{Level: lvl}, Err: err}
 		}
-		if err = c.writeResult(&out, checked, report.TextOptions{PerKind: c.PerKind, ShowFile: several}); err != nil {
+		shown.ShowFile = several
+		if err = c.writeResult(&out, checked, shown); err != nil {
 			return err
 		}
 		if checked.Err != nil {
@@ -236,13 +245,9 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 		h, err = c.read(ctx, name)
 	}
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+		if why := readStopped(ctx, "the history"); why != "" {
 			// The deadline passed, or a signal came, while reading:
 			// undecided, as in the check.
-			why := "interrupted while reading the history"
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				why = "timed out while reading the history"
-			}
 			return &report.Checked{File: name, History: history.New(), Elapsed: time.Since(readStart),
 				Result: check.Result{Level: lvl, Outcome: check.Undecided, Reason: why}}, nil
 		}
@@ -276,7 +281,7 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 		}
 	}
 	start := time.Now()
-	ctx, stopMeter := withMeter(ctx, c.io, "checking "+name)
+	ctx, stopMeter := withMeter(ctx, c.io, c.Progress, "checking "+name)
 	res, err := check.Run(ctx, h, lvl, opts)
 	stopMeter()
 	if err != nil {
@@ -292,7 +297,7 @@ func (c *checkCommand) checkFile(ctx context.Context, name string, lvl level.Lev
 // read opens name ("-" for standard input) and reads it in the chosen or
 // detected format, until ctx is done.
 func (c *checkCommand) read(ctx context.Context, name string) (*history.History, error) {
-	return readHistoryContext(ctx, c.io, name, c.Format, c.readLimits())
+	return readHistoryContext(ctx, c.io, name, c.Format, c.readLimits(), c.Progress)
 }
 
 // readLimits are the reading limits the flags give: a size in MiB turned
@@ -308,17 +313,105 @@ func (c *checkCommand) readLimits() format.Limits {
 	return l
 }
 
-func readHistory(std IO, name, formatName string) (*history.History, error) {
-	return readHistoryContext(context.Background(), std, name, formatName, format.Limits{})
+// withTimeout bounds ctx by a --timeout d (0 or less: no bound).
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
+}
+
+// maxShownHelp is the help of check's and run's --max-shown.
+const maxShownHelp = "how many anomalies of each kind the text output shows (0: the counts only; -1: all)"
+
+// maxShown turns --max-shown n into the text report's options: n
+// anomalies of each kind, 0 the counts only, -1 all. Below -1 is bad
+// input.
+func maxShown(n int) (report.TextOptions, error) {
+	switch {
+	case n == 0:
+		return report.TextOptions{CountsOnly: true}, nil
+	case n < -1:
+		return report.TextOptions{}, fmt.Errorf("--max-shown %d: want a number of anomalies, 0 for the counts only or -1 for all", n)
+	}
+	return report.TextOptions{PerKind: n}, nil
+}
+
+// readStopped says why reading what stopped when ctx is done (a read
+// that fails then failed for that): "interrupted while reading the
+// history" (a signal), "timed out while reading the history" (a
+// deadline), or the cause ctx was cancelled with (a resource limit). It
+// is "" while ctx is not done.
+func readStopped(ctx context.Context, what string) string {
+	switch cause := context.Cause(ctx); {
+	case ctx.Err() == nil:
+		return ""
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "timed out while reading " + what
+	case cause != nil && !errors.Is(cause, context.Canceled):
+		return fmt.Sprintf("stopped while reading %s: %v", what, cause)
+	}
+	return "interrupted while reading " + what
+}
+
+// readError is the error of a command whose read of name failed: exit 3,
+// undecided, when ctx stopped it (readStopped), else bad input.
+func readError(ctx context.Context, name string, err error) error {
+	if why := readStopped(ctx, name); why != "" {
+		return &exitError{code: ExitUnknown, err: errors.New("undecided: " + why)}
+	}
+	return badInput(err)
+}
+
+// openInput opens name ("-": standard input) for reading until ctx is
+// done (format.OpenContext, format.Interruptible); closeInput closes it.
+func openInput(ctx context.Context, std IO, name string) (r io.Reader, closeInput func(), err error) {
+	if name == "-" {
+		if f, ok := std.Stdin.(*os.File); ok {
+			r, release := format.Interruptible(ctx, f)
+			return r, release, nil
+		}
+		return format.ContextReader(ctx, std.Stdin), func() {}, nil
+	}
+	return openFile(ctx, name)
+}
+
+// openFile opens the file name for reading until ctx is done
+// (format.OpenContext, format.Interruptible); closeFile closes it.
+func openFile(ctx context.Context, name string) (r io.Reader, closeFile func(), err error) {
+	f, err := format.OpenContext(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, release := format.Interruptible(ctx, f)
+	return r, func() { release(); f.Close() }, nil
+}
+
+// readInput reads the whole of name ("-": standard input) until ctx is
+// done.
+func readInput(ctx context.Context, std IO, name string) ([]byte, error) {
+	r, closeInput, err := openInput(ctx, std, name)
+	if err != nil {
+		return nil, err
+	}
+	defer closeInput()
+	return io.ReadAll(r)
+}
+
+// readHistory reads name ("-": standard input) until ctx is done, with
+// the default limits.
+func readHistory(ctx context.Context, std IO, name, formatName string) (*history.History, error) {
+	return readHistoryContext(ctx, std, name, formatName, format.Limits{}, progressAuto)
 }
 
 // readHistoryContext reads name within limits (zero fields: the
-// defaults), stopping when ctx is done. A torn last line (the recorder died while writing it) is
+// defaults), stopping when ctx is done, showing progress as the
+// --progress mode says. A torn last line (the recorder died while writing it) is
 // left out with a warning on standard error: the history before it is
 // what the database did, and refusing it all would lose the run.
-func readHistoryContext(ctx context.Context, std IO, name, formatName string, limits format.Limits) (*history.History, error) {
+func readHistoryContext(ctx context.Context, std IO, name, formatName string, limits format.Limits, progress string) (*history.History, error) {
 	wrap := func(r io.Reader, size int64) (io.Reader, func()) {
-		return withProgress(std, r, size, "reading "+name)
+		return withProgress(std, progress, r, size, "reading "+name)
 	}
 	o, err := registry.OpenWith(name, formatName, registry.Options{Stdin: std.Stdin, Wrap: wrap, Context: ctx, AllowTorn: true, Limits: limits})
 	if err != nil {

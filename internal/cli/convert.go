@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,8 @@ type convertCommand struct {
 	// Drop lists what to leave out of the output knowingly: "instants",
 	// "timestamps", "version-order".
 	Drop []string
+	// Timeout bounds the conversion (0: no bound).
+	Timeout time.Duration
 }
 
 func newConvertCommand(std IO) *cobra.Command {
@@ -54,13 +57,14 @@ serializability can then not be checked), timestamps or a version order.`, strin
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1]) },
 	}
 	cmd.Flags().StringVar(&c.From, "from", "auto", "input format")
+	cmd.Flags().DurationVar(&c.Timeout, "timeout", 0, "give up reading the input after this long, writing nothing, exit 3 (e.g. 90s; 0: no limit)")
 	cmd.Flags().StringVar(&c.To, "to", "isoscope", "output format")
 	cmd.Flags().StringSliceVar(&c.Drop, "drop", nil, "leave out what the output format cannot record, knowing that checks of the output cannot use it: instants, timestamps, version-order")
 	return cmd
 }
 
 // Run converts in to out.
-func (c *convertCommand) Run(_ context.Context, in, out string) error {
+func (c *convertCommand) Run(ctx context.Context, in, out string) error {
 	if err := checkFormatFlag("--from", c.From); err != nil {
 		return err
 	}
@@ -76,9 +80,11 @@ func (c *convertCommand) Run(_ context.Context, in, out string) error {
 			return badInput(fmt.Errorf("--drop %s: can drop %s", d, strings.Join(droppable, ", ")))
 		}
 	}
-	h, err := readHistory(c.io, in, c.From)
+	ctx, cancel := withTimeout(ctx, c.Timeout)
+	defer cancel()
+	h, err := readHistory(ctx, c.io, in, c.From)
 	if err != nil {
-		return badInput(err)
+		return readError(ctx, in, err)
 	}
 	if len(h.Parts) > 0 {
 		// Checked as one history, the keys' transactions would be ordered

@@ -164,6 +164,9 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 
 // Run generates the history and writes it.
 func (c *genCommand) Run(ctx context.Context) error {
+	if err := c.checkSizes(); err != nil {
+		return badInput(err)
+	}
 	dist, err := workload.ParseDistribution(c.Dist)
 	if err != nil {
 		return unknownChoice("--dist", "key distribution", c.Dist, distNames())
@@ -338,4 +341,31 @@ func (c *genCommand) listAppend(mode gen.Mode, causal bool, dist workload.Distri
 		lc.Plant = append(lc.Plant, lp)
 	}
 	return gen.GenerateListAppend(lc)
+}
+
+// checkSizes refuses a size below 1: a history of no transactions (which
+// check refuses as empty), no sessions, keys or operations, no fault
+// planted where one is asked for, an empty value domain, range or
+// iterator.
+func (c *genCommand) checkSizes() error {
+	for _, s := range []struct {
+		flag string
+		n    int
+		what string
+	}{
+		{"txns", c.Txns, "transactions"},
+		{"sessions", c.Sessions, "sessions"},
+		{"keys", c.Keys, "keys"},
+		{"ops", c.Ops, "operations a transaction"},
+		{"ts-faults", c.TSFaults, "faults to plant"},
+		{"value-domain", c.ValueDomain, "values to draw from"},
+		{"min-width", c.MinWidth, "keys in the smallest range"},
+		{"max-width", c.MaxWidth, "keys in the largest range"},
+		{"max-iter", c.MaxIter, "pairs an iterator asks for"},
+	} {
+		if s.n < 1 {
+			return fmt.Errorf("--%s %d: want at least 1 (%s)", s.flag, s.n, s.what)
+		}
+	}
+	return nil
 }

@@ -46,7 +46,7 @@ func storeRun(name, formatName string) (string, *jepsenstore.Run, error) {
 // named or detected, within the reading limits, until ctx is done.
 func (c *checkCommand) readRun(ctx context.Context, run *jepsenstore.Run) (*history.History, error) {
 	wrap := func(r io.Reader, size int64) (io.Reader, func()) {
-		return withProgress(c.io, r, size, "reading "+run.History)
+		return withProgress(c.io, c.Progress, r, size, "reading "+run.History)
 	}
 	o, err := jepsenstore.Open(*run, c.Format, registry.Options{Wrap: wrap, Context: ctx, AllowTorn: true, Limits: c.readLimits()})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,8 @@ type reportCommand struct {
 	Out     string
 	Format  string
 	PerKind int
+	// Timeout bounds the reading (0: no bound).
+	Timeout time.Duration
 }
 
 // newReportCommand returns the report command, which renders the HTML
@@ -40,27 +43,35 @@ histories, each is matched to the result's document of the same file name.
 It writes DIR/index.html, DIR/result.json, when there are cycles
 DIR/cycles.dot, and a picture of each anomaly shown, as SVG and DOT
 (DIR/lost-update-1.svg, DIR/lost-update-1.dot). Exit status: 0 the report was written (whatever the
-verdict), 2 bad usage or input.`,
+verdict), 2 bad usage or input, 3 reading was interrupted (SIGINT, SIGTERM,
+SIGHUP) or timed out (--timeout), and nothing was written.`,
 		Args: wantArgs(2, -1, "a result and the histories it judged", "(the result.json of check --json, then the history files in its order)"),
 		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.Context(), args[0], args[1:]) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.Out, "out", "isoscope-report", "the directory to write the report to")
 	f.StringVar(&c.Format, "format", "auto", "input format of the histories: auto or a format name (see check --help)")
-	f.IntVar(&c.PerKind, "max-shown", htmlreport.DefaultPerKind, "how many anomalies of each kind the page shows")
+	f.DurationVar(&c.Timeout, "timeout", 0, "give up reading the result and the histories after this long, writing nothing, exit 3 (e.g. 90s; 0: no limit)")
+	f.IntVar(&c.PerKind, "max-shown", htmlreport.DefaultPerKind, "how many anomalies of each kind the page shows (0: the counts only; -1: all)")
 	return cmd
 }
 
 // Run reads the result and the histories, resolves each document against
 // its history into the checked result it was rendered from, and writes
 // the report directory as check --report does.
-func (c *reportCommand) Run(_ context.Context, resultFile string, files []string) error {
+func (c *reportCommand) Run(ctx context.Context, resultFile string, files []string) error {
 	if err := checkFormatFlag("--format", c.Format); err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(resultFile)
+	shown, err := maxShown(c.PerKind)
 	if err != nil {
 		return badInput(err)
+	}
+	ctx, cancel := withTimeout(ctx, c.Timeout)
+	defer cancel()
+	raw, err := readInput(ctx, c.io, resultFile)
+	if err != nil {
+		return readError(ctx, resultFile, err)
 	}
 	docs, err := report.ReadDocuments(bytes.NewReader(raw))
 	if err != nil {
@@ -72,9 +83,9 @@ func (c *reportCommand) Run(_ context.Context, resultFile string, files []string
 		if err != nil {
 			return badInput(fmt.Errorf("%s: %w", resultFile, err))
 		}
-		h, err := readHistory(c.io, name, c.Format)
+		h, err := readHistory(ctx, c.io, name, c.Format)
 		if err != nil {
-			return badInput(err)
+			return readError(ctx, name, err)
 		}
 		c, err := report.Resolve(name, h, d)
 		if err != nil {
@@ -82,7 +93,7 @@ func (c *reportCommand) Run(_ context.Context, resultFile string, files []string
 		}
 		secs = append(secs, htmlreport.FromChecked(c))
 	}
-	if err := htmlreport.WriteDir(c.Out, secs, raw, htmlreport.Options{PerKind: c.PerKind}); err != nil {
+	if err := htmlreport.WriteDir(c.Out, secs, raw, htmlreport.Options{PerKind: shown.PerKind, CountsOnly: shown.CountsOnly}); err != nil {
 		return badInput(err)
 	}
 	fmt.Fprintf(c.io.Stderr, "isoscope: report written to %s\n", filepath.Join(c.Out, reportPage))

@@ -55,8 +55,10 @@ type runCommand struct {
 	JSON       bool
 	Timeout    time.Duration
 	PerKind    int
-	NoHolds    bool
-	Report     string
+	// Progress is --progress: auto, always or never.
+	Progress string
+	NoHolds  bool
+	Report   string
 	// Collector is --collector and the flags that go with it.
 	Collector pipeline.Collector
 	modelFlags
@@ -188,7 +190,8 @@ does.`,
 	f.StringVar(&c.Checker, "checker", "auto", "algorithm: auto or one of "+strings.Join(check.Names(), ", "))
 	f.BoolVar(&c.JSON, "json", false, "print the check's result as JSON")
 	f.DurationVar(&c.Timeout, "timeout", 0, "give up checking after this long with outcome unknown (0: no limit)")
-	f.IntVar(&c.PerKind, "max-shown", 3, "how many anomalies of each kind the text output shows")
+	f.IntVar(&c.PerKind, "max-shown", 3, maxShownHelp)
+	f.StringVar(&c.Progress, "progress", progressAuto, progressFlagHelp)
 	f.BoolVar(&c.NoHolds, "no-holds", false, "on a violation, do not check which weaker levels still hold")
 	c.modelFlags.register(f)
 	renamed(f, map[string]string{"span": "max-width", "values": "value-domain"})
@@ -217,6 +220,14 @@ func promisedLevel(iso db.Isolation) string {
 // Run turns the flags into a pipeline.Config, runs it, and turns its
 // result into the exit status.
 func (c *runCommand) Run(ctx context.Context) error {
+	if err := checkProgress(c.Progress); err != nil {
+		return badInput(err)
+	}
+	if c.Progress == progressAlways {
+		// Status lines come from a goroutine of their own, beside the
+		// outage notes and the nemesis's.
+		c.io.Stderr = &serialWriter{w: c.io.Stderr}
+	}
 	cfg, err := c.config()
 	if err != nil {
 		return err
@@ -269,6 +280,10 @@ func (c *runCommand) config() (pipeline.Config, error) {
 	if c.Duration < 0 {
 		return pipeline.Config{}, badInput(errors.New("--duration cannot be negative"))
 	}
+	shown, err := maxShown(c.PerKind)
+	if err != nil {
+		return pipeline.Config{}, badInput(err)
+	}
 	faults, err := c.clusterFlags.check(c.DBs, c.ReadDBs)
 	if err != nil {
 		return pipeline.Config{}, badInput(err)
@@ -278,9 +293,16 @@ func (c *runCommand) config() (pipeline.Config, error) {
 		DBs: c.DBs, ReadDBs: c.ReadDBs, Table: c.Table, Hop: c.Hop, StmtTimeout: c.StmtTimeout, ReconnectFor: c.ReconnectFor,
 		ClusterDir: c.ClusterDir, ClusterClocks: c.clocks, Faults: faults, FaultsNamed: c.Faults, FaultInterval: c.FaultInterval,
 		Out: c.Out, Collector: c.Collector,
-		Level: lvl, LevelChosen: c.LevelSet, Check: opts, Timeout: c.Timeout, JSON: c.JSON, PerKind: c.PerKind, Report: c.Report,
-		Progress: terminal(c.io.Stderr),
+		Level: lvl, LevelChosen: c.LevelSet, Check: opts, Timeout: c.Timeout, JSON: c.JSON, Shown: shown, Report: c.Report,
+		Progress: drawsProgress(c.Progress, c.io.Stderr),
 		Hooks:    c.hooks,
+	}
+	if c.Progress == progressAlways {
+		stderr := c.io.Stderr
+		cfg.StatusLines = func(line func() string) func() { return statusLines(stderr, line) }
+		cfg.CheckMeter = func(ctx context.Context) (context.Context, func()) {
+			return withMeter(ctx, IO{Stdout: c.io.Stdout, Stderr: stderr}, c.Progress, "checking the history")
+		}
 	}
 	if c.Cluster != "" {
 		spec, _ := cluster.ParseSpec(c.Cluster) // checked by clusterFlags.check

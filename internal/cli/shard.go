@@ -73,14 +73,14 @@ func (c *publishCommand) Run(ctx context.Context, file string) error {
 	if c.Pieces != "binary" && c.Pieces != "json" {
 		return badInput(fmt.Errorf("--pieces %q: want binary or json", c.Pieces))
 	}
-	in, err := os.Open(file)
+	in, closeInput, err := openFile(ctx, file)
 	if err != nil {
-		return badInput(err)
+		return readError(ctx, file, err)
 	}
-	defer in.Close()
+	defer closeInput()
 	rd, err := native.NewReader(in, file)
 	if err != nil {
-		return badInput(err)
+		return readError(ctx, file, err)
 	}
 	stream := c.Stream
 	if stream == "" {
@@ -101,7 +101,7 @@ func (c *publishCommand) Run(ctx context.Context, file string) error {
 		}
 		if err != nil {
 			pub.Close()
-			return badInput(err)
+			return readError(ctx, file, err)
 		}
 		batch = append(batch, *t)
 		if len(batch) == 1024 {

@@ -22,6 +22,7 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 	"github.com/isoscope/isoscope/internal/nemesis"
+	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/runner"
 	"github.com/isoscope/isoscope/internal/workload"
 )
@@ -84,10 +85,10 @@ type Config struct {
 	Check check.Options
 	// Timeout bounds the check (0: none).
 	Timeout time.Duration
-	// JSON prints the verdict as JSON; PerKind is how many anomalies of
-	// each kind the text shows.
-	JSON    bool
-	PerKind int
+	// JSON prints the verdict as JSON; Shown is what of the anomalies
+	// the text shows (how many of each kind, or the counts only).
+	JSON  bool
+	Shown report.TextOptions
 	// Report is the directory of the HTML report ("": none).
 	Report string
 
@@ -95,6 +96,13 @@ type Config struct {
 	// while the workload runs (progress.go); without it, a loss of the
 	// database and its end are said in lines instead.
 	Progress bool
+	// StatusLines, when set, shows the run's progress instead: it is
+	// given what to say and writes it as plain lines until stopped
+	// (--progress always).
+	StatusLines func(line func() string) (stop func())
+	// CheckMeter, when set, shows the check's progress: it wraps the
+	// check's context and returns the function that stops it.
+	CheckMeter func(ctx context.Context) (context.Context, func())
 
 	// Hooks are where tests plant faults.
 	Hooks Hooks

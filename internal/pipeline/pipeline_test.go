@@ -15,6 +15,7 @@ import (
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/level"
+	"github.com/isoscope/isoscope/internal/report"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -36,7 +37,7 @@ func config(t *testing.T, addr, lvl, checker string, txns int) Config {
 	cfg := Config{
 		Plan: plan, Seed: seed, Isolation: db.Serializable, Retries: 3, Table: db.DefaultTable,
 		Out:   filepath.Join(t.TempDir(), "run.jsonl"),
-		Level: l, LevelChosen: true, Check: check.Options{Checker: checker, Holds: true}, PerKind: 3,
+		Level: l, LevelChosen: true, Check: check.Options{Checker: checker, Holds: true}, Shown: report.TextOptions{PerKind: 3},
 	}
 	if addr != "" {
 		cfg.DBs = []string{addr}

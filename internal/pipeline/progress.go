@@ -14,6 +14,15 @@ import (
 // workload runs: the progress bar when Config.Progress is set, the losses
 // of the database in lines otherwise. The returned function stops it.
 func (r *run) showProgress(p *runner.Progress) func() {
+	if r.StatusLines != nil {
+		total := r.Plan.Len()
+		if r.Endless != nil {
+			total = 0
+		}
+		stopLines := r.StatusLines(func() string { return statusLine(p, total) })
+		stopOutages := r.watchOutages(p)
+		return func() { stopLines(); stopOutages() }
+	}
 	if !r.Progress {
 		return r.watchOutages(p)
 	}
@@ -92,4 +101,21 @@ func (r *run) watchOutages(p *runner.Progress) func() {
 		}
 	}()
 	return func() { close(done); <-stopped }
+}
+
+// statusLine says how far the run is: transactions done (of total, when
+// known), committed, aborted, unknown, and sessions reconnecting.
+func statusLine(p *runner.Progress, total int) string {
+	of := ""
+	if total > 0 {
+		of = fmt.Sprintf(" of %d", total)
+	}
+	line := fmt.Sprintf("running: %d%s transactions done, committed %d, aborted %d", p.Done.Load(), of, p.Committed.Load(), p.Aborted.Load())
+	if u := p.Unknown.Load(); u > 0 {
+		line += fmt.Sprintf(", unknown %d", u)
+	}
+	if n := p.Reconnecting.Load(); n > 0 {
+		line += fmt.Sprintf(", %s reconnecting", textfmt.Count(int(n), "session"))
+	}
+	return line
 }

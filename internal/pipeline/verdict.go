@@ -34,7 +34,12 @@ func (r *run) check(ctx context.Context, res *runner.Result, cut bool) (Result, 
 	start := time.Now()
 	opts := r.Check
 	lvl := r.Level
+	stopMeter := func() {}
+	if r.CheckMeter != nil {
+		ctx, stopMeter = r.CheckMeter(ctx)
+	}
 	result, err := check.Run(ctx, res.History, lvl, opts)
+	stopMeter()
 	var unsupported *check.UnsupportedError
 	if errors.As(err, &unsupported) && !r.LevelChosen {
 		if err := r.writeReport(res, nil); err != nil {
@@ -59,7 +64,7 @@ func (r *run) check(ctx context.Context, res *runner.Result, cut bool) (Result, 
 		enc := json.NewEncoder(r.io.Stdout)
 		enc.SetEscapeHTML(false)
 		err = enc.Encode(Document{Document: report.NewDocument(checked), InnoDBRR: innodb})
-	} else if err = report.Text(r.io.Stdout, checked, report.TextOptions{PerKind: r.PerKind}); err == nil && innodb != nil {
+	} else if err = report.Text(r.io.Stdout, checked, r.Shown); err == nil && innodb != nil {
 		printInnoDB(r.io.Stdout, innodb)
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -43,8 +44,12 @@ type Checked struct {
 
 // TextOptions tune the text report.
 type TextOptions struct {
-	// PerKind is how many anomalies of each kind to show (0: 3).
+	// PerKind is how many anomalies of each kind to show (0: 3; a
+	// negative number: all).
 	PerKind int
+	// CountsOnly shows each kind's count and none of its anomalies,
+	// whatever PerKind says.
+	CountsOnly bool
 	// ShowFile prefixes the verdict with the file name.
 	ShowFile bool
 	// PerCycle is how many edges of each cycle have their evidence shown
@@ -56,8 +61,13 @@ type TextOptions struct {
 // first few instances: name, phenomenon, the cycle as a chain and a
 // one-sentence explanation.
 func Text(w io.Writer, c *Checked, o TextOptions) error {
-	if o.PerKind <= 0 {
+	switch {
+	case o.CountsOnly:
+		o.PerKind = 0
+	case o.PerKind == 0:
 		o.PerKind = 3
+	case o.PerKind < 0:
+		o.PerKind = math.MaxInt
 	}
 	if o.PerCycle <= 0 {
 		o.PerCycle = 6
@@ -124,7 +134,9 @@ func Text(w io.Writer, c *Checked, o TextOptions) error {
 		fmt.Fprintf(&b, "\n%s%s: %d\n", g.Kind, ph, len(g.Indices))
 		for n, i := range g.Indices {
 			if n == o.PerKind {
-				fmt.Fprintf(&b, "  … and %d more\n", len(g.Indices)-n)
+				if n > 0 {
+					fmt.Fprintf(&b, "  … and %d more\n", len(g.Indices)-n)
+				}
 				break
 			}
 			a := &r.Anomalies[i]

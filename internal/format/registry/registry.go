@@ -106,7 +106,7 @@ func Lookup(name string) (Format, error) {
 }
 
 // Wrap lets a caller wrap a file's reader (e.g. in a progress bar); size is
-// the file's size.
+// the file's size (0 for standard input, whose size is not known).
 type Wrap func(r io.Reader, size int64) (io.Reader, func())
 
 // Open reads the history at path ("-" with stdin for standard input) in
@@ -172,15 +172,34 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 			return &Opened{History: h}, nil
 		}
 	}
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	var r io.Reader = o.Stdin
+	if f, ok := o.Stdin.(*os.File); ok && path == "-" {
+		var release func()
+		r, release = format.Interruptible(ctx, f)
+		defer release()
+	}
+	if path == "-" && o.Wrap != nil {
+		var done func()
+		r, done = o.Wrap(r, 0)
+		defer done()
+	}
 	buf := maxBuffer
 	if path != "-" {
-		f, err := os.Open(path)
+		f, err := format.OpenContext(ctx, path)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
 			return nil, err
 		}
 		defer f.Close()
-		r = f
+		var release func()
+		r, release = format.Interruptible(ctx, f)
+		defer release()
 		st, err := f.Stat()
 		if err == nil && st.Mode().IsRegular() {
 			// A small file needs no large buffer: clearing a megabyte
@@ -189,7 +208,7 @@ func OpenWith(path, name string, o Options) (*Opened, error) {
 		}
 		if err == nil && o.Wrap != nil {
 			var done func()
-			r, done = o.Wrap(f, st.Size())
+			r, done = o.Wrap(r, st.Size())
 			defer done()
 		}
 	}

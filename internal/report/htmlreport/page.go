@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 
@@ -59,8 +60,12 @@ func (s *Section) evidenceOf(i int) []evidence.Edge {
 
 // Options tune the page. The zero value gives the defaults.
 type Options struct {
-	// PerKind is how many anomalies of each kind the page shows (0: 25).
+	// PerKind is how many anomalies of each kind the page shows (0: 25;
+	// a negative number: all).
 	PerKind int
+	// CountsOnly shows each kind's count and none of its anomalies,
+	// whatever PerKind says.
+	CountsOnly bool
 	// Neighbours is how many transactions before and after each of an
 	// anomaly's transactions, in its session, the timeline draws (0: 50).
 	Neighbours int
@@ -94,8 +99,13 @@ const (
 )
 
 func (o Options) withDefaults() Options {
-	if o.PerKind <= 0 {
+	switch {
+	case o.CountsOnly:
+		o.PerKind = 0
+	case o.PerKind == 0:
 		o.PerKind = DefaultPerKind
+	case o.PerKind < 0:
+		o.PerKind = math.MaxInt
 	}
 	if o.Neighbours <= 0 {
 		o.Neighbours = DefaultNeighbours
