@@ -27,8 +27,8 @@ import (
 	"github.com/isoscope/isoscope/internal/report/htmlreport"
 	"github.com/isoscope/isoscope/internal/report/runplot"
 	"github.com/isoscope/isoscope/internal/runner"
-	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/textfmt"
+	"github.com/isoscope/isoscope/internal/wire"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -425,8 +425,8 @@ func (c *runCommand) collected(ctx context.Context, cw *collect.Writer, err erro
 // its database — the run's own when the database lives in this process,
 // the database's address and table otherwise, which other runs against it
 // share.
-func (c *runCommand) identity(target db.Target) serve.Identity {
-	id := serve.Identity{Stream: c.CollectorStream}
+func (c *runCommand) identity(target db.Target) wire.Identity {
+	id := wire.Identity{Stream: c.CollectorStream}
 	if id.Stream == "" {
 		var b [4]byte
 		_, _ = crand.Read(b[:])
@@ -774,7 +774,7 @@ func runStats(s *runner.Summary) []htmlreport.Stat {
 }
 
 // publisher connects to --collector, publishing as id.
-func (c *runCommand) publisher(id serve.Identity) (collect.Publisher, error) {
+func (c *runCommand) publisher(id wire.Identity) (collect.Publisher, error) {
 	switch {
 	case strings.HasPrefix(c.Collector, "nats://") && c.CollectorShards > 0:
 		return natsshard.NewPublisher(context.Background(), natsshard.PublisherConfig{Config: natsshard.Config{URL: c.Collector, Prefix: c.CollectorPrefix},
