@@ -1,10 +1,14 @@
 // Package wire is what the clients of `isoscope serve` (the collector,
 // the shard publisher) and its servers (the HTTP service, the NATS
 // source, the shard workers and aggregator) exchange: a batch's Identity
-// and the headers that carry it, a refused batch (Refusal) and the
+// and the headers that carry it, the batch's form (ParseBatch: JSON lines
+// of the history format, held to the online checker's input rules, so a
+// client refuses what the service would), a refused batch (Refusal), the
 // verdict a NATS message gets (Verdict), and a violation's JSON line
 // (Line). Both sides import it and neither imports the other; it holds
-// data and its encoding only, no server and no transport.
+// data and its encoding only: no server, no client, no transport, no
+// metrics. How a transaction is cut into shards' pieces, and their
+// encoding, is package shard's.
 package wire
 
 import (
