@@ -70,6 +70,16 @@ var layerRules = []layerRule{
 		Forbid: []string{"internal/report", "internal/cli"},
 	},
 	{
+		Why:    "the wire contract is data both sides of the service import: no server, no client, no metrics, no HTTP",
+		From:   []string{"internal/wire", "internal/shard"},
+		Forbid: []string{"internal/serve", "internal/natsin", "internal/natsshard", "internal/collect", "github.com/prometheus", "net/http"},
+	},
+	{
+		Why:    "a client of the service speaks the wire contract and imports no server",
+		From:   []string{"internal/collect"},
+		Forbid: []string{"internal/serve", "internal/natsin", "internal/natsshard"},
+	},
+	{
 		Why:    "the command line and the public API reach the checkers only through the driver (check) and its contract (checker), the online checker through the service",
 		From:   []string{"internal/cli", "internal/pipeline", "."},
 		Forbid: []string{"internal/check/…"},
@@ -257,6 +267,12 @@ func TestLayeringCatchesViolations(t *testing.T) {
 		{"internal/pipeline", "internal/cli", "internal/pipeline -> internal/cli"},
 		{"internal/serve", "internal/pipeline", "internal/serve -> internal/pipeline"},
 		{".", "internal/pipeline", ". -> internal/pipeline"},
+		{"internal/wire", "internal/serve", "internal/wire -> internal/serve"},
+		{"internal/wire", "net/http", "internal/wire -> net/http"},
+		{"internal/wire", "github.com/prometheus/client_golang/prometheus", "internal/wire -> github.com/prometheus/client_golang/prometheus"},
+		{"internal/shard", "internal/collect", "internal/shard -> internal/collect"},
+		{"internal/collect", "internal/serve", "internal/collect -> internal/serve"},
+		{"internal/collect", "internal/natsin", "internal/collect -> internal/natsin"},
 	}
 	for _, c := range cases {
 		if _, ok := g[c.from]; !ok {
@@ -297,7 +313,8 @@ func TestLayeringAllowsTheContract(t *testing.T) {
 
 // TestLayerRulesNameRealPackages fails when a rule's module prefix names
 // no package (a renamed or removed package would leave its rule empty and
-// silently true).
+// silently true), and when a rule's path of another module
+// ("github.com/…") is imported by no package of this one.
 func TestLayerRulesNameRealPackages(t *testing.T) {
 	g := imports(t)
 	exists := func(prefix string) bool {
@@ -308,11 +325,25 @@ func TestLayerRulesNameRealPackages(t *testing.T) {
 		}
 		return false
 	}
+	imported := func(prefix string) bool {
+		for _, imps := range g {
+			if slices.ContainsFunc(imps, func(p string) bool { return under(p, prefix) }) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, r := range layerRules {
 		for _, list := range [][]string{r.From, r.Forbid, r.Except, r.Exempt} {
 			for _, e := range list {
 				if _, err := os.Stat(filepath.Join(build.Default.GOROOT, "src", e)); err == nil {
 					continue // a standard-library package
+				}
+				if first, _, _ := strings.Cut(e, "/"); strings.Contains(first, ".") {
+					if !imported(e) {
+						t.Errorf("rule %q names %s, which no package of the module imports", r.Why, e)
+					}
+					continue
 				}
 				if !exists(e) {
 					t.Errorf("rule %q names %s, which is no package of the module", r.Why, e)

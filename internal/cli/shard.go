@@ -18,6 +18,7 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/natsshard"
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // publishCommand is `isoscope publish FILE --nats URL --shards N`.
@@ -88,7 +89,7 @@ func (c *publishCommand) Run(ctx context.Context, file string) error {
 	}
 	log := slog.New(slog.NewTextHandler(c.io.Stderr, nil))
 	pub, err := natsshard.NewPublisher(ctx, natsshard.PublisherConfig{Config: natsshard.Config{URL: c.NATS, Prefix: c.Prefix, Replicas: c.Replicas, Log: log},
-		Shards: c.Shards, Identity: serve.Identity{Stream: stream, Keyspace: c.Keyspace}, JSON: c.Pieces == "json"})
+		Shards: c.Shards, Identity: wire.Identity{Stream: stream, Keyspace: c.Keyspace}, JSON: c.Pieces == "json"})
 	if err != nil {
 		return badInput(err)
 	}

@@ -30,8 +30,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/isoscope/isoscope/internal/natsin"
-	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // Publisher sends one batch: JSON Lines of transactions, txns of them.
@@ -174,7 +173,7 @@ type HTTP struct {
 	// Token is the bearer token, if the service wants one.
 	Token string
 	// ID is the stream the batches belong to.
-	ID serve.Identity
+	ID wire.Identity
 	// Client sends the requests (http.DefaultClient when nil).
 	Client *http.Client
 }
@@ -235,12 +234,12 @@ func (h *HTTP) Publish(ctx context.Context, batch []byte, _ int) error {
 }
 
 // setIdentity puts id's headers in hdr.
-func setIdentity[H interface{ Set(k, v string) }](hdr H, id serve.Identity) {
+func setIdentity[H interface{ Set(k, v string) }](hdr H, id wire.Identity) {
 	if id.Stream != "" {
-		hdr.Set(serve.StreamHeader, id.Stream)
+		hdr.Set(wire.StreamHeader, id.Stream)
 	}
 	if id.Keyspace != "" {
-		hdr.Set(serve.KeyspaceHeader, id.Keyspace)
+		hdr.Set(wire.KeyspaceHeader, id.Keyspace)
 	}
 }
 
@@ -254,7 +253,7 @@ type NATS struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	subject string
-	id      serve.Identity
+	id      wire.Identity
 	inbox   string
 	sub     *nats.Subscription
 
@@ -277,7 +276,7 @@ const (
 )
 
 // DialNATS connects to url for publishing to subject as stream id.
-func DialNATS(url, subject string, id serve.Identity) (*NATS, error) {
+func DialNATS(url, subject string, id wire.Identity) (*NATS, error) {
 	nc, err := nats.Connect(url, nats.Name("isoscope run --collector"))
 	if err != nil {
 		return nil, fmt.Errorf("nats %s: %w", url, err)
@@ -297,7 +296,7 @@ func DialNATS(url, subject string, id serve.Identity) (*NATS, error) {
 
 // verdict takes one of the service's verdicts.
 func (n *NATS) verdict(m *nats.Msg) {
-	var v natsin.Verdict
+	var v wire.Verdict
 	if err := json.Unmarshal(m.Data, &v); err != nil {
 		return
 	}
@@ -330,7 +329,7 @@ func (n *NATS) Publish(ctx context.Context, batch []byte, txns int) error {
 	m := nats.NewMsg(n.subject)
 	m.Data = batch
 	setIdentity(m.Header, n.id)
-	m.Header.Set(natsin.VerdictsHeader, n.inbox)
+	m.Header.Set(wire.VerdictsHeader, n.inbox)
 	ack, err := n.js.PublishMsg(ctx, m)
 	if err != nil {
 		return err

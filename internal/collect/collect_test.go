@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/collect"
-	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // recorder is a Publisher that keeps what it is given, and refuses the
@@ -80,7 +80,7 @@ func TestHTTPPublisher(t *testing.T) {
 		switch {
 		case r.Header.Get("Authorization") != "Bearer tok":
 			http.Error(w, "no token", http.StatusUnauthorized)
-		case r.Header.Get(serve.StreamHeader) != "run-1" || r.Header.Get(serve.KeyspaceHeader) != "db":
+		case r.Header.Get(wire.StreamHeader) != "run-1" || r.Header.Get(wire.KeyspaceHeader) != "db":
 			http.Error(w, "no identity", http.StatusBadRequest)
 		case calls == 1:
 			http.Error(w, "full", http.StatusTooManyRequests)
@@ -91,7 +91,7 @@ func TestHTTPPublisher(t *testing.T) {
 		}
 	}))
 	defer ts.Close()
-	p := &collect.HTTP{URL: ts.URL, Token: "tok", ID: serve.Identity{Stream: "run-1", Keyspace: "db"}}
+	p := &collect.HTTP{URL: ts.URL, Token: "tok", ID: wire.Identity{Stream: "run-1", Keyspace: "db"}}
 	if err := p.Publish(context.Background(), []byte("{\"id\":1}\n"), 1); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/collect"
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // TestHTTPResendsLostAnswer: the service takes a batch but its answer is
@@ -71,7 +72,7 @@ func TestHTTPResendsLostAnswer(t *testing.T) {
 	batch := `{"id":1,"session":0,"start_ts":10,"commit_ts":20,"ops":[["r","x",null],["w","x",1]]}
 {"id":2,"session":1,"start_ts":15,"commit_ts":25,"ops":[["r","x",null],["w","x",2]]}
 `
-	p := &collect.HTTP{URL: proxy.URL, ID: serve.Identity{Stream: "run-1"}}
+	p := &collect.HTTP{URL: proxy.URL, ID: wire.Identity{Stream: "run-1"}}
 	if err := p.Publish(context.Background(), []byte(batch), 2); err != nil {
 		t.Fatalf("the batch whose answer was lost: %v", err)
 	}

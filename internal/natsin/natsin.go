@@ -29,6 +29,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // Config names the server, the stream and the durable consumer.
@@ -52,25 +53,9 @@ type Config struct {
 	ReconnectWait time.Duration
 }
 
-// VerdictsHeader names the subject a message's verdict is published to.
-const VerdictsHeader = "Isoscope-Verdicts"
-
-// Verdict is what the service publishes to a message's verdicts subject.
-type Verdict struct {
-	// Seq is the message's sequence number in the JetStream stream (its
-	// publisher's acknowledgement has it too).
-	Seq uint64 `json:"seq"`
-	// Accepted is the number of transactions the checker took.
-	Accepted int `json:"accepted"`
-	// Refused says why the batch was refused, Reason is the refusal's
-	// label; both are empty for a batch taken.
-	Refused string `json:"refused,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-}
-
 // Source returns a serve.Source that consumes cfg's subject.
 func Source(cfg Config) serve.Source {
-	return serve.Source{Name: "nats", Run: func(ctx context.Context, submit func(serve.Identity, string, []byte) (int, error)) error {
+	return serve.Source{Name: "nats", Run: func(ctx context.Context, submit func(wire.Identity, string, []byte) (int, error)) error {
 		log := cfg.Log
 		if log == nil {
 			log = slog.New(slog.DiscardHandler)
@@ -141,9 +126,9 @@ func Source(cfg Config) serve.Source {
 				name += " " + strconv.FormatUint(meta.Sequence.Stream, 10)
 			}
 			hdr := m.Headers()
-			id := serve.Identity{Stream: hdr.Get(serve.StreamHeader), Keyspace: hdr.Get(serve.KeyspaceHeader)}
+			id := wire.Identity{Stream: hdr.Get(wire.StreamHeader), Keyspace: hdr.Get(wire.KeyspaceHeader)}
 			n, err := submit(id, name, m.Data())
-			var ref *serve.Refusal
+			var ref *wire.Refusal
 			switch {
 			case err == nil:
 				if err := m.Ack(); err != nil {
@@ -158,10 +143,10 @@ func Source(cfg Config) serve.Source {
 				m.NakWithDelay(time.Second)
 				return nil // shutting down: the message comes again
 			}
-			if to := hdr.Get(VerdictsHeader); to != "" {
-				v := Verdict{Accepted: n}
+			if to := hdr.Get(wire.VerdictsHeader); to != "" {
+				v := wire.Verdict{Accepted: n}
 				if ref != nil {
-					v = Verdict{Refused: ref.Error(), Reason: ref.Reason}
+					v = wire.Verdict{Refused: ref.Error(), Reason: ref.Reason}
 				}
 				if meta != nil {
 					v.Seq = meta.Sequence.Stream

@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/isoscope/isoscope/internal/natsin"
-	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/testservice"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // natsURL is the NATS server these machines run.
@@ -38,15 +38,15 @@ func jetStream(t *testing.T) jetstream.JetStream {
 }
 
 // readVerdicts reads n verdicts from sub, waiting for each up to wait.
-func readVerdicts(t *testing.T, sub *nats.Subscription, n int, wait time.Duration) []natsin.Verdict {
+func readVerdicts(t *testing.T, sub *nats.Subscription, n int, wait time.Duration) []wire.Verdict {
 	t.Helper()
-	var out []natsin.Verdict
+	var out []wire.Verdict
 	for range n {
 		m, err := sub.NextMsg(wait)
 		if err != nil {
 			t.Fatalf("verdicts: %v", err)
 		}
-		var v natsin.Verdict
+		var v wire.Verdict
 		if err := json.Unmarshal(m.Data, &v); err != nil {
 			t.Fatal(err)
 		}
@@ -88,10 +88,10 @@ func TestSource(t *testing.T) {
 	for i, m := range msgs {
 		msg := nats.NewMsg(cfg.Subject)
 		msg.Data = []byte(m)
-		msg.Header.Set(natsin.VerdictsHeader, inbox)
+		msg.Header.Set(wire.VerdictsHeader, inbox)
 		if i == 2 {
-			msg.Header.Set(serve.StreamHeader, "s2")
-			msg.Header.Set(serve.KeyspaceHeader, "k2")
+			msg.Header.Set(wire.StreamHeader, "s2")
+			msg.Header.Set(wire.KeyspaceHeader, "k2")
 		}
 		if _, err := js.PublishMsg(ctx, msg); err != nil {
 			t.Fatal(err)
@@ -105,10 +105,10 @@ func TestSource(t *testing.T) {
 	sctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- natsin.Source(cfg).Run(sctx, func(id serve.Identity, name string, body []byte) (int, error) {
-			_, txns, err := serve.ParseBatch(bytes.NewReader(body), name)
+		errc <- natsin.Source(cfg).Run(sctx, func(id wire.Identity, name string, body []byte) (int, error) {
+			_, txns, err := wire.ParseBatch(bytes.NewReader(body), name)
 			if err != nil {
-				return 0, &serve.Refusal{Reason: "bad_input", Status: 400, Err: err}
+				return 0, &wire.Refusal{Reason: "bad_input", Status: 400, Err: err}
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/natsin"
-	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // proxy passes TCP connections on a loopback port to target until cut;
@@ -116,7 +116,7 @@ func TestOutageLogged(t *testing.T) {
 	sctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- natsin.Source(cfg).Run(sctx, func(id serve.Identity, name string, body []byte) (int, error) {
+		errc <- natsin.Source(cfg).Run(sctx, func(id wire.Identity, name string, body []byte) (int, error) {
 			got <- string(body)
 			return 1, nil
 		})

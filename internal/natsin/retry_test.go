@@ -17,6 +17,7 @@ import (
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/natsin"
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 	"github.com/isoscope/isoscope/internal/workload"
 )
 
@@ -44,7 +45,7 @@ func TestSourceRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	findings := func(copies int) (string, serve.State, []natsin.Verdict) {
+	findings := func(copies int) (string, serve.State, []wire.Verdict) {
 		name := fmt.Sprintf("ISOTEST%d", time.Now().UnixNano())
 		cfg := natsin.Config{URL: natsURL, Stream: name, Subject: strings.ToLower(name) + ".txns", Durable: "d"}
 		ctx := context.Background()
@@ -60,7 +61,7 @@ func TestSourceRetry(t *testing.T) {
 		for range copies {
 			msg := nats.NewMsg(cfg.Subject)
 			msg.Data = batch.Bytes()
-			msg.Header.Set(natsin.VerdictsHeader, inbox)
+			msg.Header.Set(wire.VerdictsHeader, inbox)
 			if _, err := js.PublishMsg(ctx, msg); err != nil {
 				t.Fatal(err)
 			}

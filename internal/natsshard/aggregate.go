@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // AggregatorConfig sets up an Aggregator.
@@ -113,10 +114,10 @@ type Status struct {
 // heldFinding is a NoConflict finding held back: one checker names a pair
 // of conflicting writers once, by one shared key, and the key shards each
 // name it by the shared keys they hold; the merged line is the one the
-// whole transactions give (serve.Line.Rank), written once every key shard
+// whole transactions give (wire.Line.Rank), written once every key shard
 // has checked the round whose message made the finding.
 type heldFinding struct {
-	line  serve.Line
+	line  wire.Line
 	pub   string
 	round uint64
 }
@@ -124,7 +125,7 @@ type heldFinding struct {
 // better says whether NoConflict finding x is the one a single checker
 // names rather than y: a lost update before a concurrent write, then the
 // key whose first write comes last in the earlier committer.
-func better(x, y *serve.Line) bool {
+func better(x, y *wire.Line) bool {
 	if (x.Kind == "lost-update") != (y.Kind == "lost-update") {
 		return x.Kind == "lost-update"
 	}
@@ -237,7 +238,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 
 // take writes a finding unless one of its identity was written.
 func (a *Aggregator) take(id string, data []byte, seq uint64, round string) error {
-	var l serve.Line
+	var l wire.Line
 	if err := json.Unmarshal(data, &l); err != nil {
 		return fmt.Errorf("finding %d of %s does not parse: %w", seq, a.cfg.FindingsSubject(), err)
 	}
@@ -275,7 +276,7 @@ func (a *Aggregator) take(id string, data []byte, seq uint64, round string) erro
 
 // pairID is a NoConflict finding's pair of transactions: its level, kind
 // family, transactions and their streams.
-func pairID(l *serve.Line) string {
+func pairID(l *wire.Line) string {
 	k := *l
 	k.Kind, k.Key, k.Value, k.Phenomenon = "no-conflict", nil, nil, ""
 	return FindingID(&k)
@@ -309,7 +310,7 @@ func (a *Aggregator) release() error {
 }
 
 // write writes a finding with the next number. The caller holds a.mu.
-func (a *Aggregator) write(l *serve.Line) error {
+func (a *Aggregator) write(l *wire.Line) error {
 	a.seq++
 	l.Seq = a.seq
 	b, err := json.Marshal(l)

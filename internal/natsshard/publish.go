@@ -15,8 +15,8 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check/aion"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/shard"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // PublisherConfig sets up a Publisher.
@@ -26,7 +26,7 @@ type PublisherConfig struct {
 	Shards int
 	// Identity is the stream (id space) and keyspace the transactions
 	// belong to, sent in every message's headers.
-	Identity serve.Identity
+	Identity wire.Identity
 	// Round is how many transactions are cut into pieces before the
 	// pieces go out, one message per subject (2,048 when 0).
 	Round int
@@ -215,10 +215,10 @@ func (p *Publisher) Flush(ctx context.Context) error {
 			m.Header.Set(PiecesHeader, strconv.Itoa(s.n))
 		}
 		if p.cfg.Identity.Stream != "" {
-			m.Header.Set(serve.StreamHeader, p.cfg.Identity.Stream)
+			m.Header.Set(wire.StreamHeader, p.cfg.Identity.Stream)
 		}
 		if p.cfg.Identity.Keyspace != "" {
-			m.Header.Set(serve.KeyspaceHeader, p.cfg.Identity.Keyspace)
+			m.Header.Set(wire.KeyspaceHeader, p.cfg.Identity.Keyspace)
 		}
 		if s.n > 0 {
 			m.Header.Set(PieceHeader, string(s.pieces))
@@ -300,7 +300,7 @@ func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 // pieces and publishes them at once: for `run --collector`, whose runner
 // hands over what finished at least every 200 ms.
 func (p *Publisher) Publish(ctx context.Context, batch []byte, _ int) error {
-	h, txns, err := serve.ParseBatch(bytes.NewReader(batch), "batch")
+	h, txns, err := wire.ParseBatch(bytes.NewReader(batch), "batch")
 	if err != nil {
 		return err
 	}

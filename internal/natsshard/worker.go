@@ -22,6 +22,7 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/serve"
 	"github.com/isoscope/isoscope/internal/shard"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // WorkerConfig sets up a Worker.
@@ -176,9 +177,9 @@ func (w *Worker) Configure(cfg *serve.Config) {
 // decode reads a message's pieces: in the binary form (shard.Decode),
 // keeping the places it carries, or as JSON lines of the history format
 // (their places were read from the message's header before).
-func (w *Worker) decode(id serve.Identity, name string, body []byte) (*history.History, []history.Txn, error) {
+func (w *Worker) decode(id wire.Identity, name string, body []byte) (*history.History, []history.Txn, error) {
 	if !shard.IsBinary(body) {
-		return serve.ParseLines(body, name)
+		return wire.ParseLines(body, name)
 	}
 	// The service has taken the last batch (submit waits for the
 	// checker), and the checker copies what it keeps: the batch's arrays
@@ -232,7 +233,7 @@ func (w *Worker) Close() {
 
 // run is the worker's source: its subject's messages in order, from the
 // first.
-func (w *Worker) run(ctx context.Context, submit func(serve.Identity, string, []byte) (int, error)) error {
+func (w *Worker) run(ctx context.Context, submit func(wire.Identity, string, []byte) (int, error)) error {
 	err := w.consume(ctx, submit)
 	if err != nil && ctx.Err() == nil {
 		w.fail(fmt.Errorf("shard %s: %w", w.cfg.Shard, err))
@@ -266,7 +267,7 @@ func (w *Worker) messages(ctx context.Context, from uint64) (jetstream.MessagesC
 // consume checks the subject's messages in order until ctx is done; when
 // the iterator fails (its server died and the client gave up on it), it
 // starts another after the last message checked.
-func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string, []byte) (int, error)) error {
+func (w *Worker) consume(ctx context.Context, submit func(wire.Identity, string, []byte) (int, error)) error {
 	if w.srv == nil {
 		return errors.New("the worker has no service (Attach)")
 	}
@@ -363,7 +364,7 @@ func (w *Worker) consume(ctx context.Context, submit func(serve.Identity, string
 			if err != nil {
 				log.Warn("a message's piece header is wrong", "message", name, "error", err.Error())
 			}
-			var ref *serve.Refusal
+			var ref *wire.Refusal
 			switch {
 			case serr == nil:
 				w.prog.Pieces += uint64(n)
@@ -440,8 +441,8 @@ func binaryPieces(hdr nats.Header) (uint64, error) {
 }
 
 // id is a message's identity, from its headers.
-func id(hdr nats.Header) serve.Identity {
-	return serve.Identity{Stream: hdr.Get(serve.StreamHeader), Keyspace: hdr.Get(serve.KeyspaceHeader)}
+func id(hdr nats.Header) wire.Identity {
+	return wire.Identity{Stream: hdr.Get(wire.StreamHeader), Keyspace: hdr.Get(wire.KeyspaceHeader)}
 }
 
 // parseRound reads a RoundHeader: the publisher and the round.
@@ -455,7 +456,7 @@ func parseRound(s string) (string, uint64, bool) {
 // returns the number of entries, and keeps the operations' places of the
 // pieces that are not their transaction's first operations, by the id
 // that starts their line (as the publisher writes it).
-func (w *Worker) place(h string, id serve.Identity, data []byte) (uint64, error) {
+func (w *Worker) place(h string, id wire.Identity, data []byte) (uint64, error) {
 	var n uint64
 	rest := data
 	table := w.placed.table(id.Stream)
@@ -496,7 +497,7 @@ const snapshotIsolation = "snapshot-isolation"
 
 // annotate sets a NoConflict finding's Rank: where the earlier
 // committer's first write of the key is in its whole transaction.
-func (w *Worker) annotate(h *history.History, a *anomaly.Anomaly, l *serve.Line) {
+func (w *Worker) annotate(h *history.History, a *anomaly.Anomaly, l *wire.Line) {
 	// Under serializability a pair of writers with one commit_ts is named
 	// once for each key they share, by one checker as by the shards.
 	if (a.Kind != anomaly.ConcurrentWrite && a.Kind != anomaly.LostUpdate) || len(a.Txns) == 0 || l.Level != snapshotIsolation {
@@ -561,7 +562,7 @@ func (w *Worker) ticks(ctx context.Context) {
 // one (the service's shutdown) is not a verdict of the shard's, and is
 // dropped.
 func (w *Worker) Write(p []byte) (int, error) {
-	var l serve.Line
+	var l wire.Line
 	if err := json.Unmarshal(p, &l); err != nil {
 		w.fail(fmt.Errorf("a finding that does not parse: %w", err))
 		return 0, err
@@ -597,7 +598,7 @@ func (w *Worker) Write(p []byte) (int, error) {
 // FindingID is a finding's identity: a hash of its level, kind,
 // phenomenon, transactions (with their streams), key and value — not of
 // when it became final, its number, nor its prose.
-func FindingID(l *serve.Line) string {
+func FindingID(l *wire.Line) string {
 	streams := l.Streams
 	if streams == nil {
 		streams = make([]string, len(l.Transactions))

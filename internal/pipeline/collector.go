@@ -12,7 +12,7 @@ import (
 	"github.com/isoscope/isoscope/internal/collect"
 	"github.com/isoscope/isoscope/internal/db"
 	"github.com/isoscope/isoscope/internal/natsshard"
-	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // collected says on standard error what became of the batches the
@@ -47,8 +47,8 @@ func (r *run) collected(ctx context.Context, cw *collect.Writer, res Result, fai
 // its database — the run's own when the database lives in this process,
 // the database's address and table otherwise, which other runs against it
 // share.
-func (r *run) identity(target db.Target) serve.Identity {
-	id := serve.Identity{Stream: r.Collector.Stream}
+func (r *run) identity(target db.Target) wire.Identity {
+	id := wire.Identity{Stream: r.Collector.Stream}
 	if id.Stream == "" {
 		var b [4]byte
 		_, _ = crand.Read(b[:])
@@ -62,7 +62,7 @@ func (r *run) identity(target db.Target) serve.Identity {
 }
 
 // publisher connects to the collector, publishing as id.
-func (r *run) publisher(id serve.Identity) (collect.Publisher, error) {
+func (r *run) publisher(id wire.Identity) (collect.Publisher, error) {
 	c := r.Collector
 	switch {
 	case strings.HasPrefix(c.URL, "nats://") && c.Shards > 0:

@@ -22,6 +22,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check/aion"
 	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // lines is a batch body of left bytes generated as it is read (never
@@ -158,7 +159,7 @@ func TestConcurrentLargeBodiesBounded(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			req.Header.Set(serve.StreamHeader, fmt.Sprintf("s%d", i))
+			req.Header.Set(wire.StreamHeader, fmt.Sprintf("s%d", i))
 			if i%3 != 1 {
 				req.ContentLength = size
 			}
@@ -345,7 +346,7 @@ func TestTicksOutsideQueue(t *testing.T) {
 	defer release()
 	first := make(chan int, 1)
 	go func() {
-		code, _ := postTo(t, l.url, lostUpdate, serve.StreamHeader, "first")
+		code, _ := postTo(t, l.url, lostUpdate, wire.StreamHeader, "first")
 		first <- code
 	}()
 	select {
@@ -364,7 +365,7 @@ func TestTicksOutsideQueue(t *testing.T) {
 	}
 	second := make(chan int, 1)
 	go func() {
-		code, msg := postTo(t, l.url, ids1to4, serve.StreamHeader, "second")
+		code, msg := postTo(t, l.url, ids1to4, wire.StreamHeader, "second")
 		if code != http.StatusAccepted {
 			t.Errorf("a batch posted to --queue 1 while the checker is busy: %d %s", code, msg)
 		}
@@ -399,7 +400,7 @@ func TestTicksOutsideQueue(t *testing.T) {
 func TestBearerAnyCase(t *testing.T) {
 	l := start(t, serve.Config{Checker: aion.Config{}, Token: "s3cret"})
 	for i, h := range []string{"bearer s3cret", "BEARER s3cret", "Bearer  s3cret", "Bearer s3cret"} {
-		if code, msg := postTo(t, l.url, ids1to4, "Authorization", h, serve.StreamHeader, fmt.Sprint("s", i)); code != http.StatusAccepted {
+		if code, msg := postTo(t, l.url, ids1to4, "Authorization", h, wire.StreamHeader, fmt.Sprint("s", i)); code != http.StatusAccepted {
 			t.Errorf("%q: %d %s", h, code, msg)
 		}
 	}

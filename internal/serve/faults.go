@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // Fault is a fault record a batch carried (a nemesis's partition, kill,
@@ -35,7 +36,7 @@ const faultsShown = 10
 // keepFaults takes a batch's fault records out of its history, so that
 // the checker never sees them, and keeps them for the listings. Only the
 // checker's goroutine calls it, once the checker took the batch.
-func (s *Server) keepFaults(id Identity, faults []history.Fault) {
+func (s *Server) keepFaults(id wire.Identity, faults []history.Fault) {
 	if len(faults) == 0 {
 		return
 	}
@@ -46,7 +47,7 @@ func (s *Server) keepFaults(id Identity, faults []history.Fault) {
 		s.faults = append(s.faults, Fault{Stream: id.Stream, Kind: f.Kind, Node: f.Node, Begin: f.Begin, End: f.End,
 			Offset: f.Offset, Info: f.Info, Received: now})
 		s.faultCount++
-		s.faultsM.WithLabelValues(f.Kind).Inc()
+		s.prom.faults.WithLabelValues(f.Kind).Inc()
 	}
 	if n := len(s.faults); n > faultsKept {
 		s.faults = append(s.faults[:0], s.faults[n-faultsKept:]...)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/check/aion"
 	"github.com/isoscope/isoscope/internal/history"
-	"github.com/isoscope/isoscope/internal/serve"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // FuzzParseBatch feeds the online service's batch parser arbitrary bytes:
@@ -24,7 +24,7 @@ func FuzzParseBatch(f *testing.F) {
 	f.Add([]byte(`{"id":1,"session":0,"ops":[["d","x"]]}` + "\n"))
 	f.Add([]byte("\x1f\x8b\x08\x00"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		h, txns, err := serve.ParseBatch(bytes.NewReader(in), "batch 7")
+		h, txns, err := wire.ParseBatch(bytes.NewReader(in), "batch 7")
 		if err != nil {
 			if msg := err.Error(); !strings.Contains(msg, "batch 7") && !strings.Contains(msg, "line ") {
 				t.Fatalf("error %q names neither the batch nor a line", msg)

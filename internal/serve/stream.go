@@ -5,63 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"unicode"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/wire"
 )
-
-// Identity names where a batch comes from. Stream is its producer's id
-// space: transaction ids and sessions are the stream's own, so two
-// producers that both number their transactions from 1 never collide.
-// Keyspace is the database whose keys the stream reads and writes: the
-// streams of one keyspace share keys (and so their timestamps are
-// compared), those of different keyspaces share nothing. A stream keeps
-// the keyspace of its first batch. The empty names are the default stream
-// and keyspace, where a batch without identity goes (old clients).
-type Identity struct {
-	// Stream names the producer's id space ("": the default stream).
-	Stream string
-	// Keyspace names the database its keys belong to ("": the default
-	// keyspace).
-	Keyspace string
-}
-
-// Request headers (and, lower-case, query parameters) naming a batch's
-// Identity over HTTP; NATS messages carry the same headers.
-const (
-	StreamHeader   = "Isoscope-Stream"
-	KeyspaceHeader = "Isoscope-Keyspace"
-)
-
-// maxName bounds a stream's or keyspace's name, in bytes.
-const maxName = 200
-
-// Check reports a name that is too long or holds control characters.
-func (id Identity) Check() error {
-	for _, n := range [...]struct{ what, name string }{{"stream", id.Stream}, {"keyspace", id.Keyspace}} {
-		if len(n.name) > maxName {
-			return fmt.Errorf("%s name longer than %d bytes", n.what, maxName)
-		}
-		if i := strings.IndexFunc(n.name, func(r rune) bool { return unicode.IsControl(r) || r == unicode.ReplacementChar }); i >= 0 {
-			return fmt.Errorf("%s name %q: a control character or invalid UTF-8 at byte %d", n.what, n.name, i)
-		}
-	}
-	return nil
-}
-
-// String names id for messages.
-func (id Identity) String() string {
-	s := "the default stream"
-	if id.Stream != "" {
-		s = "stream " + id.Stream
-	}
-	if id.Keyspace != "" {
-		s += " (keyspace " + id.Keyspace + ")"
-	}
-	return s
-}
 
 // The checker holds one id space, one session table and one key table for
 // everything; a stream's ids and sessions and a keyspace's keys are
@@ -153,7 +101,7 @@ var errKeyspace = errors.New("a stream keeps the keyspace of its first batch")
 
 // get returns id's stream, registering it (and its keyspace) on its first
 // batch.
-func (r *streams) get(id Identity) (*stream, error) {
+func (r *streams) get(id wire.Identity) (*stream, error) {
 	ks, ok := r.spaces[id.Keyspace]
 	if !ok {
 		ks = uint32(len(r.spaceName))

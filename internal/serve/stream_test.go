@@ -11,6 +11,7 @@ import (
 	"github.com/isoscope/isoscope/internal/format/native"
 	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/wire"
 )
 
 // TestEncodeDecode: every value of every space comes back as it was, two
@@ -207,7 +208,7 @@ func TestCanonicalEncoding(t *testing.T) {
 	if err := native.Write(&buf, g); err != nil {
 		t.Fatal(err)
 	}
-	back, txns, err := ParseLines(buf.Bytes(), "batch")
+	back, txns, err := wire.ParseLines(buf.Bytes(), "batch")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,3 +180,6 @@ func (s *Server) servePage(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write([]byte(livePage))
 }
+
+// Progress returns the service's state, as /v1/state serves it.
+func (s *Server) Progress() State { return s.state() }

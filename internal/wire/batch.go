@@ -1,0 +1,47 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/isoscope/isoscope/internal/check/aion"
+	"github.com/isoscope/isoscope/internal/format/native"
+	"github.com/isoscope/isoscope/internal/history"
+)
+
+// ParseBatch reads a batch of transactions (JSON Lines of the history
+// format, an optional header first) and checks each with
+// aion.CheckInput. Errors name the batch (name) and the line.
+func ParseBatch(r io.Reader, name string) (*history.History, []history.Txn, error) {
+	return parseBatch(r, name, 0)
+}
+
+// ParseLines is ParseBatch of a body in memory, with room made for its
+// lines at once.
+func ParseLines(body []byte, name string) (*history.History, []history.Txn, error) {
+	return parseBatch(bytes.NewReader(body), name, bytes.Count(body, []byte{'\n'})+1)
+}
+
+// parseBatch is ParseBatch with room for lines transactions made at once
+// (a batch of thousands grows its slice a dozen times otherwise).
+func parseBatch(r io.Reader, name string, lines int) (*history.History, []history.Txn, error) {
+	rd, err := native.NewReader(r, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	txns := make([]history.Txn, 0, lines)
+	for {
+		t, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return rd.History(), txns, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := aion.CheckInput(rd.History(), t); err != nil {
+			return nil, nil, err
+		}
+		txns = append(txns, *t)
+	}
+}
