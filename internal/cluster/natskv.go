@@ -1,0 +1,137 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// natsServer is where Debian installs nats-server; PATH is searched
+// first.
+const natsServer = "/usr/sbin/nats-server"
+
+// NatsKVReplicas is the number of replicas of the KV bucket a nats-kv
+// cluster of n servers serves: three, or n when it has fewer.
+func NatsKVReplicas(n int) int { return min(n, 3) }
+
+// upNatsKV stands up spec.Nodes nats-server processes as one JetStream
+// cluster. Each server's route port is behind its peer proxy, and every
+// route goes through one (each server advertises its proxy's address to
+// the others, and is given the others' proxies as its routes), so that
+// Isolate cuts a server off; clients reach it through its client proxy,
+// and are told no other server's address (no_advertise), so that a
+// session stays on its node.
+func upNatsKV(ctx context.Context, c *Cluster, say func(string)) error {
+	bin, err := exec.LookPath("nats-server")
+	if err != nil {
+		if _, serr := os.Stat(natsServer); serr != nil {
+			return fmt.Errorf("nats-kv needs the NATS server (Debian: nats-server): %v", err)
+		}
+		bin = natsServer
+	}
+	n := c.Spec.Nodes
+	ports, err := freePorts(2 * n)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		name := "n" + strconv.Itoa(i+1)
+		dir := filepath.Join(c.Dir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		node := &Node{Name: name, Dir: filepath.Join(dir, "data"), Log: filepath.Join(dir, "nats-server.log")}
+		if node.client, err = newProxy(name+"-client", "127.0.0.1:"+strconv.Itoa(ports[2*i]), nil); err != nil {
+			return err
+		}
+		if node.peer, err = newProxy(name+"-peer", "127.0.0.1:"+strconv.Itoa(ports[2*i+1]), c.whoIs); err != nil {
+			return err
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	for i, node := range c.Nodes {
+		var routes []string
+		for _, o := range c.Nodes {
+			if o != node {
+				routes = append(routes, strconv.Quote("nats-route://"+o.peer.addr()))
+			}
+		}
+		conf := fmt.Sprintf(`server_name: %s
+listen: "127.0.0.1:%d"
+jetstream {
+  store_dir: %s
+  max_memory_store: 256MB
+  max_file_store: 4GB
+}
+cluster {
+  name: isoscope
+  listen: "127.0.0.1:%d"
+  advertise: %q
+  no_advertise: true
+  routes: [%s]
+}
+`, node.Name, ports[2*i], strconv.Quote(node.Dir), ports[2*i+1], node.peer.addr(), strings.Join(routes, ", "))
+		file := filepath.Join(filepath.Dir(node.Dir), "nats-server.conf")
+		if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+			return err
+		}
+		args := []string{bin, "-c", file}
+		node.launch = func() (*proc, error) { return startProc(node.Name, node.Log, nil, nil, args...) }
+	}
+	c.dsn = func(i int) string {
+		return "nats-kv://" + c.Nodes[i].client.addr() + "?replicas=" + strconv.Itoa(NatsKVReplicas(len(c.Nodes)))
+	}
+	c.ready = func(ctx context.Context, i int) error { return natsReady(ctx, c, i) }
+	// JetStream elects its meta leader once a quorum of servers runs: the
+	// servers start together.
+	for _, node := range c.Nodes {
+		say("nats-kv: starting " + node.Name)
+		p, err := node.launch()
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		node.proc = p
+		c.mu.Unlock()
+	}
+	for i := range c.Nodes {
+		rctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
+		err := c.ready(rctx, i)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("nats-kv: %s: %v; the end of its log:\n%s", c.Nodes[i].Name, err, logTail(c.Nodes[i].Log, 8))
+		}
+	}
+	return nil
+}
+
+// natsReady waits until server i answers through its client proxy and its
+// JetStream knows a meta leader (it answers an account info request).
+func natsReady(ctx context.Context, c *Cluster, i int) error {
+	return poll(ctx, 200*time.Millisecond, func(ctx context.Context) error {
+		if err := c.runningNow(i); err != nil {
+			return err
+		}
+		nc, err := nats.Connect("nats://"+c.Nodes[i].client.addr(), nats.Timeout(2*time.Second), nats.NoReconnect())
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return err
+		}
+		if _, err := js.AccountInfo(ctx); err != nil {
+			return fmt.Errorf("%s's JetStream: %v", c.Nodes[i].Name, err)
+		}
+		return nil
+	})
+}
