@@ -71,14 +71,19 @@ jetstream {
   max_memory_store: 256MB
   max_file_store: 4GB
 }
-cluster {
+`, node.Name, ports[2*i], strconv.Quote(node.Dir))
+		if n > 1 {
+			// One server alone runs JetStream standalone: a cluster block
+			// would have it wait for peers.
+			conf += fmt.Sprintf(`cluster {
   name: isoscope
   listen: "127.0.0.1:%d"
   advertise: %q
   no_advertise: true
   routes: [%s]
 }
-`, node.Name, ports[2*i], strconv.Quote(node.Dir), ports[2*i+1], node.peer.addr(), strings.Join(routes, ", "))
+`, ports[2*i+1], node.peer.addr(), strings.Join(routes, ", "))
+		}
 		file := filepath.Join(filepath.Dir(node.Dir), "nats-server.conf")
 		if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
 			return err
