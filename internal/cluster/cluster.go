@@ -42,10 +42,13 @@ const (
 	// NatsKV is n nats-server processes (Debian's nats-server) as one
 	// JetStream cluster, serving a key-value bucket of min(n, 3) replicas.
 	NatsKV Kind = "nats-kv"
+	// NatsKVLeader is NatsKV whose bucket's reads are all answered by the
+	// stream's leader (direct gets off), rather than by any replica.
+	NatsKVLeader Kind = "nats-kv-leader"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, TiDB, TiDBOptimistic, Dolt}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, TiDB, TiDBOptimistic, Dolt}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -57,8 +60,8 @@ type Spec struct {
 func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nodes) }
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
-// postgres), etcd:3, dqlite:3, nats-kv:3; without NODES the kind's
-// default (3 for galera, etcd, dqlite and nats-kv, 2 for
+// postgres), etcd:3, dqlite:3, nats-kv:3, nats-kv-leader:3; without
+// NODES the kind's default (3 for galera, etcd, dqlite and nats-kv, 2 for
 // postgres-standby). tidb (also
 // tidb-pessimistic), tidb-optimistic and dolt are one server each: their
 // only size is 1.
@@ -76,6 +79,8 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: Dqlite, Nodes: 3}
 	case "nats-kv", "nats", "natskv", "jetstream":
 		sp = Spec{Kind: NatsKV, Nodes: 3}
+	case "nats-kv-leader":
+		sp = Spec{Kind: NatsKVLeader, Nodes: 3}
 	case "tidb", "tidb-pessimistic":
 		sp = Spec{Kind: TiDB, Nodes: 1}
 	case "tidb-optimistic":
@@ -83,7 +88,7 @@ func ParseSpec(s string) (Spec, error) {
 	case "dolt":
 		sp = Spec{Kind: Dolt, Nodes: 1}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], tidb, tidb-optimistic or dolt)", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], tidb, tidb-optimistic or dolt)", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -219,8 +224,8 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Op
 		err = upEtcd(ctx, c, log)
 	case Dqlite:
 		err = upDqlite(ctx, c, log)
-	case NatsKV:
-		err = upNatsKV(ctx, c, log)
+	case NatsKV, NatsKVLeader:
+		err = upNatsKV(ctx, c, spec.Kind == NatsKVLeader, log)
 	case TiDB, TiDBOptimistic:
 		err = upTiDB(ctx, c, spec.Kind == TiDBOptimistic, log)
 	case Dolt:

@@ -18,6 +18,12 @@ import (
 // first.
 const natsServer = "/usr/sbin/nats-server"
 
+// NatsServerEnv names the environment variable that, when set, is the
+// nats-server binary a nats-kv cluster runs (a release other than
+// Debian's, e.g. one built by go install
+// github.com/nats-io/nats-server/v2@latest).
+const NatsServerEnv = "ISOSCOPE_NATS_SERVER"
+
 // NatsKVReplicas is the number of replicas of the KV bucket a nats-kv
 // cluster of n servers serves: three, or n when it has fewer.
 func NatsKVReplicas(n int) int { return min(n, 3) }
@@ -28,14 +34,12 @@ func NatsKVReplicas(n int) int { return min(n, 3) }
 // the others, and is given the others' proxies as its routes), so that
 // Isolate cuts a server off; clients reach it through its client proxy,
 // and are told no other server's address (no_advertise), so that a
-// session stays on its node.
-func upNatsKV(ctx context.Context, c *Cluster, say func(string)) error {
-	bin, err := exec.LookPath("nats-server")
+// session stays on its node. With leaderReads, the nodes' addresses turn
+// the bucket's direct gets off: the stream's leader answers every read.
+func upNatsKV(ctx context.Context, c *Cluster, leaderReads bool, say func(string)) error {
+	bin, err := natsServerBinary()
 	if err != nil {
-		if _, serr := os.Stat(natsServer); serr != nil {
-			return fmt.Errorf("nats-kv needs the NATS server (Debian: nats-server): %v", err)
-		}
-		bin = natsServer
+		return err
 	}
 	n := c.Spec.Nodes
 	ports, err := freePorts(2 * n)
@@ -91,9 +95,11 @@ jetstream {
 		args := []string{bin, "-c", file}
 		node.launch = func() (*proc, error) { return startProc(node.Name, node.Log, nil, nil, args...) }
 	}
-	c.dsn = func(i int) string {
-		return "nats-kv://" + c.Nodes[i].client.addr() + "?replicas=" + strconv.Itoa(NatsKVReplicas(len(c.Nodes)))
+	opts := "?replicas=" + strconv.Itoa(NatsKVReplicas(len(c.Nodes)))
+	if leaderReads {
+		opts += "&reads=leader"
 	}
+	c.dsn = func(i int) string { return "nats-kv://" + c.Nodes[i].client.addr() + opts }
 	c.ready = func(ctx context.Context, i int) error { return natsReady(ctx, c, i) }
 	// JetStream elects its meta leader once a quorum of servers runs: the
 	// servers start together.
@@ -116,6 +122,25 @@ jetstream {
 		}
 	}
 	return nil
+}
+
+// natsServerBinary is $ISOSCOPE_NATS_SERVER when set, else nats-server
+// on PATH, else Debian's.
+func natsServerBinary() (string, error) {
+	if f := os.Getenv(NatsServerEnv); f != "" {
+		if !isExecutable(f) {
+			return "", fmt.Errorf("$%s is %s, which is no executable file", NatsServerEnv, f)
+		}
+		return filepath.Abs(f)
+	}
+	bin, err := exec.LookPath("nats-server")
+	if err == nil {
+		return bin, nil
+	}
+	if isExecutable(natsServer) {
+		return natsServer, nil
+	}
+	return "", fmt.Errorf("nats-kv needs the NATS server (Debian: nats-server): %v", err)
 }
 
 // natsReady waits until server i answers through its client proxy and its
