@@ -48,7 +48,7 @@ func TestRunNatsKVFaults(t *testing.T) {
 	minor, _ := strconv.Atoi(m[2])
 	if !natsCASRace(major, minor) {
 		if code != ExitHolds || !strings.HasPrefix(out, "strict-serializable holds") {
-			t.Errorf("NATS %s: exit %d, want strict serializability to hold", m[0], code)
+			t.Errorf("%s: exit %d, want strict serializability to hold", m[0], code)
 		}
 		return
 	}
