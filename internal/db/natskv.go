@@ -233,7 +233,7 @@ func isWrongLastSequence(err error) bool {
 	if errors.As(err, &api) {
 		return api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 	}
-	return errors.Is(err, jetstream.ErrKeyExists)
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)
 }
 
 // Classify: a stale revision aborts; an API error JetStream answered
