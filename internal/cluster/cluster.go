@@ -243,6 +243,56 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Op
 	return c, nil
 }
 
+// proxiedNodes adds a node to c for each pair of ports: node i is n(i+1),
+// with its directory under c.Dir (its data in data, its log logName), a
+// client proxy to ports[2i] and a peer proxy to ports[2i+1], which knows
+// the nodes that dial it.
+func proxiedNodes(c *Cluster, ports []int, logName string) error {
+	for i := range len(ports) / 2 {
+		name := "n" + strconv.Itoa(i+1)
+		dir := filepath.Join(c.Dir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		node := &Node{Name: name, Dir: filepath.Join(dir, "data"), Log: filepath.Join(dir, logName)}
+		var err error
+		if node.client, err = newProxy(name+"-client", "127.0.0.1:"+strconv.Itoa(ports[2*i]), nil); err != nil {
+			return err
+		}
+		if node.peer, err = newProxy(name+"-peer", "127.0.0.1:"+strconv.Itoa(ports[2*i+1]), c.whoIs); err != nil {
+			return err
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	return nil
+}
+
+// startTogether launches every node's server, then waits (each at most
+// ReadyTimeout) until each is ready: for the kinds whose nodes are ready
+// only once a quorum of them runs. name prefixes what it says and its
+// errors.
+func startTogether(ctx context.Context, c *Cluster, name string, say func(string)) error {
+	for _, node := range c.Nodes {
+		say(name + ": starting " + node.Name)
+		p, err := node.launch()
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		node.proc = p
+		c.mu.Unlock()
+	}
+	for i, node := range c.Nodes {
+		rctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
+		err := c.ready(rctx, i)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: %s: %v; the end of its log:\n%s", name, node.Name, err, logTail(node.Log, 8))
+		}
+	}
+	return nil
+}
+
 // DSNs are the clients' addresses of the nodes, in node order, each
 // through the node's client proxy.
 func (c *Cluster) DSNs() []string {

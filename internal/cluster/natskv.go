@@ -46,20 +46,8 @@ func upNatsKV(ctx context.Context, c *Cluster, leaderReads bool, say func(string
 	if err != nil {
 		return err
 	}
-	for i := range n {
-		name := "n" + strconv.Itoa(i+1)
-		dir := filepath.Join(c.Dir, name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		node := &Node{Name: name, Dir: filepath.Join(dir, "data"), Log: filepath.Join(dir, "nats-server.log")}
-		if node.client, err = newProxy(name+"-client", "127.0.0.1:"+strconv.Itoa(ports[2*i]), nil); err != nil {
-			return err
-		}
-		if node.peer, err = newProxy(name+"-peer", "127.0.0.1:"+strconv.Itoa(ports[2*i+1]), c.whoIs); err != nil {
-			return err
-		}
-		c.Nodes = append(c.Nodes, node)
+	if err := proxiedNodes(c, ports, "nats-server.log"); err != nil {
+		return err
 	}
 	for i, node := range c.Nodes {
 		var routes []string
@@ -103,25 +91,7 @@ jetstream {
 	c.ready = func(ctx context.Context, i int) error { return natsReady(ctx, c, i) }
 	// JetStream elects its meta leader once a quorum of servers runs: the
 	// servers start together.
-	for _, node := range c.Nodes {
-		say("nats-kv: starting " + node.Name)
-		p, err := node.launch()
-		if err != nil {
-			return err
-		}
-		c.mu.Lock()
-		node.proc = p
-		c.mu.Unlock()
-	}
-	for i := range c.Nodes {
-		rctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
-		err := c.ready(rctx, i)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("nats-kv: %s: %v; the end of its log:\n%s", c.Nodes[i].Name, err, logTail(c.Nodes[i].Log, 8))
-		}
-	}
-	return nil
+	return startTogether(ctx, c, "nats-kv", say)
 }
 
 // natsServerBinary is $ISOSCOPE_NATS_SERVER when set, else nats-server

@@ -213,6 +213,15 @@ func (t Target) mysqlConfig() *mysql.Config {
 	return cfg
 }
 
+// dialTimeout is how long a client of a key-value store (etcd, NATS) may
+// take to connect: connectTimeout of StmtTimeout, or 2 s without one.
+func (t Target) dialTimeout() time.Duration {
+	if t.StmtTimeout > 0 {
+		return connectTimeout(t.StmtTimeout)
+	}
+	return 2 * time.Second
+}
+
 // connectTimeout is how long connecting may take when statements may take
 // d: as long, and at least a second.
 func connectTimeout(d time.Duration) time.Duration { return max(d, time.Second) }

@@ -104,11 +104,7 @@ func openNatsKV(ctx context.Context, t Target, table string) (Database, error) {
 // reconnect on its own: a session whose connection broke is given a new
 // one by the runner, which records the loss.
 func (d *natsKVDB) connect() (*nats.Conn, error) {
-	dial := 2 * time.Second
-	if d.t.StmtTimeout > 0 {
-		dial = connectTimeout(d.t.StmtTimeout)
-	}
-	return nats.Connect(strings.Join(d.t.natsKV.servers, ","), nats.Name("isoscope"), nats.Timeout(dial),
+	return nats.Connect(strings.Join(d.t.natsKV.servers, ","), nats.Name("isoscope"), nats.Timeout(d.t.dialTimeout()),
 		nats.NoReconnect(), nats.DontRandomize())
 }
 
@@ -341,11 +337,7 @@ func (c *natsKVConn) Read(ctx context.Context, k int64) ([]int64, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("nats-kv: key %d holds %q, not a number", k, v)
-	}
-	return []int64{n}, nil
+	return parseRegister("nats-kv", k, v)
 }
 
 func (c *natsKVConn) Write(_ context.Context, k, v int64) error {
