@@ -233,8 +233,10 @@ func isWrongLastSequence(err error) bool {
 }
 
 // Classify: a stale revision aborts; an API error JetStream answered
-// fails; anything else (a timeout, a closed connection, no responders
-// while no server answers for the stream) loses the connection.
+// fails, but for "temporarily unavailable" (503: the stream or the meta
+// group has no leader, as during a fault), which loses the connection as
+// a timeout, a closed connection or no responders do: the session
+// reconnects with back-off, and a COMMIT that got it is unknown.
 func (d *natsKVDB) Classify(err error) (ErrorClass, string) {
 	var api *jetstream.APIError
 	switch {
@@ -246,6 +248,8 @@ func (d *natsKVDB) Classify(err error) (ErrorClass, string) {
 		return Interrupted, "interrupted"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 		return Disconnected, "no answer (timeout)"
+	case errors.As(err, &api) && api.Code == 503:
+		return Disconnected, fmt.Sprintf("unavailable: %s (%d)", api.Description, api.ErrorCode)
 	case errors.As(err, &api):
 		return Failed, fmt.Sprintf("%s (%d)", api.Description, api.ErrorCode)
 	}

@@ -3,11 +3,13 @@ package db
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/isoscope/isoscope/internal/cluster"
@@ -212,5 +214,33 @@ func TestNatsKVLock(t *testing.T) {
 			t.Fatalf("a lock no longer renewed: still held after %s", 4*natsLockTTL)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestNatsKVClassify: a stale revision aborts, and is JetStream's
+// answer; "JetStream system temporarily unavailable" (503: no leader
+// for the stream or the meta group during a fault) loses the connection,
+// so that the session reconnects with back-off, and a COMMIT that got it
+// is unknown; a second key fails.
+func TestNatsKVClassify(t *testing.T) {
+	d := &natsKVDB{}
+	for _, c := range []struct {
+		err      error
+		class    ErrorClass
+		answered bool
+	}{
+		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 5"}, Aborted, true},
+		{fmt.Errorf("%w: %w", &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant}, jetstream.ErrKeyExists), Aborted, true},
+		{fmt.Errorf("%w: x", errNatsConflict), Aborted, true},
+		{&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}, Disconnected, false},
+		{nats.ErrNoResponders, Disconnected, false},
+		{nats.ErrTimeout, Disconnected, false},
+		{context.DeadlineExceeded, Disconnected, false},
+		{errNatsMultiKey, Failed, true},
+		{&jetstream.APIError{Code: 400, ErrorCode: 10059, Description: "stream not found"}, Failed, true},
+	} {
+		if class, why := d.Classify(c.err); class != c.class || d.Answered(c.err) != c.answered {
+			t.Errorf("%v: %v (%s), answered %v; want %v, answered %v", c.err, class, why, d.Answered(c.err), c.class, c.answered)
+		}
 	}
 }
