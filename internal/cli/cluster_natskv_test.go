@@ -70,3 +70,23 @@ func TestRunNatsKVFaults(t *testing.T) {
 	}
 	t.Logf("%s has the compare-and-set race: %s, %d lost updates", m[0], r.Outcome, r.Counts["lost-update"])
 }
+
+// TestRunNatsKVRefusesSeveralKeys: a workload whose transactions can
+// touch several keys is refused on nats-kv (exit 2, saying what to run),
+// before any transaction; lwt is not.
+func TestRunNatsKVRefusesSeveralKeys(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, args := range [][]string{{"--workload", "mt"}, {"--workload", "list-append"}, {"--workload", "general"}} {
+		code, _, errs := runRunWith(t, ctx, &runCommand{}, append([]string{"--cluster", "nats-kv:1", "--txns", "50",
+			"-o", t.TempDir() + "/run.jsonl"}, args...)...)
+		if code != ExitBadInput || !strings.Contains(errs, "use --workload lwt, or list-append with --ops 1") {
+			t.Errorf("%v: exit %d, %q; want %d and what to run", args, code, errs, ExitBadInput)
+		}
+	}
+	if code, out, errs := runRunWith(t, ctx, &runCommand{}, "--cluster", "nats-kv:1", "--workload", "lwt", "--txns", "50",
+		"--level", "sser", "-o", t.TempDir()+"/run.jsonl"); code != ExitHolds {
+		t.Errorf("lwt: exit %d\n%s%s", code, errs, out)
+	}
+}

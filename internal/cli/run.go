@@ -297,6 +297,15 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err := d.Supports(iso); err != nil {
 		return badInput(err)
 	}
+	if target.Kind == db.NatsKV {
+		pc := plan.Config
+		if endless != nil {
+			pc = endless.Plan.Config
+		}
+		if pc.Workload != workload.LWT && (pc.Workload != workload.ListAppend || pc.Ops != 1) {
+			return badInput(fmt.Errorf("nats-kv: a transaction reads and writes one key (JetStream KV has no transactions over several keys), and %s's can touch several: use --workload lwt, or list-append with --ops 1", pc.Workload))
+		}
+	}
 	version, err := d.Version(openCtx)
 	if err != nil {
 		return badInput(fmt.Errorf("%s: %v", target.Display, err))
