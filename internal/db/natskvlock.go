@@ -35,10 +35,11 @@ const natsLockWait = time.Second
 // another run's lock. When another run holds the table, lockTable returns
 // that run's description as held, and no error.
 //
-// On nats-server before 2.9.20 and 2.10.0, two runs that lock one table at
-// the same instant may both succeed: those servers check a Create's
+// On a nats-server release with the compare-and-set race (2.9.10,
+// Debian 12's, has it; 2.15.3 has not), two runs that lock one table at
+// the same instant may both succeed: such a release checks a Create's
 // expected revision before proposing it to the stream's replicas, not in
-// order with the other proposals in flight (docs/evidence/nats-kv-cas-race.md).
+// order with the proposals in flight (docs/evidence/nats-kv-cas-race.md).
 func (d *natsKVDB) lockTable(ctx context.Context, holder string) (release func() error, held string, err error) {
 	fail := func(err error) (func() error, string, error) {
 		return nil, "", fmt.Errorf("locking table %s with the NATS KV key %s.%s: %v", d.table, natsLockBucket, d.table, err)
