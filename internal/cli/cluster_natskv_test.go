@@ -16,10 +16,11 @@ var natsVersion = regexp.MustCompile(`NATS (\d+)\.(\d+)\.(\d+)`)
 
 // natsCASRace says whether a nats-server release may let two
 // compare-and-sets from one revision both succeed on a replicated
-// stream: the releases before 2.10 checked the expected revision before
-// proposing the write to the replicas, not in order with the writes in
-// flight (nats-server#4320, fixed in July 2023; 2.9.10, Debian 12's, has
-// it: docs/evidence/nats-kv-cas-race.md).
+// stream: releases that checked the expected revision before proposing
+// the write to the replicas, not in order with the writes in flight
+// (nats-server#4320, fixed upstream in July 2023, before 2.10.0; 2.9.10,
+// Debian 12's, has it: docs/evidence/nats-kv-cas-race.md). Every 2.9
+// release is taken to have it.
 func natsCASRace(major, minor int) bool { return major < 2 || major == 2 && minor < 10 }
 
 // TestRunNatsKVFaults: three nats-server processes, a KV bucket of three
