@@ -36,6 +36,9 @@ if [ ${#rows[@]} -eq 0 ]; then
     galera:3/repeatable-read/pause/mt/si
     postgres-standby:2/serializable/clock/mt/ser
     galera:3/repeatable-read/clock/mt/si
+    nats-kv:3/serializable/partition,kill,pause/lwt/sser/--txns+30000
+    nats-kv-leader:3/serializable/partition,kill,pause/lwt/sser/--txns+30000
+    nats-kv-leader:3/serializable/partition,kill,pause/list-append/sser/--ops+1+--txns+8000
   )
 fi
 mkdir -p "$out/histories"

@@ -91,6 +91,14 @@ func checkFaultRun(t *testing.T, code int, out, errs, file, level string, kinds 
 	if code != ExitHolds || !strings.HasPrefix(out, level+" holds") {
 		t.Errorf("exit %d, want %s to hold", code, level)
 	}
+	checkFaultHistory(t, errs, file, kinds...)
+}
+
+// checkFaultHistory fails unless the runner rode through the faults, at
+// least 100 transactions committed, and the history and the summary
+// hold the faults, each one of kinds on a node, within the run, healed.
+func checkFaultHistory(t *testing.T, errs, file string, kinds ...string) {
+	t.Helper()
 	if strings.Contains(errs, "the run stopped") || strings.Contains(errs, "interrupted") {
 		t.Errorf("the runner did not ride through the faults")
 	}

@@ -36,6 +36,8 @@ func ClockSkew(k Kind) error {
 		return nil
 	case Etcd:
 		return errors.New("etcd's clocks cannot be skewed: etcd is a statically linked Go program that reads the clock through the vDSO, which libfaketime (LD_PRELOAD) cannot reach")
+	case NatsKV, NatsKVLeader:
+		return fmt.Errorf("%s's clocks cannot be skewed: nats-server is a Go program, whose runtime reads the clock through the vDSO, not through the C library that libfaketime (LD_PRELOAD) intercepts", k)
 	}
 	return fmt.Errorf("%s's clocks cannot be skewed: isoscope skews only the clocks of servers that read time through the C library (galera, postgres-standby)", k)
 }

@@ -39,10 +39,16 @@ const (
 	TiDBOptimistic Kind = "tidb-optimistic"
 	// Dolt is one `dolt sql-server`; opt-in, built by `make dolt`.
 	Dolt Kind = "dolt"
+	// NatsKV is n nats-server processes (Debian's nats-server) as one
+	// JetStream cluster, serving a key-value bucket of min(n, 3) replicas.
+	NatsKV Kind = "nats-kv"
+	// NatsKVLeader is NatsKV whose bucket's reads are all answered by the
+	// stream's leader (direct gets off), rather than by any replica.
+	NatsKVLeader Kind = "nats-kv-leader"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, TiDB, TiDBOptimistic, Dolt}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, TiDB, TiDBOptimistic, Dolt}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -54,8 +60,9 @@ type Spec struct {
 func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nodes) }
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
-// postgres), etcd:3, dqlite:3; without NODES the kind's default (3 for
-// galera, etcd and dqlite, 2 for postgres-standby). tidb (also
+// postgres), etcd:3, dqlite:3, nats-kv:3, nats-kv-leader:3; without
+// NODES the kind's default (3 for galera, etcd, dqlite and nats-kv, 2 for
+// postgres-standby). tidb (also
 // tidb-pessimistic), tidb-optimistic and dolt are one server each: their
 // only size is 1.
 func ParseSpec(s string) (Spec, error) {
@@ -70,6 +77,10 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: Etcd, Nodes: 3}
 	case "dqlite":
 		sp = Spec{Kind: Dqlite, Nodes: 3}
+	case "nats-kv", "nats", "natskv", "jetstream":
+		sp = Spec{Kind: NatsKV, Nodes: 3}
+	case "nats-kv-leader":
+		sp = Spec{Kind: NatsKVLeader, Nodes: 3}
 	case "tidb", "tidb-pessimistic":
 		sp = Spec{Kind: TiDB, Nodes: 1}
 	case "tidb-optimistic":
@@ -77,7 +88,7 @@ func ParseSpec(s string) (Spec, error) {
 	case "dolt":
 		sp = Spec{Kind: Dolt, Nodes: 1}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], tidb, tidb-optimistic or dolt)", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], tidb, tidb-optimistic or dolt)", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -213,6 +224,8 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Op
 		err = upEtcd(ctx, c, log)
 	case Dqlite:
 		err = upDqlite(ctx, c, log)
+	case NatsKV, NatsKVLeader:
+		err = upNatsKV(ctx, c, spec.Kind == NatsKVLeader, log)
 	case TiDB, TiDBOptimistic:
 		err = upTiDB(ctx, c, spec.Kind == TiDBOptimistic, log)
 	case Dolt:
@@ -228,6 +241,56 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Op
 		return nil, err
 	}
 	return c, nil
+}
+
+// proxiedNodes adds a node to c for each pair of ports: node i is n(i+1),
+// with its directory under c.Dir (its data in data, its log logName), a
+// client proxy to ports[2i] and a peer proxy to ports[2i+1], which knows
+// the nodes that dial it.
+func proxiedNodes(c *Cluster, ports []int, logName string) error {
+	for i := range len(ports) / 2 {
+		name := "n" + strconv.Itoa(i+1)
+		dir := filepath.Join(c.Dir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		node := &Node{Name: name, Dir: filepath.Join(dir, "data"), Log: filepath.Join(dir, logName)}
+		var err error
+		if node.client, err = newProxy(name+"-client", "127.0.0.1:"+strconv.Itoa(ports[2*i]), nil); err != nil {
+			return err
+		}
+		if node.peer, err = newProxy(name+"-peer", "127.0.0.1:"+strconv.Itoa(ports[2*i+1]), c.whoIs); err != nil {
+			return err
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	return nil
+}
+
+// startTogether launches every node's server, then waits (each at most
+// ReadyTimeout) until each is ready: for the kinds whose nodes are ready
+// only once a quorum of them runs. name prefixes what it says and its
+// errors.
+func startTogether(ctx context.Context, c *Cluster, name string, say func(string)) error {
+	for _, node := range c.Nodes {
+		say(name + ": starting " + node.Name)
+		p, err := node.launch()
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		node.proc = p
+		c.mu.Unlock()
+	}
+	for i, node := range c.Nodes {
+		rctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
+		err := c.ready(rctx, i)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: %s: %v; the end of its log:\n%s", name, node.Name, err, logTail(node.Log, 8))
+		}
+	}
+	return nil
 }
 
 // DSNs are the clients' addresses of the nodes, in node order, each

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -28,22 +27,12 @@ func upEtcd(ctx context.Context, c *Cluster, say func(string)) error {
 	if err != nil {
 		return err
 	}
+	if err := proxiedNodes(c, ports, "etcd.log"); err != nil {
+		return err
+	}
 	var initial []string
-	for i := range n {
-		name := "n" + strconv.Itoa(i+1)
-		dir := filepath.Join(c.Dir, name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		node := &Node{Name: name, Dir: filepath.Join(dir, "data"), Log: filepath.Join(dir, "etcd.log")}
-		if node.client, err = newProxy(name+"-client", "127.0.0.1:"+strconv.Itoa(ports[2*i]), nil); err != nil {
-			return err
-		}
-		if node.peer, err = newProxy(name+"-peer", "127.0.0.1:"+strconv.Itoa(ports[2*i+1]), c.whoIs); err != nil {
-			return err
-		}
-		c.Nodes = append(c.Nodes, node)
-		initial = append(initial, name+"=http://"+node.peer.addr())
+	for _, node := range c.Nodes {
+		initial = append(initial, node.Name+"=http://"+node.peer.addr())
 	}
 	for i, node := range c.Nodes {
 		args := []string{bin, "--name", node.Name, "--data-dir", node.Dir,
@@ -60,25 +49,7 @@ func upEtcd(ctx context.Context, c *Cluster, say func(string)) error {
 	c.dsn = func(i int) string { return "etcd://" + c.Nodes[i].client.addr() }
 	c.ready = func(ctx context.Context, i int) error { return etcdReady(ctx, c, i) }
 	// The members must start together: none is ready before a quorum is.
-	for _, node := range c.Nodes {
-		say("etcd: starting " + node.Name)
-		p, err := node.launch()
-		if err != nil {
-			return err
-		}
-		c.mu.Lock()
-		node.proc = p
-		c.mu.Unlock()
-	}
-	for i := range c.Nodes {
-		rctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
-		err := c.ready(rctx, i)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("etcd: %s: %v; the end of its log:\n%s", c.Nodes[i].Name, err, logTail(c.Nodes[i].Log, 8))
-		}
-	}
-	return nil
+	return startTogether(ctx, c, "etcd", say)
 }
 
 // etcdReady waits until member i answers and knows a leader.

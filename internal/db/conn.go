@@ -116,6 +116,16 @@ func (c *sqlConn) ReadList(ctx context.Context, k int64) ([]int64, error) {
 }
 
 // parseList parses a comma-separated list of integers.
+// parseRegister reads the value v a key-value store holds at register k
+// (decimal text); who names the store in the error.
+func parseRegister(who string, k int64, v string) ([]int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%s: key %d holds %q, not a number", who, k, v)
+	}
+	return []int64{n}, nil
+}
+
 func parseList(s string) ([]int64, error) {
 	parts := strings.Split(s, ",")
 	out := make([]int64, len(parts))

@@ -84,10 +84,14 @@ const (
 	// Dqlite is dqlite (SQLite replicated by Raft), through go-dqlite's
 	// driver: every transaction runs on the leader's SQLite.
 	Dqlite
+	// NatsKV is a NATS JetStream key-value bucket, through nats.go's
+	// jetstream package: each transaction is one key's read-modify-write,
+	// committed by a compare-and-set on the key's revision.
+	NatsKV
 )
 
 // String names the kind ("postgres", "mysql", "sqlite", "badger", "etcd",
-// "dqlite").
+// "dqlite", "nats-kv").
 func (k Kind) String() string {
 	switch k {
 	case Postgres:
@@ -102,6 +106,8 @@ func (k Kind) String() string {
 		return "etcd"
 	case Dqlite:
 		return "dqlite"
+	case NatsKV:
+		return "nats-kv"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }

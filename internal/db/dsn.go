@@ -25,6 +25,8 @@ type Target struct {
 	etcd *etcdAddr
 	// dqlite is the parsed dqlite address.
 	dqlite *dqliteAddr
+	// natsKV is the parsed NATS KV address.
+	natsKV *natsKVAddr
 	// memory says the SQLite or Badger database lives in memory; path is
 	// the file (SQLite) or directory (Badger) otherwise.
 	memory bool
@@ -53,6 +55,7 @@ const DefaultAddress = "sqlite::memory:"
 //	badger::memory: (also badger://:memory:, badger://memory)
 //	etcd://host:port[,host:port…][?reads=serializable]
 //	dqlite://host:port[,host:port…][/database]  (database: default test)
+//	nats-kv://host:port[,host:port…][?replicas=N&reads=direct|leader]
 func ParseTarget(addr string) (Target, error) {
 	addr = strings.TrimSpace(addr)
 	if addr == "" {
@@ -84,12 +87,14 @@ func ParseTarget(addr string) (Target, error) {
 		return parseEtcd(addr, rest)
 	case "dqlite":
 		return parseDqlite(addr, rest)
+	case "nats-kv":
+		return parseNatsKV(addr, rest)
 	}
 	return Target{}, badAddress(addr)
 }
 
 func badAddress(addr string) error {
-	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR, badger::memory:, etcd://host:2379[,host:port…][?reads=serializable] or dqlite://host:port[,host:port…][/database])", addr)
+	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR, badger::memory:, etcd://host:2379[,host:port…][?reads=serializable], dqlite://host:port[,host:port…][/database] or nats-kv://host:4222[,host:port…][?replicas=N])", addr)
 }
 
 // parseMySQL accepts go-sql-driver's DSN form (user:pass@tcp(host:port)/db)
@@ -206,6 +211,15 @@ func (t Target) mysqlConfig() *mysql.Config {
 		}
 	}
 	return cfg
+}
+
+// dialTimeout is how long a client of a key-value store (etcd, NATS) may
+// take to connect: connectTimeout of StmtTimeout, or 2 s without one.
+func (t Target) dialTimeout() time.Duration {
+	if t.StmtTimeout > 0 {
+		return connectTimeout(t.StmtTimeout)
+	}
+	return 2 * time.Second
 }
 
 // connectTimeout is how long connecting may take when statements may take

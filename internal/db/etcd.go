@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -73,11 +72,7 @@ func openEtcd(ctx context.Context, t Target, table string) (Database, error) {
 
 // client connects to the address's endpoints (gRPC connects lazily).
 func (d *etcdDB) client() (*clientv3.Client, error) {
-	dial := 2 * time.Second
-	if d.t.StmtTimeout > 0 {
-		dial = connectTimeout(d.t.StmtTimeout)
-	}
-	return clientv3.New(clientv3.Config{Endpoints: d.t.etcd.endpoints, DialTimeout: dial, Logger: zap.NewNop()})
+	return clientv3.New(clientv3.Config{Endpoints: d.t.etcd.endpoints, DialTimeout: d.t.dialTimeout(), Logger: zap.NewNop()})
 }
 
 func (d *etcdDB) Kind() Kind    { return Etcd }
@@ -259,11 +254,7 @@ func (c *etcdConn) Read(ctx context.Context, k int64) ([]int64, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("etcd: key %d holds %q, not a number", k, v)
-	}
-	return []int64{n}, nil
+	return parseRegister("etcd", k, v)
 }
 
 func (c *etcdConn) Write(ctx context.Context, k, v int64) error {

@@ -297,6 +297,16 @@ func (r *run) prepare(ctx context.Context) (target db.Target, d db.Database, ver
 		closeAll()
 		return target, nil, "", nil, err
 	}
+	if target.Kind == db.NatsKV {
+		pc := r.Plan.Config
+		if r.Endless != nil {
+			pc = r.Endless.Plan.Config
+		}
+		if pc.Workload != workload.LWT && (pc.Workload != workload.ListAppend || pc.Ops != 1) {
+			closeAll()
+			return target, nil, "", nil, fmt.Errorf("nats-kv: a transaction reads and writes one key (JetStream KV has no transactions over several keys), and %s's can touch several: use --workload lwt, or list-append with --ops 1", pc.Workload)
+		}
+	}
 	if version, err = d.Version(openCtx); err != nil {
 		closeAll()
 		return target, nil, "", nil, fmt.Errorf("%s: %v", target.Display, err)
