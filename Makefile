@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo test lint bench bench-weak bench-shard bench-shard-scale fuzz clean roundtrip-all race race-veristrong evidence tidb dolt evidence-optin
+.PHONY: build demo test lint bench bench-weak bench-shard bench-shard-scale fuzz clean roundtrip-all bench-porcupine race-veristrong test-race evidence tidb dolt evidence-optin
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
@@ -24,6 +24,14 @@ demo: build
 # shared/docs/services.md must be running for the integration tests).
 test: lint
 	$(GO) test -count=1 ./...
+
+# test-race: the short tests of every package under the race detector.
+# Every package, not a list: a package's tests reach the goroutines of the
+# packages it imports (the parallel checkers, readers, servers and
+# cluster proxies), so a list would miss some and drift. -short leaves
+# out the tests that honour testing.Short (the long differential runs).
+test-race:
+	$(GO) test -race -short -count=1 -timeout 30m ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -60,10 +68,10 @@ fuzz:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-# race: isoscope against porcupine's checker on the same register logs
-# (docs/benchmarks.md); porcupine is built from the version bench/go.mod
-# pins, in its own module, which CI never builds.
-race:
+# bench-porcupine: isoscope against porcupine's checker on the same
+# register logs (docs/benchmarks.md); porcupine is built from the version
+# bench/go.mod pins, in its own module, which CI never builds.
+bench-porcupine:
 	GO=$(GO) bench/race.sh
 
 # race-veristrong: isoscope against VeriStrong's checker on its fig13
