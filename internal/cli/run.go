@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -313,7 +314,10 @@ func (c *runCommand) Run(ctx context.Context) error {
 		cfg.MaxRetries = -1
 	}
 	cfg.StmtTimeout, cfg.ReconnectFor, cfg.Hook = c.StmtTimeout, c.ReconnectFor, c.hook
-	cfg.Nemesis = nemesisOf(c.cluster, c.Seed, c.io.Stderr)
+	// The nemesis's log and the outage notes are written by goroutines of
+	// their own while the run goes on: one lock orders their lines.
+	notes := &serializedWriter{w: c.io.Stderr}
+	cfg.Nemesis = nemesisOf(c.cluster, c.Seed, notes)
 	if c.cluster != nil {
 		cfg.Source += "; cluster " + c.cluster.Spec.String()
 		if c.Faults != "" {
@@ -361,7 +365,7 @@ func (c *runCommand) Run(ctx context.Context) error {
 		total = -1 // a spinner: no end known
 	}
 	stopBar := c.progress(cfg.Progress, total)
-	stopWatch := c.watchOutages(cfg.Progress)
+	stopWatch := c.watchOutages(cfg.Progress, notes)
 	res, err := runner.Run(ctx, cfg)
 	stopWatch()
 	stopBar()
@@ -535,10 +539,10 @@ func (c *runCommand) progress(p *runner.Progress, total int) func() {
 	return func() { close(done); <-stopped }
 }
 
-// watchOutages says on standard error, when it is not a terminal (where
+// watchOutages says on w, when standard error is not a terminal (where
 // the progress bar shows it), when sessions lose the database and when it
 // answers them all again; the returned function stops watching.
-func (c *runCommand) watchOutages(p *runner.Progress) func() {
+func (c *runCommand) watchOutages(p *runner.Progress, w io.Writer) func() {
 	if terminal(c.io.Stderr) {
 		return func() {}
 	}
@@ -559,14 +563,27 @@ func (c *runCommand) watchOutages(p *runner.Progress) func() {
 			switch {
 			case n > 0 && since.IsZero():
 				since = time.Now()
-				fmt.Fprintf(c.io.Stderr, "%s lost the database: %s reconnecting (for up to %s)\n", since.Format("15:04:05.0"), textfmt.Count(int(n), "session"), c.ReconnectFor)
+				fmt.Fprintf(w, "%s lost the database: %s reconnecting (for up to %s)\n", since.Format("15:04:05.0"), textfmt.Count(int(n), "session"), c.ReconnectFor)
 			case n == 0 && !since.IsZero():
-				fmt.Fprintf(c.io.Stderr, "%s the database answers again, %s after the loss was noticed\n", time.Now().Format("15:04:05.0"), time.Since(since).Round(100*time.Millisecond))
+				fmt.Fprintf(w, "%s the database answers again, %s after the loss was noticed\n", time.Now().Format("15:04:05.0"), time.Since(since).Round(100*time.Millisecond))
 				since = time.Time{}
 			}
 		}
 	}()
 	return func() { close(done); <-stopped }
+}
+
+// serializedWriter writes to w for goroutines that share it, one write at a
+// time.
+type serializedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *serializedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // summarize prints what the run did to standard error, and reports
