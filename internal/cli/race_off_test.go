@@ -2,7 +2,6 @@
 
 package cli
 
-// raceDetector says whether the tests run under the race detector, which
-// makes code several times slower: wall-clock bounds meant for the plain
-// build do not apply.
-const raceDetector = false
+// raceSlowdown scales the tests' wall-clock bounds: the race detector
+// makes code several times slower.
+const raceSlowdown = 1
