@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo setup test lint bench bench-weak bench-shard bench-shard-scale fuzz clean roundtrip-all race race-veristrong evidence tidb dolt evidence-optin
+.PHONY: build demo setup test test-race lint bench bench-weak bench-shard bench-shard-scale fuzz clean roundtrip-all bench-porcupine bench-veristrong evidence tidb dolt evidence-optin
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
@@ -37,6 +37,14 @@ test:
 	@scripts/setup.sh || echo "make test: going on without what setup could not install (above); the tests that need it fail and name it"
 	@$(MAKE) --no-print-directory lint
 	$(GO) test -count=1 ./...
+
+# test-race: the short tests of every package under the race detector.
+# Every package, not a list: a package's tests reach the goroutines of the
+# packages it imports (the parallel checkers, readers, servers and
+# cluster proxies), so a list would miss some and drift. -short leaves
+# out the tests that honour testing.Short (the long differential runs).
+test-race:
+	$(GO) test -race -short -count=1 -timeout 30m ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -73,17 +81,17 @@ fuzz:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-# race: isoscope against porcupine's checker on the same register logs
-# (docs/benchmarks.md); porcupine is built from the version bench/go.mod
-# pins, in its own module, which CI never builds.
-race:
+# bench-porcupine: isoscope against porcupine's checker on the same
+# register logs (docs/benchmarks.md); porcupine is built from the version
+# bench/go.mod pins, in its own module, which CI never builds.
+bench-porcupine:
 	GO=$(GO) bench/race.sh
 
-# race-veristrong: isoscope against VeriStrong's checker on its fig13
+# bench-veristrong: isoscope against VeriStrong's checker on its fig13
 # histories, fauna-page and (COBRALOGS=dir) CobraLogs' 100k histories;
 # VeriStrong is built from VERISTRONG_SRC, a checkout of its repository
 # (docs/benchmarks.md).
-race-veristrong:
+bench-veristrong:
 	GO=$(GO) bench/race-veristrong.sh
 
 # bench-weak: rc-session, read-atomic and causal on causal-store histories

@@ -16,7 +16,7 @@
 # data/cas-register/bad/cas-failure.edn; by default looked for in
 # CORPORA/knossos/cas-register/bad/).
 #
-#   bench/race.sh            # or: make race
+#   bench/race.sh            # or: make bench-porcupine
 #   RUNS=7 CAS_FAILURE=/path/to/cas-failure.edn bench/race.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

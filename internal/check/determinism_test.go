@@ -98,7 +98,10 @@ func TestVerdictIndependentOfLoad(t *testing.T) {
 	t.Log(want)
 	// One processor among spinners: the slowest the check can be made
 	// here (the searches count work, not time, so any load gives the
-	// same).
+	// same). Minutes under the race detector: not in short mode.
+	if testing.Short() {
+		return
+	}
 	var got string
 	spinning(1, func() { got = run() })
 	if got != want {
@@ -138,7 +141,10 @@ func TestWeakHoldsIndependentOfLoad(t *testing.T) {
 	t.Logf("%s (%v)", want, time.Since(start))
 	// Once with every core busy (with one core, the spinners would make
 	// this test five times slower and show nothing more: the searches count
-	// work, not time).
+	// work, not time). Minutes under the race detector: not in short mode.
+	if testing.Short() {
+		return
+	}
 	var got string
 	spinning(0, func() { got = run() })
 	if got != want {

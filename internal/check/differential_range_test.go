@@ -87,7 +87,11 @@ func TestDifferentialRangeSAT(t *testing.T) {
 // same verdicts.
 func TestDifferentialSIEncodings(t *testing.T) {
 	verdicts := map[check.Outcome]int{}
-	for seed := range uint64(6) {
+	seeds := 6
+	if testing.Short() {
+		seeds = 2
+	}
+	for seed := range uint64(seeds) {
 		for _, w := range []gen.RangeWorkload{gen.RandomBench, gen.RandomRange, gen.BlindW} {
 			for _, fault := range []float64{0, 0.01} {
 				h, err := gen.GenerateRange(gen.RangeConfig{Workload: w, Mode: gen.SnapshotIsolation, Txns: 1500, Sessions: 12, Keys: 300, Fault: fault, Seed: seed})

@@ -81,6 +81,9 @@ func scaleLists(txns, keys int, skew bool) *history.History {
 // history with write skews violates serializability and nothing that
 // snapshot isolation implies.
 func TestListLevelsAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 5,000-transaction histories at seven levels: not in short mode")
+	}
 	for _, skew := range []bool{false, true} {
 		h := scaleLists(5000, 10, skew)
 		for _, id := range []level.ID{level.PL2Plus, level.PLFCV, level.CursorStability, level.ReadAtomic, level.Causal, level.Prefix, level.Serializable} {

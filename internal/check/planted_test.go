@@ -86,6 +86,9 @@ func TestDifferentialPlanted(t *testing.T) {
 // linear-time mini-transaction checker reach the same verdict at SER, SI
 // and SSER.
 func TestDifferentialSATOnLargeMT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("24 histories of up to 20,000 transactions, each checked twice at three levels: not in short mode")
+	}
 	plantable := gen.PlantableKinds()
 	violations, counts := 0, map[string]int{}
 	for seed := range uint64(24) {

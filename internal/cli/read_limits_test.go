@@ -85,7 +85,7 @@ func TestCheckLongLine(t *testing.T) {
 	var out, errb bytes.Buffer
 	start := time.Now()
 	code := Main(context.Background(), []string{"check", "-"}, &endless{}, &out, &errb)
-	if elapsed := time.Since(start); code != ExitBadInput || elapsed > 10*time.Second ||
+	if elapsed := time.Since(start); code != ExitBadInput || elapsed > 10*time.Second*raceSlowdown ||
 		!strings.Contains(errb.String(), "-:1: the line is longer than 64 MiB") {
 		t.Errorf("exit %d after %v, stderr %q; want 2 naming line 1", code, elapsed, errb.String())
 	}

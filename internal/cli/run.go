@@ -223,12 +223,13 @@ func (c *runCommand) Run(ctx context.Context) error {
 	if err := checkProgress(c.Progress); err != nil {
 		return badInput(err)
 	}
-	if c.Progress == progressAlways {
-		// Status lines come from a goroutine of their own, beside the
-		// outage notes and the nemesis's.
-		c.io.Stderr = &serialWriter{w: c.io.Stderr}
-	}
-	cfg, err := c.config()
+	// The progress bar is drawn only on a terminal: decided before
+	// standard error is wrapped. The nemesis's log, the outage notes and
+	// the status lines are written by goroutines of their own while the
+	// run goes on: one lock orders their lines.
+	bar := drawsProgress(c.Progress, c.io.Stderr)
+	c.io.Stderr = &serialWriter{w: c.io.Stderr}
+	cfg, err := c.config(bar)
 	if err != nil {
 		return err
 	}
@@ -247,8 +248,9 @@ func (c *runCommand) Run(ctx context.Context) error {
 	return nil
 }
 
-// config checks the flags and turns them into the run's configuration.
-func (c *runCommand) config() (pipeline.Config, error) {
+// config checks the flags and turns them into the run's configuration;
+// bar says whether to draw a progress bar.
+func (c *runCommand) config(bar bool) (pipeline.Config, error) {
 	iso, err := db.ParseIsolation(c.Isolation)
 	if err != nil {
 		return pipeline.Config{}, unknownChoice("--isolation", "isolation", c.Isolation, []string{db.Serializable.String(), db.RepeatableRead.String(), db.ReadCommitted.String(), db.ReadUncommitted.String()})
@@ -294,7 +296,7 @@ func (c *runCommand) config() (pipeline.Config, error) {
 		ClusterDir: c.ClusterDir, ClusterClocks: c.clocks, Faults: faults, FaultsNamed: c.Faults, FaultInterval: c.FaultInterval,
 		Out: c.Out, Collector: c.Collector,
 		Level: lvl, LevelChosen: c.LevelSet, Check: opts, Timeout: c.Timeout, JSON: c.JSON, Shown: shown, Report: c.Report,
-		Progress: drawsProgress(c.Progress, c.io.Stderr),
+		Progress: bar,
 		Hooks:    c.hooks,
 	}
 	if c.Progress == progressAlways {

@@ -82,7 +82,7 @@ func TestRunWithoutFlags(t *testing.T) {
 	if code != ExitHolds || !strings.Contains(out, "serializable holds (checker mt; ") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > 10*time.Second*raceSlowdown {
 		t.Errorf("took %v", d)
 	}
 	if !strings.Contains(errs, "ran mt on SQLite") || !strings.Contains(errs, "10000 committed") {

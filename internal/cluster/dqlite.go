@@ -65,8 +65,8 @@ func upDqlite(ctx context.Context, c *Cluster, say func(string)) error {
 		return err
 	}
 	for _, node := range c.Nodes {
-		node.peer.rewrite = toPeer
-		node.client.rewrite = toClient
+		node.peer.setRewrite(toPeer)
+		node.client.setRewrite(toClient)
 	}
 	api := make([]string, n)
 	for i, node := range c.Nodes {

@@ -87,7 +87,7 @@ func upGalera(ctx context.Context, c *Cluster, say func(string)) error {
 		rewrite = append(rewrite, replacement{from: []byte(real), to: []byte(node.peer.addr())})
 	}
 	for _, node := range c.Nodes {
-		node.peer.rewrite = rewrite
+		node.peer.setRewrite(rewrite)
 	}
 	for i, node := range c.Nodes {
 		cnf := filepath.Join(filepath.Dir(node.Dir), "my.cnf")

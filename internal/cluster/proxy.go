@@ -29,8 +29,9 @@ type proxy struct {
 	wg      sync.WaitGroup
 	// accepted counts the connections it forwarded.
 	accepted atomic.Int64
-	// rewrite, when set before the first connection, replaces byte
-	// strings in the traffic both ways (see copyRewriting).
+	// rewrite (set with setRewrite, read under mu) replaces byte strings
+	// in the traffic of the connections forwarded after it was set, both
+	// ways (see copyRewriting).
 	rewrite []replacement
 }
 
@@ -109,16 +110,25 @@ func (p *proxy) forward(l *link) {
 	p.mu.Lock()
 	l.up = up
 	gone := p.closed || p.blocked[l.from] || p.blocked["*"]
+	rewrite := p.rewrite
 	p.mu.Unlock()
 	if gone {
 		_ = up.Close()
 		return
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = copyRewriting(up, l.down, p.rewrite); l.close() })
-	_ = copyRewriting(l.down, up, p.rewrite)
+	wg.Go(func() { _ = copyRewriting(up, l.down, rewrite); l.close() })
+	_ = copyRewriting(l.down, up, rewrite)
 	l.close()
 	wg.Wait()
+}
+
+// setRewrite makes the connections forwarded from now on replace each
+// rep.from with rep.to, both ways.
+func (p *proxy) setRewrite(rep []replacement) {
+	p.mu.Lock()
+	p.rewrite = rep
+	p.mu.Unlock()
 }
 
 // block refuses connections opened by the named nodes ("*": by anyone)

@@ -3,8 +3,10 @@ package cluster
 import (
 	"bytes"
 	"io"
+	"net"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // TestCopyRewriting: addresses are rewritten even when a read splits
@@ -56,5 +58,50 @@ func TestProxyAvoidsHandedOutPorts(t *testing.T) {
 			t.Errorf("a proxy listens on port %d, handed out for a server", p.port())
 		}
 		defer p.close()
+	}
+}
+
+// TestProxyRewritesSetAfterListening: the rewrites a proxy is given after
+// it started listening (the cluster sets them once every node's proxy
+// has its port) apply to the connections it forwards, and giving them is
+// ordered before the forwarding goroutines read them (go test -race).
+func TestProxyRewritesSetAfterListening(t *testing.T) {
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); _ = c.Close() }()
+		}
+	}()
+	p, err := newProxy("t", echo.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	p.setRewrite([]replacement{{from: []byte("ab"), to: []byte("xy")}})
+	c, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("-ab-\n")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 5)
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "-xy-\n" {
+		t.Fatalf("echoed through the proxy: %q, want %q", got, "-xy-\n")
 	}
 }
