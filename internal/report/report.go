@@ -280,17 +280,17 @@ type Document struct {
 	// Schema is the version of the document's shape (Schema).
 	Schema int `json:"schema"`
 	// File names the history checked ("-" for standard input).
-	File      string         `json:"file,omitempty"`
-	Level     string         `json:"level"`
-	Outcome   string         `json:"outcome"`
-	Checker   string         `json:"checker"`
-	History   history.Stats  `json:"history"`
-	Anomalies []Finding      `json:"anomalies"`
-	Holds     []string       `json:"holds,omitempty"`
-	Reason    string         `json:"reason,omitempty"`
-	Caveat    string         `json:"caveat,omitempty"`
-	ElapsedMS float64        `json:"elapsed_ms"`
-	Counts    map[string]int `json:"counts,omitempty"`
+	File      string            `json:"file,omitempty"`
+	Level     string            `json:"level"`
+	Outcome   string            `json:"outcome"`
+	Checker   string            `json:"checker"`
+	History   history.Stats     `json:"history"`
+	Anomalies []finding.Finding `json:"anomalies"`
+	Holds     []string          `json:"holds,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+	Caveat    string            `json:"caveat,omitempty"`
+	ElapsedMS float64           `json:"elapsed_ms"`
+	Counts    map[string]int    `json:"counts,omitempty"`
 	// Modules names the modules the check ran (absent when none).
 	Modules []string `json:"modules,omitempty"`
 	// OwnReads is the read-your-own-writes policy the check followed,
@@ -356,7 +356,7 @@ const OutcomeError = "error"
 // ErrorDocument is the JSON result for a file that could not be checked:
 // the level asked for, outcome OutcomeError, and the error.
 func ErrorDocument(c *Checked) *Document {
-	return &Document{Schema: Schema, File: c.File, Level: c.Result.Level.Name, Outcome: OutcomeError, Anomalies: []Finding{}, Error: c.Err.Error()}
+	return &Document{Schema: Schema, File: c.File, Level: c.Result.Level.Name, Outcome: OutcomeError, Anomalies: []finding.Finding{}, Error: c.Err.Error()}
 }
 
 // OwnReads is a Document's read-your-own-writes policy: its name (own,
@@ -370,16 +370,6 @@ type OwnReads struct {
 	External int    `json:"reads_external,omitempty"`
 }
 
-// Finding is one anomaly of a Document. Transaction ids and keys are as
-// in the input (the initial state is "init").
-type Finding = finding.Finding
-
-// Edge is one dependency of a Finding's cycle.
-type Edge = finding.Edge
-
-// OpRef is one operation at issue of a Finding.
-type OpRef = finding.OpRef
-
 // NewDocument renders c as the contract's JSON result, naming its file:
 // every finding with its operations and every edge of a cycle with its
 // evidence (Evidence, EdgeText).
@@ -389,7 +379,7 @@ func NewDocument(c *Checked) *Document {
 	out := &Document{
 		Schema: Schema, File: c.File,
 		Level: r.Level.Name, Outcome: r.Outcome.String(), Checker: r.Checker, History: r.Stats,
-		Anomalies: []Finding{}, Reason: r.Reason, Caveat: r.Caveat,
+		Anomalies: []finding.Finding{}, Reason: r.Reason, Caveat: r.Caveat,
 		ElapsedMS: float64(c.Elapsed.Microseconds()) / 1000,
 	}
 	out.LevelImpliedBy = c.ImpliedBy
@@ -437,11 +427,11 @@ func NewDocument(c *Checked) *Document {
 }
 
 // NewFinding renders anomaly a of history h as a Finding of the JSON
-// result, with the operations at issue (Finding.Ops): Resolve reads it
+// result, with the operations at issue (finding.Finding.Ops): Resolve reads it
 // back without loss. The evidence of its edges, which depends on the
 // check (its level, modules and read-your-own-writes policy), is
 // NewDocument's to add.
-func NewFinding(h *history.History, a *anomaly.Anomaly) Finding {
+func NewFinding(h *history.History, a *anomaly.Anomaly) finding.Finding {
 	f := finding.New(h, a, Explain(h, a))
 	f.Ops = finding.Ops(h, a.Ops)
 	return f

@@ -12,6 +12,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/finding"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -194,7 +195,7 @@ func (rs *resolver) txnList(xs []any) ([]history.TxnID, error) {
 }
 
 // anomaly resolves finding f into a.
-func (rs *resolver) anomaly(a *anomaly.Anomaly, f *Finding) error {
+func (rs *resolver) anomaly(a *anomaly.Anomaly, f *finding.Finding) error {
 	var ok bool
 	if a.Kind, ok = anomaly.ParseKind(f.Kind); !ok {
 		return errors.New("unknown kind (a result of a newer isoscope?)")
