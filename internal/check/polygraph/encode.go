@@ -91,6 +91,7 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 	}
 	e.total = e.nodes + int32(auxNodes)
 	e.G = ir.New(e.total)
+	e.G.Rank = e.rank()
 	e.present = make([]cond, len(p.h.Txns))
 	for i := range e.present {
 		e.present[i] = yes
@@ -158,6 +159,31 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 		e.canonicalTwoWidth()
 	}
 	return e, e.g.check()
+}
+
+// rank ranks the graph's nodes for the theory's initial order by the
+// history's order of transactions (ir.Graph.Rank), which follows how they
+// ran in most recorded histories; on the split graph a transaction's
+// second node comes just before its first, and auxiliary nodes come as
+// soon as they may. A breadth-first order instead interleaves the
+// sessions by their depth in the known graph and puts the two copies of a
+// transaction apart, and the search then pays for each write order it
+// decides against the history's order: thousands of conflicts on 20,000
+// transactions at snapshot isolation, each undoing thousands of
+// decisions, where this order needs none.
+func (e *Encoding) rank() []int32 {
+	r := make([]int32, e.total)
+	for v := range e.nodes {
+		t := v
+		if e.split > 0 && v >= e.split {
+			t = v - e.split
+		}
+		r[v] = 2 * t
+		if e.split == 0 || v < e.split {
+			r[v]++
+		}
+	}
+	return r
 }
 
 // twoWidthScan bounds how far along each session canonicalTwoWidth looks
