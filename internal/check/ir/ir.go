@@ -77,8 +77,11 @@ type Graph struct {
 	Clauses [][]sat.Lit
 	// Superpositions are the exactly-one choices.
 	Superpositions []Superposition
-	vars           int
-	ands           map[[2]sat.Lit]sat.Lit
+	// Rank, when set, holds a rank per node: the theory's initial
+	// topological order prefers nodes of lower rank (acyclic.Theory.SetRank).
+	Rank []int32
+	vars int
+	ands map[[2]sat.Lit]sat.Lit
 }
 
 // New returns an empty IR over nodes graph nodes.
@@ -222,6 +225,7 @@ func (g *Graph) Lower(o Options) *Lowered {
 	if o.Rule != 0 {
 		c := acyclic.NewClassed(int(g.Nodes), o.Rule)
 		c.SetNoPhase(o.NoPhase)
+		c.SetRank(g.Rank)
 		s.SetTheory(c)
 		low.C, reserve = c, c.Reserve
 		add = func(e Edge) {
@@ -234,6 +238,7 @@ func (g *Graph) Lower(o Options) *Lowered {
 	} else {
 		t := acyclic.New(int(g.Nodes))
 		t.NoPhase = o.NoPhase
+		t.SetRank(g.Rank)
 		s.SetTheory(t)
 		low.T, reserve = t, t.Reserve
 		add = func(e Edge) {

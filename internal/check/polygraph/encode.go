@@ -1,7 +1,9 @@
 package polygraph
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/ir"
@@ -91,6 +93,7 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 	}
 	e.total = e.nodes + int32(auxNodes)
 	e.G = ir.New(e.total)
+	e.G.Rank = e.rank()
 	e.present = make([]cond, len(p.h.Txns))
 	for i := range e.present {
 		e.present[i] = yes
@@ -158,6 +161,62 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 		e.canonicalTwoWidth()
 	}
 	return e, e.g.check()
+}
+
+// rank ranks the graph's nodes for the theory's initial order
+// (ir.Graph.Rank) by how the transactions ran: by the clients' clock when
+// every transaction has its begin and end (a transaction's node at its
+// end, on the split graph its second node at its begin), else by the
+// history's order of transactions (which follows how they ran in most
+// recorded histories; on the split graph a transaction's second node
+// comes just before its first). Auxiliary nodes come as soon as they may.
+// A breadth-first order instead interleaves the sessions by their depth
+// in the known graph and puts the two copies of a transaction apart, and
+// the search then pays for each write order it decides against how the
+// transactions ran: thousands of conflicts on 20,000 transactions at
+// snapshot isolation, each undoing thousands of decisions, where this
+// order needs none.
+func (e *Encoding) rank() []int32 {
+	txns := e.p.h.Txns
+	r := make([]int32, e.total)
+	timed := len(txns) > 0
+	for _, t := range txns {
+		timed = timed && t.HasTime
+	}
+	if !timed {
+		for v := range e.nodes {
+			t := v
+			if e.split > 0 && v >= e.split {
+				t = v - e.split
+			}
+			r[v] = 2 * t
+			if e.split == 0 || v < e.split {
+				r[v]++
+			}
+		}
+		return r
+	}
+	// By instant, then as above; the initial node first.
+	type at struct {
+		when int64
+		tie  int32
+		node int32
+	}
+	nodes := make([]at, 0, e.nodes)
+	for i, t := range txns {
+		v := node(history.TxnID(i))
+		nodes = append(nodes, at{t.End, 2*v + 1, v})
+		if e.split > 0 {
+			nodes = append(nodes, at{t.Begin, 2 * v, v + e.split})
+		}
+	}
+	slices.SortFunc(nodes, func(x, y at) int {
+		return cmp.Or(cmp.Compare(x.when, y.when), cmp.Compare(x.tie, y.tie))
+	})
+	for i, x := range nodes {
+		r[x.node] = int32(i) + 1
+	}
+	return r
 }
 
 // twoWidthScan bounds how far along each session canonicalTwoWidth looks

@@ -47,7 +47,8 @@ func acyclicUnder(nodes int, edges []edge, val func(sat.Lit) bool) bool {
 // (and fixed edges), decided by the solver with the theory and by brute
 // force; a model's graph must be acyclic.
 func TestRandomAgainstBruteForce(t *testing.T) {
-	for _, noPhase := range []bool{false, true} {
+	for _, cfg := range []struct{ noPhase, ranked bool }{{false, false}, {true, false}, {false, true}} {
+		noPhase := cfg.noPhase
 		sats, unsats := 0, 0
 		for seed := range uint64(3000) {
 			r := rand.New(rand.NewPCG(seed, 2))
@@ -63,6 +64,13 @@ func TestRandomAgainstBruteForce(t *testing.T) {
 			}
 			th := acyclic.New(nodes)
 			th.NoPhase = noPhase
+			if cfg.ranked {
+				rank := make([]int32, nodes)
+				for i := range rank {
+					rank[i] = int32(r.IntN(3))
+				}
+				th.SetRank(rank)
+			}
 			for _, e := range edges {
 				if e[2] < 0 {
 					th.AddFixedEdge(e[0], e[1])
@@ -96,6 +104,37 @@ func TestRandomAgainstBruteForce(t *testing.T) {
 		if sats < 300 || unsats < 300 {
 			t.Errorf("unbalanced: %d sat, %d unsat", sats, unsats)
 		}
+	}
+}
+
+// TestRankOrdersTheStart: the initial order places the nodes the fixed
+// edges leave free by rank, and the fixed edges still go forward; Phase
+// follows that order.
+func TestRankOrdersTheStart(t *testing.T) {
+	th := acyclic.New(4)
+	th.SetRank([]int32{3, 2, 1, 0})
+	th.AddFixedEdge(0, 2)
+	s := sat.New()
+	a, b := s.NewVar(), s.NewVar()
+	th.AddEdge(0, 1, sat.Pos(a)) // against the rank: 1 comes before 0
+	th.AddEdge(1, 0, sat.Neg(a))
+	th.AddEdge(0, 2, sat.Neg(b)) // with the fixed edge
+	th.AddEdge(2, 0, sat.Pos(b))
+	if th.Contradicted() {
+		t.Fatal("no cycle among the fixed edges")
+	}
+	if pos, ok := th.Phase(a); !ok || pos {
+		t.Errorf("Phase(a) = %v, %v; want false (1 before 0 by rank)", pos, ok)
+	}
+	if pos, ok := th.Phase(b); !ok || pos {
+		t.Errorf("Phase(b) = %v, %v; want false (0 before 2 by the fixed edge)", pos, ok)
+	}
+	unranked := acyclic.New(4)
+	unranked.AddEdge(0, 1, sat.Pos(a))
+	unranked.AddEdge(1, 0, sat.Neg(a))
+	unranked.Contradicted()
+	if pos, ok := unranked.Phase(a); !ok || !pos {
+		t.Errorf("unranked Phase(a) = %v, %v; want true (breadth first: 0 before 1)", pos, ok)
 	}
 }
 

@@ -133,6 +133,10 @@ func NewClassed(n int, r Rule) *Classed {
 // SetNoPhase switches the order-guided polarity off (for measurements).
 func (c *Classed) SetNoPhase(off bool) { c.deps.NoPhase = off }
 
+// SetRank sets the initial order's preference among nodes, as
+// Theory.SetRank does.
+func (c *Classed) SetRank(rank []int32) { c.deps.SetRank(rank) }
+
 // AddEdge registers from→to of class cl, present exactly when lit is true.
 func (c *Classed) AddEdge(from, to int32, lit sat.Lit, cl Class) {
 	if !cl.IsAnti() {
