@@ -117,7 +117,7 @@ type repeatState struct {
 // smallList is the length up to which a list is searched for a repeat by
 // comparing each element with those before it, without a set: for short
 // lists that costs less time than a set and no memory.
-const smallList = 64
+const smallList = 128
 
 // First returns the first element of list that repeats an earlier one.
 func (r *Repeats) First(list []Value) (Value, bool) {

@@ -276,12 +276,19 @@ type elemKey struct {
 	e history.Value
 }
 
-// readRef is one effective list read, with the part of the list that
-// another transaction's state explains (own appends stripped).
+// readRef is one effective list read of key k, with the length of the
+// part of its list that another transaction's state explains (own appends
+// stripped): n elements from the list's start.
 type readRef struct {
-	t        history.TxnID
-	op       int32
-	external []history.Value
+	t  history.TxnID
+	op int32
+	k  history.KeyID
+	n  int32
+}
+
+// external returns r's external part: the first r.n elements of its list.
+func (a *analysis) external(r readRef) []history.Value {
+	return a.h.Txns[r.t].Ops[r.op].List[:r.n]
 }
 
 type analysis struct {
