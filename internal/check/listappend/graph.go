@@ -94,7 +94,7 @@ func (a *analysis) reads() {
 func (a *analysis) elements(t history.TxnID, ref history.OpRef, k history.KeyID, ext []history.Value) bool {
 	ok := true
 	for n, e := range ext {
-		w, found := a.appends[elemKey{k, e}]
+		w, found := a.appends.get(k, e)
 		switch {
 		case !found:
 			a.add(anomaly.ThinAirRead, anomaly.None, k, e, []history.TxnID{t}, ref)
@@ -232,7 +232,7 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 		if i < 0 {
 			return history.Init
 		}
-		return a.appends[elemKey{k, order[i]}].t
+		return a.appends.at(k, order[i]).t
 	}
 	// ww joins consecutive effective appenders; at read uncommitted also
 	// across elements of appenders that did not take effect (package
@@ -257,7 +257,7 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 		if _, in := pos[el]; in {
 			continue
 		}
-		if w := a.appends[elemKey{k, el}].t; a.effective[w] && !slices.Contains(unobserved, w) {
+		if w := a.appends.at(k, el).t; a.effective[w] && !slices.Contains(unobserved, w) {
 			unobserved = append(unobserved, w)
 		}
 	}
@@ -365,8 +365,12 @@ func (a *analysis) cursorGuess(l level.Level) (map[history.KeyID][]history.TxnID
 // observed one when no read saw it).
 func (a *analysis) cursor(unobserved map[history.KeyID][]history.TxnID) []anomaly.Anomaly {
 	appendsTo := map[keyTxn]bool{}
-	for ek, ref := range a.appends {
-		appendsTo[keyTxn{ek.k, ref.t}] = true
+	for i := range a.h.Txns {
+		for _, op := range a.h.Txns[i].Ops {
+			if op.Kind == history.Append {
+				appendsTo[keyTxn{op.Key, history.TxnID(i)}] = true
+			}
+		}
 	}
 	lost := func(r readRef, k history.KeyID, w history.TxnID, op int32) anomaly.Anomaly {
 		return anomaly.Anomaly{
@@ -385,7 +389,7 @@ reads:
 		}
 		order := a.orders[k]
 		for i := int(r.n); i < len(order); i++ {
-			ref := a.appends[elemKey{k, order[i]}]
+			ref := a.appends.at(k, order[i])
 			if ref.t == r.t {
 				continue reads // its own version: nothing between
 			}

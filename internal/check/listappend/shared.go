@@ -62,7 +62,7 @@ const smallExt = 256
 func (a *analysis) cleanUpTo(s *arrayState, k history.KeyID, ext []history.Value, t history.TxnID) bool {
 	for !s.stuck && s.clean < len(ext) {
 		e := ext[s.clean]
-		w, found := a.appends[elemKey{k, e}]
+		w, found := a.appends.get(k, e)
 		if !found || !a.effective[w.t] {
 			s.stuck = true
 			break
@@ -102,7 +102,7 @@ func (a *analysis) lastOnly(t history.TxnID, ref history.OpRef, k history.KeyID,
 		return
 	}
 	e := ext[len(ext)-1]
-	if w := a.appends[elemKey{k, e}]; !w.last && a.l.Proscribes.Has(anomaly.G1b) {
+	if w := a.appends.at(k, e); !w.last && a.l.Proscribes.Has(anomaly.G1b) {
 		a.add(anomaly.IntermediateRead, anomaly.G1b, k, e, []history.TxnID{t, w.t}, ref, history.OpRef{Txn: w.t, Op: w.op})
 	}
 }
