@@ -116,9 +116,15 @@ func (a *analysis) elements(t history.TxnID, ref history.OpRef, k history.KeyID,
 }
 
 // graph builds the dependency graph that the lists' version order gives
-// (collecting its edges first).
+// (collecting its edges first); check calls it once, last.
 func (a *analysis) graph(l level.Level) *dsg.Graph {
 	a.collect(l)
+	if !snapshot(l) || len(a.open) == 0 {
+		// Past the graph only the guess and the solver, which snapshot
+		// isolation with open keys reaches, look at the appends and the
+		// reads again: the graph is built without them.
+		a.appends, a.listReads = appendIndex{}, nil
+	}
 	return a.build(l, snapshot(l), nil)
 }
 
