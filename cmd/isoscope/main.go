@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/isoscope/isoscope/internal/cli"
@@ -14,10 +13,10 @@ import (
 
 func main() {
 	// isoscope is a batch tool whose heap is mostly the history it keeps:
-	// collecting less often halves the time of a large check for about the
-	// same peak memory (docs/benchmarks.md). GOGC still overrides it.
+	// collecting less often halves the time of a large check, and less so
+	// as the heap grows past gigabytes (tuneGC). GOGC still overrides it.
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+		tuneGC()
 	}
 	if supervises(os.Args[1:]) {
 		os.Exit(supervise(os.Args[1:]))

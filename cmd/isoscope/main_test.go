@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -187,3 +189,41 @@ func TestOutOfMemoryIsUndecided(t *testing.T) {
 
 // tail is the last n bytes of s.
 func tail(s string, n int) string { return s[max(len(s)-n, 0):] }
+
+// TestGCPercent: small heaps collect at 400%, large ones when they have
+// grown by half, and the percentage never rises as the heap grows.
+func TestGCPercent(t *testing.T) {
+	if got := gcPercent(100 << 20); got != maxGCPercent {
+		t.Errorf("100 MB live: %d%%, want %d%%", got, maxGCPercent)
+	}
+	if got := gcPercent(8 << 30); got != minGCPercent {
+		t.Errorf("8 GB live: %d%%, want %d%%", got, minGCPercent)
+	}
+	prev := maxGCPercent
+	for live := uint64(1 << 20); live < 64<<30; live += live / 8 {
+		p := gcPercent(live)
+		if p > prev || p < minGCPercent {
+			t.Fatalf("%d MB live: %d%% after %d%%", live>>20, p, prev)
+		}
+		prev = p
+	}
+}
+
+// TestTuneGCSetsPercent: after a collection the tuner has set the
+// percentage the live heap asks for.
+func TestTuneGCSetsPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	tuneGC()
+	debug.SetGCPercent(17)
+	for range 50 {
+		runtime.GC()
+		if p := debug.SetGCPercent(17); p != 17 {
+			if p != maxGCPercent {
+				t.Fatalf("after a collection: %d%%, want %d%% for a small heap", p, maxGCPercent)
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no collection set the percentage")
+}

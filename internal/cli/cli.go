@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
@@ -78,10 +79,14 @@ and explains every violation with a small cycle of named transactions.`,
 		RunE:          unknownCommand,
 	}
 	root.SetVersionTemplate("{{.Version}}")
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	stopProfile := func() {}
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this `file` (for go tool pprof)")
+	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write a heap profile at the command's end to this `file` (for go tool pprof; -sample_index=alloc_space shows every allocation)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if memProfile != "" {
+			runtime.MemProfileRate = 64 << 10
+		}
 		if cpuProfile == "" {
 			return nil
 		}
@@ -110,6 +115,11 @@ and explains every violation with a small cycle of named transactions.`,
 	completeFlagValues(root)
 	err := root.ExecuteContext(ctx)
 	stopProfile()
+	if memProfile != "" {
+		if werr := writeHeapProfile(memProfile); werr != nil && err == nil {
+			err = badInput(fmt.Errorf("--memprofile: %w", werr))
+		}
+	}
 	if err == nil {
 		return ExitHolds
 	}
@@ -136,4 +146,18 @@ func renamed(f *pflag.FlagSet, old map[string]string) {
 		}
 		return pflag.NormalizedName(name)
 	})
+}
+
+// writeHeapProfile writes the heap profile to the file named path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC() // the profile holds what the last collection saw
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

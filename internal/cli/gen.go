@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -198,16 +199,8 @@ func (c *genCommand) Run(ctx context.Context) error {
 	}
 	var h *history.History
 	var planted []gen.Planted
-	var listPlanted []gen.ListPlanted
 	if c.Workload == "list-append" {
-		if h, listPlanted, err = c.listAppend(cfg.Mode, causal, dist); err != nil {
-			return badInput(err)
-		}
-		return c.write(h, func() {
-			for _, p := range listPlanted {
-				c.reportPlanted(h, p.Plant.String(), p.Txns)
-			}
-		})
+		return c.streamListAppend(cfg.Mode, causal, dist)
 	}
 	for _, p := range c.Plant {
 		k, ok := anomaly.ParseKind(strings.TrimSpace(p))
@@ -286,6 +279,51 @@ func (c *genCommand) Run(ctx context.Context) error {
 	})
 }
 
+// streamListAppend generates a list-append history (listAppend) and
+// writes each transaction to --out as it is recorded, so that memory does
+// not grow with the transactions; then it says what was planted (ids are
+// 1..n in file order).
+func (c *genCommand) streamListAppend(mode gen.Mode, causal bool, dist workload.Distribution) error {
+	w, err := registry.Create(c.Out, c.io.Stdout)
+	if err != nil {
+		return err
+	}
+	var sw *native.Writer
+	var writeErr error
+	emit := func(h *history.History, t *history.Txn) error {
+		if sw == nil {
+			if sw, writeErr = native.NewWriter(w, h); writeErr != nil {
+				return writeErr
+			}
+		}
+		writeErr = sw.WriteTxn(t)
+		return writeErr
+	}
+	_, planted, err := c.listAppend(mode, causal, dist, emit)
+	if err == nil && sw != nil {
+		err = sw.Flush()
+		writeErr = err
+	}
+	if err != nil {
+		w.Abort()
+		if writeErr != nil {
+			return err
+		}
+		return badInput(err)
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	for _, p := range planted {
+		ids := make([]string, len(p.Txns))
+		for i, t := range p.Txns {
+			ids[i] = strconv.Itoa(int(t) + 1)
+		}
+		c.sayPlanted(p.Plant.String(), ids)
+	}
+	return nil
+}
+
 // write writes h to --out, then says what was planted.
 func (c *genCommand) write(h *history.History, planted func()) error {
 	w, err := registry.Create(c.Out, c.io.Stdout)
@@ -310,13 +348,20 @@ func (c *genCommand) reportPlanted(h *history.History, what string, txns []histo
 	for i, t := range txns {
 		ids[i] = h.TxnName(t)
 	}
+	c.sayPlanted(what, ids)
+}
+
+// sayPlanted says on standard error which transactions, by id, a planted
+// anomaly took.
+func (c *genCommand) sayPlanted(what string, ids []string) {
 	fmt.Fprintf(c.io.Stderr, "planted %s: transactions %s\n", what, strings.Join(ids, ", "))
 }
 
 // listAppend generates an Elle-style list-append history: --keys keys in
 // use at once (10 unless given), each retired after --appends-per-key
 // appends, 1 to --ops operations a transaction (4 unless given).
-func (c *genCommand) listAppend(mode gen.Mode, causal bool, dist workload.Distribution) (*history.History, []gen.ListPlanted, error) {
+func (c *genCommand) listAppend(mode gen.Mode, causal bool, dist workload.Distribution,
+	emit func(*history.History, *history.Txn) error) (*history.History, []gen.ListPlanted, error) {
 	if causal || c.Timestamps {
 		return nil, nil, fmt.Errorf("--workload list-append runs in --mode serial or si, without timestamps")
 	}
@@ -326,6 +371,7 @@ func (c *genCommand) listAppend(mode gen.Mode, causal bool, dist workload.Distri
 	lc := gen.ListAppendConfig{
 		Txns: c.Txns, Sessions: c.Sessions, ActiveKeys: c.Keys, AppendsPerKey: c.AppendsPerKey, MaxOps: c.Ops,
 		ReadRatio: c.ReadRatio, Dist: dist, Mode: mode, AbortRatio: c.AbortRatio, UnknownRatio: c.UnknownRatio, Seed: c.Seed,
+		Emit: emit,
 	}
 	if !c.keysSet {
 		lc.ActiveKeys = 10

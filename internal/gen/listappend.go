@@ -53,6 +53,13 @@ type ListAppendConfig struct {
 	// Seed makes the history: the same configuration and seed give the
 	// same history.
 	Seed uint64
+	// Emit, when set, is handed each transaction as it is recorded, in
+	// file order, with the history so far (its header, keys and sessions,
+	// but no transactions): the history GenerateListAppend returns then
+	// holds none, and memory stays bounded by the keys' lists rather than
+	// growing with the transactions. The transaction is not used after
+	// Emit returns; an error from Emit ends the generation with it.
+	Emit func(h *history.History, t *history.Txn) error
 }
 
 // ListPlant is an anomaly that GenerateListAppend can plant.
@@ -171,6 +178,9 @@ type laSim struct {
 	seq    uint64
 	clock  int64
 	slab   []history.Op
+	// n counts the transactions recorded; err is Emit's first error.
+	n   int
+	err error
 }
 
 // GenerateListAppend simulates a database running an Elle-style
@@ -205,16 +215,33 @@ func GenerateListAppend(c ListAppendConfig) (*history.History, []ListPlanted, er
 	for range c.ActiveKeys {
 		s.active = append(s.active, s.newKey())
 	}
-	s.h.Txns = make([]history.Txn, 0, c.Txns+4*len(c.Plant))
-	s.run()
-	planted := s.plant(c.Plant)
-	for i := range s.h.Txns {
-		s.h.Txns[i].ID = history.IntValue(int64(i + 1))
-	}
 	for i := range c.Sessions + len(c.Plant)*3 {
 		s.h.Sessions = append(s.h.Sessions, history.IntValue(int64(i)))
 	}
+	if c.Emit == nil {
+		s.h.Txns = make([]history.Txn, 0, c.Txns+4*len(c.Plant))
+	}
+	s.run()
+	planted := s.plant(c.Plant)
+	if s.err != nil {
+		return nil, nil, s.err
+	}
 	return s.h, planted, nil
+}
+
+// record adds t to the history, or hands it to Emit, with id n+1 for the
+// n recorded before it, and returns its TxnID.
+func (s *laSim) record(t history.Txn) history.TxnID {
+	id := history.TxnID(s.n)
+	s.n++
+	t.ID = history.IntValue(int64(s.n))
+	switch {
+	case s.c.Emit == nil:
+		s.h.Txns = append(s.h.Txns, t)
+	case s.err == nil:
+		s.err = s.c.Emit(s.h, &t)
+	}
+	return id
 }
 
 // newKey brings a fresh key into use and returns its number.
@@ -311,9 +338,7 @@ func (s *laSim) commit(t *laTxn) {
 		}
 	}
 	end := s.tick()
-	s.h.Txns = append(s.h.Txns, history.Txn{
-		Session: int32(t.session), Status: t.status, Begin: t.begin, End: end, HasTime: true, Ops: t.ops,
-	})
+	s.record(history.Txn{Session: int32(t.session), Status: t.status, Begin: t.begin, End: end, HasTime: true, Ops: t.ops})
 }
 
 // run executes the workload: in serial mode each transaction starts and
@@ -322,13 +347,16 @@ func (s *laSim) commit(t *laTxn) {
 func (s *laSim) run() {
 	if s.c.Mode == Serial {
 		for range s.c.Txns {
+			if s.err != nil {
+				return
+			}
 			s.commit(s.begin(s.r.IntN(s.c.Sessions)))
 		}
 		return
 	}
 	running := make([]*laTxn, s.c.Sessions)
 	started, inFlight := 0, 0
-	for started < s.c.Txns || inFlight > 0 {
+	for s.err == nil && (started < s.c.Txns || inFlight > 0) {
 		i := s.r.IntN(s.c.Sessions)
 		switch {
 		case running[i] != nil:
@@ -405,8 +433,7 @@ func (s *laSim) plant(plants []ListPlant) []ListPlanted {
 			}
 			ops := s.ops(len(t.ops))
 			copy(ops, t.ops)
-			rec.Txns = append(rec.Txns, history.TxnID(len(s.h.Txns)))
-			s.h.Txns = append(s.h.Txns, history.Txn{Session: int32(session + i), Status: t.status, Begin: b, End: ends[i], HasTime: true, Ops: ops})
+			rec.Txns = append(rec.Txns, s.record(history.Txn{Session: int32(session + i), Status: t.status, Begin: b, End: ends[i], HasTime: true, Ops: ops}))
 		}
 		session += 3
 		out = append(out, rec)

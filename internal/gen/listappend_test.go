@@ -2,6 +2,7 @@ package gen_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -215,6 +216,48 @@ func TestListAppendRefusesNonsense(t *testing.T) {
 	for _, p := range gen.ListPlants() {
 		if q, err := gen.ParseListPlant(p.String()); err != nil || q != p {
 			t.Errorf("%s does not parse back: %v %v", p, q, err)
+		}
+	}
+}
+
+// TestListAppendEmit: with Emit set, the transactions handed out, in
+// order, are those the history holds without it (same ids, sessions,
+// statuses and operations, list reads included), the history returned
+// holds none, and an error from Emit ends the generation with it.
+func TestListAppendEmit(t *testing.T) {
+	for _, mode := range []gen.Mode{gen.Serial, gen.SnapshotIsolation} {
+		c := gen.ListAppendConfig{Txns: 3000, Sessions: 7, ActiveKeys: 4, AppendsPerKey: 20, MaxOps: 4, ReadRatio: 0.5,
+			Mode: mode, AbortRatio: 0.1, UnknownRatio: 0.1, Plant: gen.ListPlants(), Seed: 5}
+		want, wantPlanted := listAppend(t, c)
+		var got []history.Txn
+		c.Emit = func(h *history.History, tx *history.Txn) error {
+			if len(h.Txns) != 0 {
+				t.Fatalf("the history holds %d transactions while emitting", len(h.Txns))
+			}
+			got = append(got, *tx)
+			return nil
+		}
+		h, planted := listAppend(t, c)
+		if len(h.Txns) != 0 || len(got) != len(want.Txns) || !slices.EqualFunc(planted, wantPlanted, func(a, b gen.ListPlanted) bool {
+			return a.Plant == b.Plant && slices.Equal(a.Txns, b.Txns)
+		}) {
+			t.Fatalf("%s: %d kept, %d emitted, planted %v; want 0, %d, %v", mode, len(h.Txns), len(got), planted, len(want.Txns), wantPlanted)
+		}
+		sub := *want
+		sub.Txns = got
+		if a, b := history.Notation(want), history.Notation(&sub); a != b {
+			t.Fatalf("%s: emitted transactions differ from the history's", mode)
+		}
+		stop := errors.New("disk full")
+		n := 0
+		c.Emit = func(*history.History, *history.Txn) error {
+			if n++; n == 100 {
+				return stop
+			}
+			return nil
+		}
+		if _, _, err := gen.GenerateListAppend(c); !errors.Is(err, stop) || n != 100 {
+			t.Fatalf("%s: Emit failing at its 100th call: %v after %d calls", mode, err, n)
 		}
 	}
 }

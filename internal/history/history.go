@@ -149,15 +149,17 @@ type Txn struct {
 	// Session indexes History.Sessions.
 	Session int32
 	Status  Status
+	// HasTime says Begin and End are set; HasStartTS and HasCommitTS say
+	// StartTS and CommitTS are (beside Session and Status: the flags take
+	// no room of their own).
+	HasTime, HasStartTS, HasCommitTS bool
 	// Begin and End are client wall-clock instants in nanoseconds, valid
 	// when HasTime is set.
 	Begin, End int64
-	HasTime    bool
 	// StartTS and CommitTS are database timestamps, valid when the Has
 	// flags are set.
-	StartTS, CommitTS       uint64
-	HasStartTS, HasCommitTS bool
-	Ops                     []Op
+	StartTS, CommitTS uint64
+	Ops               []Op
 	// Line is the input line the transaction came from (1-based; 0 when
 	// it was built in memory).
 	Line int

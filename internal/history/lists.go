@@ -105,12 +105,19 @@ type Repeats struct {
 }
 
 // repeatState is what Repeats knows of an array's first checked elements:
-// those it saw, and the index of the first that repeats one (-1: none).
+// those it saw (seen, kept once they are more than smallList; until then
+// the array's own first elements are scanned), and the index of the first
+// that repeats one (-1: none).
 type repeatState struct {
 	seen    map[Value]struct{}
 	checked int
 	at      int
 }
+
+// smallList is the length up to which a list is searched for a repeat by
+// comparing each element with those before it, without a set: for short
+// lists that costs less time than a set and no memory.
+const smallList = 128
 
 // First returns the first element of list that repeats an earlier one.
 func (r *Repeats) First(list []Value) (Value, bool) {
@@ -130,15 +137,27 @@ func (r *Repeats) First(list []Value) (Value, bool) {
 		if r.arrays == nil {
 			r.arrays = map[*Value]*repeatState{}
 		}
-		st = &repeatState{seen: map[Value]struct{}{}, at: -1}
+		st = &repeatState{at: -1}
 		r.arrays[p] = st
 	}
 	for ; st.checked < len(list); st.checked++ {
 		e := list[st.checked]
-		if _, dup := st.seen[e]; dup && st.at < 0 {
+		if st.seen == nil && st.checked >= smallList {
+			st.seen = make(map[Value]struct{}, 2*smallList)
+			for _, f := range list[:st.checked] {
+				st.seen[f] = struct{}{}
+			}
+		}
+		var dup bool
+		if st.seen == nil {
+			dup = slices.Contains(list[:st.checked], e)
+		} else {
+			_, dup = st.seen[e]
+			st.seen[e] = struct{}{}
+		}
+		if dup && st.at < 0 {
 			st.at = st.checked
 		}
-		st.seen[e] = struct{}{}
 	}
 	if st.at >= 0 && st.at < len(list) {
 		return list[st.at], true
@@ -148,6 +167,14 @@ func (r *Repeats) First(list []Value) (Value, bool) {
 
 // firstRepeat is Repeats.First without memory.
 func firstRepeat(list []Value) (Value, bool) {
+	if len(list) <= smallList {
+		for i := 1; i < len(list); i++ {
+			if slices.Contains(list[:i], list[i]) {
+				return list[i], true
+			}
+		}
+		return Value{}, false
+	}
 	seen := make(map[Value]struct{}, len(list))
 	for _, e := range list {
 		if _, dup := seen[e]; dup {

@@ -134,3 +134,32 @@ func TestLooked(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstRepeatShortAndLong: firstRepeat, which compares element by
+// element up to smallList and uses a set past it, finds what a set finds
+// on lists either side of smallList.
+func TestFirstRepeatShortAndLong(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	bySet := func(list []Value) (Value, bool) {
+		seen := map[Value]bool{}
+		for _, e := range list {
+			if seen[e] {
+				return e, true
+			}
+			seen[e] = true
+		}
+		return Value{}, false
+	}
+	for range 2000 {
+		n := rng.IntN(3 * smallList)
+		list := make([]Value, n)
+		for i := range list {
+			list[i] = IntValue(int64(rng.IntN(4*n*(1+rng.IntN(20)) + 1)))
+		}
+		got, gotOK := firstRepeat(list)
+		want, wantOK := bySet(list)
+		if got != want || gotOK != wantOK {
+			t.Fatalf("%v: %v %v, want %v %v", list, got, gotOK, want, wantOK)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package listappend
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
@@ -18,6 +19,15 @@ import (
 func (a *analysis) reads() {
 	h := a.h
 	shared := sharedArrays(h, func(t history.TxnID) bool { return a.effective[t] })
+	nReads := 0
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.ReadList {
+				nReads++
+			}
+		}
+	}
+	a.listReads = make([]readRef, 0, nReads)
 	var repeats history.Repeats
 	for i := range h.Txns {
 		t := history.TxnID(i)
@@ -74,7 +84,7 @@ func (a *analysis) reads() {
 					firstExternal[op.Key] = int32(j)
 				}
 			}
-			a.listReads = append(a.listReads, readRef{t: t, op: int32(j), external: ext})
+			a.listReads = append(a.listReads, readRef{t: t, op: int32(j), k: op.Key, n: int32(len(ext))})
 		}
 	}
 }
@@ -84,7 +94,7 @@ func (a *analysis) reads() {
 func (a *analysis) elements(t history.TxnID, ref history.OpRef, k history.KeyID, ext []history.Value) bool {
 	ok := true
 	for n, e := range ext {
-		w, found := a.appends[elemKey{k, e}]
+		w, found := a.appends.get(k, e)
 		switch {
 		case !found:
 			a.add(anomaly.ThinAirRead, anomaly.None, k, e, []history.TxnID{t}, ref)
@@ -106,9 +116,15 @@ func (a *analysis) elements(t history.TxnID, ref history.OpRef, k history.KeyID,
 }
 
 // graph builds the dependency graph that the lists' version order gives
-// (collecting its edges first).
+// (collecting its edges first); check calls it once, last.
 func (a *analysis) graph(l level.Level) *dsg.Graph {
 	a.collect(l)
+	if !snapshot(l) || len(a.open) == 0 {
+		// Past the graph only the guess and the solver, which snapshot
+		// isolation with open keys reaches, look at the appends and the
+		// reads again: the graph is built without them.
+		a.appends, a.listReads = appendIndex{}, nil
+	}
 	return a.build(l, snapshot(l), nil)
 }
 
@@ -116,27 +132,49 @@ func (a *analysis) graph(l level.Level) *dsg.Graph {
 // unordered in open, and incompatible orders in found.
 func (a *analysis) collect(l level.Level) {
 	h := a.h
-	readsByKey := map[history.KeyID][]readRef{}
-	var keys []history.KeyID
-	for _, r := range a.listReads {
-		k := h.Txns[r.t].Ops[r.op].Key
-		if _, ok := readsByKey[k]; !ok {
-			keys = append(keys, k)
-		}
-		readsByKey[k] = append(readsByKey[k], r)
+	// The reads and the appended elements, each grouped by key in file
+	// order (a stable sort).
+	reads := slices.Clone(a.listReads)
+	slices.SortStableFunc(reads, func(x, y readRef) int { return cmp.Compare(x.k, y.k) })
+	type keyElem struct {
+		k history.KeyID
+		e history.Value
 	}
-	appended := map[history.KeyID][]history.Value{}
-	for ek := range a.appends {
-		if _, ok := readsByKey[ek.k]; !ok && appended[ek.k] == nil {
-			keys = append(keys, ek.k)
+	var appended []keyElem
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.Append {
+				appended = append(appended, keyElem{op.Key, op.Value})
+			}
 		}
-		appended[ek.k] = append(appended[ek.k], ek.e)
 	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
+	slices.SortStableFunc(appended, func(x, y keyElem) int { return cmp.Compare(x.k, y.k) })
 	anti := l.ID != level.ReadCommitted && l.ID != level.ReadUncommitted
-	for _, k := range keys {
-		a.key(k, readsByKey[k], appended[k], anti)
+	if a.edges == nil {
+		// About a wr and an rw edge per read and a ww edge per append.
+		a.edges = make([]depEdge, 0, 2*len(reads)+len(appended))
+	}
+	elems := make([]history.Value, 0, 64)
+	for len(reads) > 0 || len(appended) > 0 {
+		k := history.KeyID(math.MaxInt32)
+		if len(reads) > 0 {
+			k = reads[0].k
+		}
+		if len(appended) > 0 && appended[0].k < k {
+			k = appended[0].k
+		}
+		nr := 0
+		for nr < len(reads) && reads[nr].k == k {
+			nr++
+		}
+		na := 0
+		elems = elems[:0]
+		for na < len(appended) && appended[na].k == k {
+			elems = append(elems, appended[na].e)
+			na++
+		}
+		a.key(k, reads[:nr], elems, anti)
+		reads, appended = reads[nr:], appended[na:]
 	}
 }
 
@@ -184,8 +222,8 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 	var order []history.Value
 	var longest readRef
 	for _, r := range reads {
-		if len(r.external) > len(order) {
-			order, longest = r.external, r
+		if int(r.n) > len(order) {
+			order, longest = a.external(r), r
 		}
 	}
 	pos := make(map[history.Value]int, len(order))
@@ -200,7 +238,7 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 		if i < 0 {
 			return history.Init
 		}
-		return a.appends[elemKey{k, order[i]}].t
+		return a.appends.at(k, order[i]).t
 	}
 	// ww joins consecutive effective appenders; at read uncommitted also
 	// across elements of appenders that did not take effect (package
@@ -225,7 +263,7 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 		if _, in := pos[el]; in {
 			continue
 		}
-		if w := a.appends[elemKey{k, el}].t; a.effective[w] && !slices.Contains(unobserved, w) {
+		if w := a.appends.at(k, el).t; a.effective[w] && !slices.Contains(unobserved, w) {
 			unobserved = append(unobserved, w)
 		}
 	}
@@ -239,8 +277,8 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 		}
 	}
 	for _, r := range reads {
-		p := len(r.external)
-		if !samePrefix(order, r.external) {
+		p := int(r.n)
+		if !samePrefix(order, a.external(r)) {
 			a.add(anomaly.IncompatibleOrder, anomaly.None, k, history.NullValue, []history.TxnID{longest.t, r.t},
 				history.OpRef{Txn: longest.t, Op: longest.op}, history.OpRef{Txn: r.t, Op: r.op})
 			continue
@@ -290,8 +328,8 @@ func (a *analysis) cursorGuess(l level.Level) (map[history.KeyID][]history.TxnID
 	comp, _ := merged.G.SCC(merged.Mask & dsg.Mask(anomaly.WW, anomaly.WR))
 	readAll := map[keyTxn]bool{} // read the whole observed list of the key
 	for _, r := range a.listReads {
-		k := a.h.Txns[r.t].Ops[r.op].Key
-		if len(r.external) == len(a.orders[k]) {
+		k := r.k
+		if int(r.n) == len(a.orders[k]) {
 			readAll[keyTxn{k, r.t}] = true
 		}
 	}
@@ -332,10 +370,13 @@ func (a *analysis) cursorGuess(l level.Level) (map[history.KeyID][]history.TxnID
 // lies between the one it read and its own (its own comes after every
 // observed one when no read saw it).
 func (a *analysis) cursor(unobserved map[history.KeyID][]history.TxnID) []anomaly.Anomaly {
-	h := a.h
 	appendsTo := map[keyTxn]bool{}
-	for ek, ref := range a.appends {
-		appendsTo[keyTxn{ek.k, ref.t}] = true
+	for i := range a.h.Txns {
+		for _, op := range a.h.Txns[i].Ops {
+			if op.Kind == history.Append {
+				appendsTo[keyTxn{op.Key, history.TxnID(i)}] = true
+			}
+		}
 	}
 	lost := func(r readRef, k history.KeyID, w history.TxnID, op int32) anomaly.Anomaly {
 		return anomaly.Anomaly{
@@ -348,13 +389,13 @@ func (a *analysis) cursor(unobserved map[history.KeyID][]history.TxnID) []anomal
 	var out []anomaly.Anomaly
 reads:
 	for _, r := range a.listReads {
-		k := h.Txns[r.t].Ops[r.op].Key
+		k := r.k
 		if !appendsTo[keyTxn{k, r.t}] {
 			continue
 		}
 		order := a.orders[k]
-		for i := len(r.external); i < len(order); i++ {
-			ref := a.appends[elemKey{k, order[i]}]
+		for i := int(r.n); i < len(order); i++ {
+			ref := a.appends.at(k, order[i])
 			if ref.t == r.t {
 				continue reads // its own version: nothing between
 			}

@@ -99,22 +99,18 @@ func decides(ix *history.Index, l level.Level) error {
 		}
 	}
 	h := ix.History()
-	type ke struct {
-		k history.KeyID
-		e history.Value
-	}
-	seen := map[ke]history.TxnID{}
+	seen := newAppendIndex(0)
 	lists := false
 	for i := range h.Txns {
 		for _, op := range h.Txns[i].Ops {
 			switch op.Kind {
 			case history.Append:
 				lists = true
-				if w, dup := seen[ke{op.Key, op.Value}]; dup {
+				if w, dup := seen.get(op.Key, op.Value); dup {
 					return fmt.Errorf("element %s is appended to %s twice (transactions %s and %s)",
-						op.Value, h.KeyName(op.Key), h.TxnName(w), h.TxnName(history.TxnID(i)))
+						op.Value, h.KeyName(op.Key), h.TxnName(w.t), h.TxnName(history.TxnID(i)))
 				}
-				seen[ke{op.Key, op.Value}] = history.TxnID(i)
+				seen.put(op.Key, op.Value, appendRef{t: history.TxnID(i)})
 			case history.ReadList:
 				lists = true
 			default:
@@ -276,18 +272,25 @@ type elemKey struct {
 	e history.Value
 }
 
-// readRef is one effective list read, with the part of the list that
-// another transaction's state explains (own appends stripped).
+// readRef is one effective list read of key k, with the length of the
+// part of its list that another transaction's state explains (own appends
+// stripped): n elements from the list's start.
 type readRef struct {
-	t        history.TxnID
-	op       int32
-	external []history.Value
+	t  history.TxnID
+	op int32
+	k  history.KeyID
+	n  int32
+}
+
+// external returns r's external part: the first r.n elements of its list.
+func (a *analysis) external(r readRef) []history.Value {
+	return a.h.Txns[r.t].Ops[r.op].List[:r.n]
 }
 
 type analysis struct {
 	h         *history.History
 	l         level.Level
-	appends   map[elemKey]appendRef
+	appends   appendIndex
 	effective []bool
 	listReads []readRef
 	found     []anomaly.Anomaly
@@ -309,7 +312,15 @@ type openKey struct {
 }
 
 func newAnalysis(h *history.History, l level.Level) *analysis {
-	a := &analysis{h: h, l: l, appends: map[elemKey]appendRef{}, effective: make([]bool, len(h.Txns))}
+	n := 0
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.Append {
+				n++
+			}
+		}
+	}
+	a := &analysis{h: h, l: l, appends: newAppendIndex(n), effective: make([]bool, len(h.Txns))}
 	for i := range h.Txns {
 		ops := h.Txns[i].Ops
 		for j, op := range ops {
@@ -322,7 +333,7 @@ func newAnalysis(h *history.History, l level.Level) *analysis {
 					last = false
 				}
 			}
-			a.appends[elemKey{op.Key, op.Value}] = appendRef{history.TxnID(i), int32(j), last}
+			a.appends.put(op.Key, op.Value, appendRef{history.TxnID(i), int32(j), last})
 		}
 	}
 	return a
@@ -354,7 +365,7 @@ func (a *analysis) resolve() {
 				continue
 			}
 			for _, e := range op.List[looked.From(op.Key, op.List):] {
-				w, ok := a.appends[elemKey{op.Key, e}]
+				w, ok := a.appends.get(op.Key, e)
 				if ok && !a.effective[w.t] && a.h.Txns[w.t].Status == history.Unknown {
 					a.effective[w.t] = true
 					work = append(work, w.t)

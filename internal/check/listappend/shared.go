@@ -43,38 +43,53 @@ func sharedArrays(h *history.History, effective func(history.TxnID) bool) map[hi
 
 // arrayState is what the checks know of an array's first elements: clean
 // ones from the first were appended by a transaction that took effect
-// (stuck: the next was not); pos is where each is.
+// (stuck: the next was not); pos is where each of the first indexed is,
+// kept once an own append is looked for in more than smallExt of them.
 type arrayState struct {
-	clean int
-	stuck bool
-	pos   map[history.Value]int
+	clean   int
+	stuck   bool
+	pos     map[history.Value]int
+	indexed int
 }
+
+// smallExt is how many clean elements an own append is looked for among
+// one by one before the array's elements get a map of their positions.
+const smallExt = 256
 
 // cleanUpTo extends the clean elements as far as ext allows and reports
 // whether all of ext's are: appended by transactions that took effect,
 // none of them t (whose appends to k are own).
 func (a *analysis) cleanUpTo(s *arrayState, k history.KeyID, ext []history.Value, t history.TxnID) bool {
-	if s.pos == nil {
-		s.pos = map[history.Value]int{}
-	}
 	for !s.stuck && s.clean < len(ext) {
 		e := ext[s.clean]
-		w, found := a.appends[elemKey{k, e}]
+		w, found := a.appends.get(k, e)
 		if !found || !a.effective[w.t] {
 			s.stuck = true
 			break
 		}
-		s.pos[e] = s.clean
 		s.clean++
 	}
 	if s.clean < len(ext) {
 		return false
 	}
 	for _, op := range a.h.Txns[t].Ops {
-		if op.Kind == history.Append && op.Key == k {
-			if i, in := s.pos[op.Value]; in && i < len(ext) {
+		if op.Kind != history.Append || op.Key != k {
+			continue
+		}
+		if len(ext) <= smallExt {
+			if slices.Contains(ext, op.Value) {
 				return false
 			}
+			continue
+		}
+		if s.pos == nil {
+			s.pos = make(map[history.Value]int, len(ext))
+		}
+		for ; s.indexed < len(ext); s.indexed++ {
+			s.pos[ext[s.indexed]] = s.indexed
+		}
+		if i, in := s.pos[op.Value]; in && i < len(ext) {
+			return false
 		}
 	}
 	return true
@@ -87,7 +102,7 @@ func (a *analysis) lastOnly(t history.TxnID, ref history.OpRef, k history.KeyID,
 		return
 	}
 	e := ext[len(ext)-1]
-	if w := a.appends[elemKey{k, e}]; !w.last && a.l.Proscribes.Has(anomaly.G1b) {
+	if w := a.appends.at(k, e); !w.last && a.l.Proscribes.Has(anomaly.G1b) {
 		a.add(anomaly.IntermediateRead, anomaly.G1b, k, e, []history.TxnID{t, w.t}, ref, history.OpRef{Txn: w.t, Op: w.op})
 	}
 }

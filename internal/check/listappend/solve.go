@@ -114,19 +114,16 @@ func (a *analysis) solve(ctx context.Context, l level.Level, o checker.Options) 
 func (a *analysis) registers() *history.History {
 	h := a.h
 	val := func(k history.KeyID, e history.Value) history.Value { return e }
-	for ek := range a.appends {
-		if ek.e.IsNull() {
-			number := make(map[elemKey]history.Value, len(a.appends))
-			for i := range h.Txns {
-				for _, op := range h.Txns[i].Ops {
-					if op.Kind == history.Append {
-						number[elemKey{op.Key, op.Value}] = history.IntValue(int64(len(number) + 1))
-					}
+	if a.appends.hasNull() {
+		number := make(map[elemKey]history.Value, a.appends.len())
+		for i := range h.Txns {
+			for _, op := range h.Txns[i].Ops {
+				if op.Kind == history.Append {
+					number[elemKey{op.Key, op.Value}] = history.IntValue(int64(len(number) + 1))
 				}
 			}
-			val = func(k history.KeyID, e history.Value) history.Value { return number[elemKey{k, e}] }
-			break
 		}
+		val = func(k history.KeyID, e history.Value) history.Value { return number[elemKey{k, e}] }
 	}
 	out := *h
 	out.Txns = make([]history.Txn, len(h.Txns))
