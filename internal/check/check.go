@@ -463,9 +463,19 @@ func runPlanned(ctx context.Context, ix *history.Index, l level.Level, c checker
 		found, err = check(ctx)
 		res.Anomalies = append(res.Anomalies, found...)
 	}
+	stoppedShort := err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || undecided(err))
 	switch {
 	case len(res.Anomalies) > 0:
 		res.Outcome = Violated
+		if stoppedShort {
+			// What was found is certain; what the rest of the check
+			// would have found is not known.
+			why := err.Error()
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				why = stopped(ctx, err)
+			}
+			res.Caveat = strings.TrimPrefix(res.Caveat+"; the check was cut short ("+why+"): the anomalies shown are certain, but others may be missing", "; ")
+		}
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
 		res.Outcome, res.Reason = Undecided, stopped(ctx, err)
 	case err != nil && undecided(err):

@@ -10,6 +10,7 @@ import (
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -271,5 +272,35 @@ func TestLWTUnknownThenSession(t *testing.T) {
 	res, err := check.Run(context.Background(), h, level.Get(level.StrictSerializable), check.Options{})
 	if err != nil || res.Outcome != check.Violated {
 		t.Errorf("auto (%s): %v %v; the oracle says violated", res.Checker, res.Outcome, err)
+	}
+}
+
+// TestViolationCutShortSaysSo: a check stopped before it was complete
+// (here by a bound on the solver's work), after the shared checks had
+// found an anomaly, is a violation — the anomaly is certain — whose
+// caveat says the check was cut short and others may be missing.
+func TestViolationCutShortSaysSo(t *testing.T) {
+	// Blind writes of repeated values leave the solver a search to make;
+	// y=5 is a thin-air read the shared checks find first.
+	h := history.MustParse("init: x=0 y=0 | s1: w x 1 | s2: w x 2 | s3: w x 1 | s4: r x 1 r x 2 | s5: r x 2 r x 1 | s6: r y 5")
+	o := check.Options{Checker: "sat", Limits: checker.Limits{Work: 1, Conflicts: 1, MaxDerived: 1}}
+	o.Tuning.NoUnsatSearch = true
+	res, err := check.Run(context.Background(), h, level.Get(level.Serializable), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != check.Violated || len(res.Anomalies) == 0 {
+		t.Fatalf("want a violation (the thin-air read), got %v %v", res.Outcome, res.Anomalies)
+	}
+	if !strings.Contains(res.Caveat, "cut short") {
+		t.Errorf("a violation found before the check was cut short says nothing of it: caveat %q", res.Caveat)
+	}
+	// The complete check has no such caveat.
+	full, err := check.Run(context.Background(), h, level.Get(level.Serializable), check.Options{Checker: "sat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(full.Caveat, "cut short") {
+		t.Errorf("a complete check says it was cut short: %q", full.Caveat)
 	}
 }
