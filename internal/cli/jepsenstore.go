@@ -85,9 +85,12 @@ func secondOpinion(file string, run *jepsenstore.Run, h *history.History, res ch
 	if len(res.Parts) > 0 {
 		keys := map[string]string{}
 		for _, p := range res.Parts {
-			keys[p.Key.String()] = map[check.Outcome]string{check.Satisfied: jepsenstore.Valid, check.Violated: jepsenstore.Invalid}[p.Outcome]
-			if keys[p.Key.String()] == "" {
-				keys[p.Key.String()] = jepsenstore.Unknown
+			keys[p.Key.String()] = jepsenstore.Unknown
+			switch p.Outcome {
+			case check.Satisfied:
+				keys[p.Key.String()] = jepsenstore.Valid
+			case check.Violated:
+				keys[p.Key.String()] = jepsenstore.Invalid
 			}
 		}
 		cmp.PerKey(keys)

@@ -315,27 +315,11 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	page := (&url.URL{Scheme: "file", Path: filepath.Join(rep, "index.html")}).String()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	ctx, cancel = chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1400),
-	)
-	defer cancel()
 	var (
 		mu       sync.Mutex
 		requests []string
 	)
-	ctx, cancel = chromedp.NewContext(ctx, chromedp.WithListener(func(ev any) {
+	ctx, cancel := headless(t, exe, 1400, chromedp.WithListener(func(ev any) {
 		switch e := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			mu.Lock()

@@ -30,9 +30,10 @@ func cleanBatch(first, n int, k string, ts int) string {
 	return b.String()
 }
 
-// headless starts headless Chromium (exe) for a page of 1280×1000 and
-// returns a browser context with opts (90 s at most) and its cancel.
-func headless(t *testing.T, exe string, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc) {
+// headless starts headless Chromium (exe) in a window 1280 pixels wide
+// and height high, and returns a browser context with opts (90 s at
+// most) and its cancel.
+func headless(t *testing.T, exe string, height int, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc) {
 	t.Helper()
 	ctx, cancelTimeout := context.WithTimeout(context.Background(), 90*time.Second)
 	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx,
@@ -46,7 +47,7 @@ func headless(t *testing.T, exe string, opts ...chromedp.ContextOption) (context
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
+		chromedp.WindowSize(1280, height),
 	)
 	ctx, cancelCtx := chromedp.NewContext(ctx, opts...)
 	return ctx, func() {
@@ -100,7 +101,7 @@ func TestServeLivePageInBrowser(t *testing.T) {
 		mu       sync.Mutex
 		requests []string
 	)
-	bctx, bcancel := headless(t, exe, chromedp.WithListener(func(ev any) {
+	bctx, bcancel := headless(t, exe, 1000, chromedp.WithListener(func(ev any) {
 		switch e := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			mu.Lock()

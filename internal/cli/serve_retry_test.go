@@ -187,7 +187,7 @@ func TestServeLivePageWarnsOfSuppression(t *testing.T) {
 		t.Fatalf("a different transaction 1: %d %s", code, msg)
 	}
 	p.settled(t, 200)
-	bctx, cancel := headless(t, exe)
+	bctx, cancel := headless(t, exe, 1000)
 	defer cancel()
 	if err := chromedp.Do(bctx, chromedp.Navigate(p.base+"/")); err != nil {
 		t.Fatalf("navigate: %v", err)

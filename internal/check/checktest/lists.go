@@ -19,12 +19,7 @@ func TimestampedLists(r *rand.Rand, txns, keys, sessions int, honest float64, se
 	h, key := skeleton(sessions, keys)
 	next := int64(1)
 	for i := range txns {
-		t := history.Txn{ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(sessions)), HasStartTS: true, HasCommitTS: true}
-		t.StartTS = uint64(r.IntN(3 * txns))
-		t.CommitTS = t.StartTS + uint64(r.IntN(6))
-		if r.IntN(10) == 0 {
-			t.Status = history.Aborted
-		}
+		t := timestampedTxn(r, i, txns, sessions)
 		for range 1 + r.IntN(4) {
 			k := key[r.IntN(keys)]
 			if r.IntN(2) == 0 {
@@ -79,12 +74,7 @@ func TimestampedListsAborts(r *rand.Rand, txns, keys, sessions int, ser bool) *h
 	}
 	next := int64(1)
 	for i := range txns {
-		t := history.Txn{ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(sessions)), HasStartTS: true, HasCommitTS: true}
-		t.StartTS = uint64(r.IntN(3 * txns))
-		t.CommitTS = t.StartTS + uint64(r.IntN(6))
-		if r.IntN(10) == 0 {
-			t.Status = history.Aborted
-		}
+		t := timestampedTxn(r, i, txns, sessions)
 		for range 1 + r.IntN(4) {
 			k := history.KeyID(r.IntN(keys))
 			switch r.IntN(5) {
@@ -149,4 +139,18 @@ func TimestampedListsAborts(r *rand.Rand, txns, keys, sessions int, ser bool) *h
 		}
 	}
 	return h
+}
+
+// timestampedTxn draws transaction i of txns (id i+1) in a random one
+// of sessions, with small random timestamps (so that ties occur), a
+// commit at most five after its start, and one chance in ten of having
+// aborted.
+func timestampedTxn(r *rand.Rand, i, txns, sessions int) history.Txn {
+	t := history.Txn{ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(sessions)), HasStartTS: true, HasCommitTS: true}
+	t.StartTS = uint64(r.IntN(3 * txns))
+	t.CommitTS = t.StartTS + uint64(r.IntN(6))
+	if r.IntN(10) == 0 {
+		t.Status = history.Aborted
+	}
+	return t
 }

@@ -378,13 +378,13 @@ func (c *Comparison) NilReads(n int) {
 func Compare(r *Results, l level.Level, satisfied, violated bool) Comparison {
 	c := Comparison{Results: r.File, Checkers: r.Checkers}
 	c.Jepsen, c.Why = r.AtLevel(l)
+	isoscope := Unknown
 	switch {
-	case c.Jepsen == Valid && satisfied, c.Jepsen == Invalid && violated:
-		c.Agreement = "agree"
-	case c.Jepsen == Valid && violated, c.Jepsen == Invalid && satisfied:
-		c.Agreement = "disagree"
-	default:
-		c.Agreement = "no comparison"
+	case satisfied:
+		isoscope = Valid
+	case violated:
+		isoscope = Invalid
 	}
+	c.Agreement = agreement(c.Jepsen, isoscope)
 	return c
 }
