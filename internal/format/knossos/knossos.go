@@ -197,9 +197,28 @@ func textValue(s string, n int) (edn.Value, error) {
 			}
 		}
 	}
+	if name, ok := strings.CutPrefix(s, ":"); ok && plainKeyword(name) {
+		return edn.Value{Kind: edn.Keyword, Text: name, Line: n}, nil
+	}
 	v, err := edn.NewDecoder(strings.NewReader(s), "").Decode()
 	v.Line = n
 	return v, err
+}
+
+// plainKeyword reports whether name is a keyword's name made of ASCII
+// letters, digits and - _ . * + ! ? (as :timed-out, :fail): what the EDN
+// decoder would read as that keyword whole, without starting one.
+func plainKeyword(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.*+!?", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // builder makes the history of a register log, one event at a time.

@@ -3,10 +3,12 @@ package knossos
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/format"
+	"github.com/isoscope/isoscope/internal/format/edn"
 	"github.com/isoscope/isoscope/internal/format/formattest"
 	"github.com/isoscope/isoscope/internal/golden"
 	"github.com/isoscope/isoscope/internal/history"
@@ -154,6 +156,32 @@ func TestReadEDN(t *testing.T) {
 		var fe *format.Error
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) || fe.Line == 0 {
 			t.Errorf("%q: got %v, want a format error with %q", c.in, err, c.want)
+		}
+	}
+}
+
+// noLines is v with every line number cleared: where an inner value of a
+// log's field is said to be does not matter, the field's line does.
+func noLines(v edn.Value) edn.Value {
+	v.Line = 0
+	items := make([]edn.Value, len(v.Items))
+	for i, it := range v.Items {
+		items[i] = noLines(it)
+	}
+	if v.Items != nil {
+		v.Items = items
+	}
+	return v
+}
+
+// TestTextValueFastPaths holds textValue's fast paths (integers, [a b]
+// pairs, plain keywords) to the EDN decoder on the same text.
+func TestTextValueFastPaths(t *testing.T) {
+	for _, s := range []string{"0", "-3", "42", "[1 3]", "[0 0]", ":timed-out", ":fail", ":a.b", ":x?", ":ok!", ":a/b", ":", "::a", ":a b", "[1 2 3]", "nil", `"6"`, ":é"} {
+		got, gerr := textValue(s, 7)
+		want, werr := edn.NewDecoder(strings.NewReader(s), "").Decode()
+		if (gerr == nil) != (werr == nil) || gerr == nil && !reflect.DeepEqual(noLines(got), noLines(want)) {
+			t.Errorf("%q: fast path %#v, %v; decoder %#v, %v", s, got, gerr, want, werr)
 		}
 	}
 }
