@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -287,7 +288,7 @@ func startTogether(ctx context.Context, c *Cluster, name string, say func(string
 		err := c.ready(rctx, i)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("%s: %s: %v; the end of its log:\n%s", name, node.Name, err, logTail(node.Log, 8))
+			return fmt.Errorf("%s: %s: %v; %s", name, node.Name, err, logExcerpt(node.Log))
 		}
 	}
 	return nil
@@ -412,10 +413,35 @@ func (c *Cluster) Start(ctx context.Context, i int) error {
 	rctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
 	defer cancel()
 	if err := c.ready(rctx, i); err != nil {
-		return fmt.Errorf("%w; the end of its log:\n%s", err, logTail(n.Log, 8))
+		return fmt.Errorf("%w; %s", err, logExcerpt(n.Log))
 	}
 	return nil
 }
+
+// logExcerpt is what a failed start's error shows of the node's log: the
+// last lines that report an error or a failure (the cause is often well
+// before the shutdown lines at the end), then the end of the log.
+func logExcerpt(file string) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "its log: (" + err.Error() + ")"
+	}
+	var bad []string
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if failureLine.MatchString(l) {
+			bad = append(bad, l)
+		}
+	}
+	out := ""
+	if len(bad) > 0 {
+		bad = bad[max(0, len(bad)-12):]
+		out = "its errors:\n  " + strings.Join(bad, "\n  ") + "\n"
+	}
+	return out + "the end of its log:\n" + logTail(file, 8)
+}
+
+// failureLine matches a log line that reports an error or a failure.
+var failureLine = regexp.MustCompile(`(?i)\[error\]|\bfatal\b|\bfailed\b|\babort`)
 
 // logTail returns the last lines of a log file, indented.
 func logTail(file string, lines int) string {

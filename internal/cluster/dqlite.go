@@ -95,7 +95,7 @@ func upDqlite(ctx context.Context, c *Cluster, say func(string)) error {
 		err = dqliteReady(rctx, c, i, api[i], i == 0)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("dqlite: %s: %v; the end of its log:\n%s", node.Name, err, logTail(node.Log, 8))
+			return fmt.Errorf("dqlite: %s: %v; %s", node.Name, err, logExcerpt(node.Log))
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
@@ -105,7 +105,7 @@ func upDqlite(ctx context.Context, c *Cluster, say func(string)) error {
 	}
 	for i := range c.Nodes {
 		if err := c.ready(rctx, i); err != nil {
-			return fmt.Errorf("dqlite: %s: %v; the end of its log:\n%s", c.Nodes[i].Name, err, logTail(c.Nodes[i].Log, 8))
+			return fmt.Errorf("dqlite: %s: %v; %s", c.Nodes[i].Name, err, logExcerpt(c.Nodes[i].Log))
 		}
 	}
 	return nil

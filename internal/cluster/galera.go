@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -155,11 +156,38 @@ func upGalera(ctx context.Context, c *Cluster, say func(string)) error {
 	// cluster through its peers.
 	for i, node := range c.Nodes[1:] {
 		say("galera: starting " + node.Name)
-		if err := c.Start(ctx, i+1); err != nil {
+		if err := joinGalera(ctx, c, i+1, say); err != nil {
 			return fmt.Errorf("galera: %s: %v (log: %s)", node.Name, err, node.Log)
 		}
 	}
 	return nil
+}
+
+// galeraJoinAttempts is how many times a node is started while the
+// cluster comes up before its failure to join is the cluster's.
+const galeraJoinAttempts = 3
+
+// joinGalera starts node i while the cluster comes up. A joiner that
+// exits during its state transfer (Galera leaves the group and stops the
+// server when the transfer cannot complete, e.g. when the donor is busy
+// or a transfer port was taken in the meantime on a loaded machine) is
+// started again on its data, up to galeraJoinAttempts times; a joiner
+// that hangs is not, since a second wait would double the wait.
+func joinGalera(ctx context.Context, c *Cluster, i int, say func(string)) error {
+	var err error
+	for attempt := 1; attempt <= galeraJoinAttempts; attempt++ {
+		if err = c.Start(ctx, i); err == nil {
+			return nil
+		}
+		var exited *exitedError
+		if !errors.As(err, &exited) || ctx.Err() != nil {
+			return err
+		}
+		if attempt < galeraJoinAttempts {
+			say(fmt.Sprintf("galera: %s exited while joining (attempt %d of %d); starting it again", c.Nodes[i].Name, attempt, galeraJoinAttempts))
+		}
+	}
+	return err
 }
 
 // galeraConfig is a node's my.cnf: its own data directory, socket, ports

@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"errors"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -15,8 +18,39 @@ import (
 // port 0 may be given one of them back before its server binds it.
 var handedOut = struct {
 	sync.Mutex
-	at map[int]time.Time
-}{at: map[int]time.Time{}}
+	at     map[int]time.Time
+	claims map[int]*os.File
+}{at: map[int]time.Time{}, claims: map[int]*os.File{}}
+
+// portClaims is the directory of the files by which processes claim the
+// ports they hand out from one another: each of the isoscope processes
+// on a machine (parallel test binaries, two runs) draws from the same
+// range, and a port one drew and closed for its server could be drawn
+// by another before the first server binds it (a Galera joiner that
+// binds its client port after a state transfer of some seconds met
+// one). A claim is an exclusive flock on PORT.lock, held open for
+// handOutFor or until the process ends, when the kernel drops it: a
+// crashed process's claims never block anyone.
+var portClaims = filepath.Join(os.TempDir(), "isoscope-ports")
+
+// claimPort takes the machine-wide claim on port, reporting false when
+// another live process holds it. A directory that cannot be written
+// claims nothing and blocks nothing (the in-process record still holds).
+func claimPort(port int) (*os.File, bool) {
+	if err := os.MkdirAll(portClaims, 0o777); err != nil {
+		return nil, true
+	}
+	_ = os.Chmod(portClaims, 0o777|os.ModeSticky)
+	f, err := os.OpenFile(filepath.Join(portClaims, strconv.Itoa(port)+".lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, !errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	return f, true
+}
 
 // handOutFor is how long a port freePorts returned stays out of the
 // others' way: long enough for any server to have bound it.
@@ -78,9 +112,20 @@ func listenFree(handOut bool) (net.Listener, error) {
 			for p, at := range handedOut.at {
 				if time.Since(at) >= handOutFor {
 					delete(handedOut.at, p)
+					if f := handedOut.claims[p]; f != nil {
+						_ = f.Close()
+						delete(handedOut.claims, p)
+					}
 				}
 			}
-			handedOut.at[port] = time.Now()
+			claim, ok := claimPort(port)
+			taken = !ok // another process drew it lately
+			if ok {
+				handedOut.at[port] = time.Now()
+				if claim != nil {
+					handedOut.claims[port] = claim
+				}
+			}
 		}
 		handedOut.Unlock()
 		if !taken {
