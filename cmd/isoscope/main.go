@@ -34,5 +34,6 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), ending...)
 	defer stop()
+	signalReady()
 	return cli.Main(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"github.com/isoscope/isoscope/internal/cli"
@@ -17,6 +18,31 @@ import (
 
 // supervisedEnv marks the child process a supervisor runs.
 const supervisedEnv = "ISOSCOPE_SUPERVISED"
+
+// readyFDEnv names, in the child's environment, the file descriptor on
+// which the child says it has installed its signal handlers (one byte,
+// then it closes it). Until then the supervisor holds the signals it
+// catches: forwarded earlier, SIGINT or SIGTERM would find Go's default
+// action and kill the child, exit 130 instead of an undecided check.
+const readyFDEnv = "ISOSCOPE_READY_FD"
+
+// signalReady tells a supervisor, if this process is a supervised child,
+// that its signal handlers are installed, and forgets the descriptor so
+// that nothing started from here inherits it.
+func signalReady() {
+	fd := os.Getenv(readyFDEnv)
+	if fd == "" {
+		return
+	}
+	os.Unsetenv(readyFDEnv)
+	n, err := strconv.Atoi(fd)
+	if err != nil || n < 3 {
+		return
+	}
+	f := os.NewFile(uintptr(n), "supervisor-ready")
+	_, _ = f.Write([]byte{1})
+	f.Close()
+}
 
 // supervises reports whether this process should run the command in a
 // supervised child: `check`, unless it is that child already. A check
@@ -58,6 +84,12 @@ func supervise(args []string) int {
 	if err != nil {
 		return run(args)
 	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return run(args)
+	}
+	cmd.ExtraFiles = []*os.File{readyW} // the child's descriptor 3
+	cmd.Env = append(cmd.Env, readyFDEnv+"=3")
 	sigs := make(chan os.Signal, 4)
 	for _, sig := range forwarded {
 		// SIGINT and SIGTERM end a check always, as in run; another
@@ -69,13 +101,21 @@ func supervise(args []string) int {
 	}
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
+		readyR.Close()
+		readyW.Close()
 		return run(args)
 	}
+	readyW.Close()
+	ready := make(chan struct{})
 	go func() {
-		for s := range sigs {
-			_ = cmd.Process.Signal(s)
-		}
+		// A byte when the child's handlers are in place; end of file if
+		// it ended before that.
+		var b [1]byte
+		_, _ = readyR.Read(b[:])
+		readyR.Close()
+		close(ready)
 	}()
+	go forward(sigs, ready, cmd.Process)
 	oom := make(chan bool, 1)
 	go func() { oom <- passOn(stderr, os.Stderr) }()
 	outOfMemory := <-oom
@@ -99,6 +139,27 @@ func supervise(args []string) int {
 		return 128 + int(ws.Signal())
 	}
 	return st.ExitCode()
+}
+
+// forward passes the signals that come on sigs to the child p, holding
+// those that come before ready is closed and passing them on then, in
+// order.
+func forward(sigs <-chan os.Signal, ready <-chan struct{}, p *os.Process) {
+	var held []os.Signal
+	for {
+		select {
+		case s := <-sigs:
+			held = append(held, s)
+		case <-ready:
+			for _, s := range held {
+				_ = p.Signal(s)
+			}
+			for s := range sigs {
+				_ = p.Signal(s)
+			}
+			return
+		}
+	}
 }
 
 // passOn copies r to w as it comes (progress lines end in carriage
