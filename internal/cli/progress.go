@@ -30,7 +30,7 @@ const (
 )
 
 // progressFlagHelp is the help of --progress.
-const progressFlagHelp = "progress on standard error: auto (a line redrawn in place on a terminal, nothing elsewhere), always (a plain status line every 5 s, wherever standard error goes: CI logs, a pipe; " +
+const progressFlagHelp = "progress on standard error: auto (a line redrawn in place on a terminal, nothing elsewhere), always (a plain status line every 5 s and one as each phase ends, wherever standard error goes: CI logs, a pipe; " +
 	progressIntervalEnv + " sets another interval, e.g. 500ms), never"
 
 // progressIntervalEnv names the environment variable that sets how often
@@ -64,8 +64,9 @@ func drawsProgress(mode string, w io.Writer) bool {
 }
 
 // statusLines writes "isoscope: LINE (ELAPSED)" on its own line to w
-// every progressInterval, LINE what line returns then, until stop is
-// called.
+// every progressInterval, LINE what line returns then, and once more when
+// stop is called, so that a phase shorter than the interval still leaves
+// its line (and its duration) in a log.
 func statusLines(w io.Writer, line func() string) (stop func()) {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
@@ -75,12 +76,16 @@ func statusLines(w io.Writer, line func() string) (stop func()) {
 		t := time.NewTicker(progressInterval())
 		defer t.Stop()
 		for {
+			ended := false
 			select {
 			case <-done:
-				return
+				ended = true
 			case <-t.C:
 			}
 			fmt.Fprintf(w, "isoscope: %s (%.1fs)\n", line(), time.Since(start).Seconds())
+			if ended {
+				return
+			}
 		}
 	}()
 	return func() { close(done); <-stopped }
