@@ -6,7 +6,7 @@
 # BINDIR holds initdb, pg_ctl and postgres (e.g. /usr/lib/postgresql/15/bin).
 # SCHEDULE is repro.sql (default), repro-update.sql or repro-readonly.sql.
 # It makes a fresh cluster in a temporary directory, starts it on 127.0.0.1
-# (port $PORT, default a free one from 40000 up), runs the schedule in three
+# (port $PORT, default a free one in 20000-29999), runs the schedule in three
 # psql sessions, prints every statement with its answer, and stops the
 # server (by its PID) and removes the cluster. With gdb (the default) the
 # backend of session A is held inside its COMMIT, at ReleasePredicateLocks;
@@ -24,6 +24,8 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 fi
 bindir=$1
 schedule=${2:-$here/repro.sql}
+# A schedule named without a directory is also looked for beside repro.sh.
+if [ ! -e "$schedule" ] && [ "${schedule#*/}" = "$schedule" ]; then schedule=$here/$schedule; fi
 for f in initdb pg_ctl postgres; do
 	if [ ! -x "$bindir/$f" ]; then echo "$0: $bindir/$f is not an executable" >&2; exit 2; fi
 done
@@ -62,22 +64,30 @@ trap 'exit 2' INT TERM
 
 fail() { echo "repro.sh: $*" >&2; exit 2; }
 
-port=${PORT:-}
-if [ -z "$port" ]; then
-	for p in $(seq 40000 40999); do
-		if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then port=$p; break; fi
-	done
-fi
+# The server's port: $PORT, or the first of 20 ports from a random one in
+# 20000-29999 (below Linux's ephemeral range, where a client's socket can
+# hold a port without listening) that the server can listen on.
 "${runas[@]}" "$bindir/initdb" -D "$work/data" -U postgres -A trust --no-sync >"$work/initdb.log" 2>&1 ||
 	fail "initdb failed: $(tail -3 "$work/initdb.log")"
-"${runas[@]}" "$bindir/postgres" -D "$work/data" -c listen_addresses=127.0.0.1 -p "$port" \
-	-c unix_socket_directories="$work" -c fsync=off >"$work/server.log" 2>&1 &
-srvpid=$!
-for _ in $(seq 100); do
-	psql -X -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atc 'SELECT 1' >/dev/null 2>&1 && break
-	kill -0 "$srvpid" 2>/dev/null || fail "the server did not start: $(tail -3 "$work/server.log")"
-	sleep 0.1
+if [ -n "${PORT:-}" ]; then ports=$PORT; else
+	p0=$((20000 + RANDOM % 10000)); ports=$(seq "$p0" $((p0 + 19)))
+fi
+for port in $ports; do
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue # in use
+	"${runas[@]}" "$bindir/postgres" -D "$work/data" -c listen_addresses=127.0.0.1 -p "$port" \
+		-c unix_socket_directories="$work" -c fsync=off >"$work/server.log" 2>&1 &
+	srvpid=$!
+	for _ in $(seq 300); do
+		psql -X -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atc 'SELECT 1' >/dev/null 2>&1 && break 2
+		kill -0 "$srvpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$srvpid" 2>/dev/null && fail "the server on port $port did not answer in 30 s: $(tail -3 "$work/server.log")"
+	wait "$srvpid" 2>/dev/null
+	srvpid=
+	grep -q 'could not create any TCP/IP sockets' "$work/server.log" || break
 done
+[ -n "$srvpid" ] || fail "the server did not start: $(tail -3 "$work/server.log")"
 version=$(psql -X -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atc 'SELECT version()') || fail "cannot connect to the server on port $port"
 echo "# $version"
 echo "# schedule $(basename "$schedule"), $( [ $gdb = 1 ] && echo "A held by gdb in ReleasePredicateLocks" || echo "no gdb (control)")"
