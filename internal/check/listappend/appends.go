@@ -37,8 +37,9 @@ type appendSlot struct {
 const denseSlack = 16
 
 // newAppendIndex returns an empty index for the appends of h: a flat
-// table for each key whose integer elements are dense enough.
-func newAppendIndex(h *history.History) appendIndex {
+// table for each key whose integer elements are dense enough (and, when
+// flat is false, none: every element in the map, as the tests compare).
+func newAppendIndex(h *history.History, flat bool) appendIndex {
 	nk := len(h.Keys)
 	lo := make([]int64, nk)
 	hi := make([]int64, nk)
@@ -62,7 +63,7 @@ func newAppendIndex(h *history.History) appendIndex {
 	x := appendIndex{keys: make([]denseKey, nk), others: map[elemKey]appendRef{}}
 	var total int64
 	for k := range nk {
-		if count[k] == 0 {
+		if count[k] == 0 || !flat {
 			continue
 		}
 		// The span, computed so that it cannot overflow: a sparse key

@@ -115,7 +115,7 @@ func decides(ix *history.Index, l level.Level) (appendIndex, error) {
 	if !lists {
 		return appendIndex{}, fmt.Errorf("the history has no appends or list reads")
 	}
-	seen, err := indexAppends(h)
+	seen, err := indexAppends(h, true)
 	if err != nil {
 		return appendIndex{}, err
 	}
@@ -130,10 +130,11 @@ func decides(ix *history.Index, l level.Level) (appendIndex, error) {
 	return seen, nil
 }
 
-// indexAppends returns the index of h's appends, or an error naming an
-// element appended to a key twice.
-func indexAppends(h *history.History) (appendIndex, error) {
-	x := newAppendIndex(h)
+// indexAppends returns the index of h's appends (flat tables where they
+// fit, when flat is set), or an error naming an element appended to a key
+// twice.
+func indexAppends(h *history.History, flat bool) (appendIndex, error) {
+	x := newAppendIndex(h, flat)
 	for i := range h.Txns {
 		ops := h.Txns[i].Ops
 		for j, op := range ops {
@@ -174,7 +175,7 @@ func viaSolver(l level.Level) bool {
 
 // check runs the check Plan returns.
 func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Options) ([]anomaly.Anomaly, error) {
-	appends, err := indexAppends(ix.History())
+	appends, err := indexAppends(ix.History(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +349,7 @@ type openKey struct {
 // newAnalysis returns the analysis of h at l, indexing its appends (the
 // last of an element appended twice wins: Plan refuses such histories).
 func newAnalysis(h *history.History, l level.Level) *analysis {
-	x := newAppendIndex(h)
+	x := newAppendIndex(h, true)
 	for i := range h.Txns {
 		ops := h.Txns[i].Ops
 		for j, op := range ops {
