@@ -122,7 +122,10 @@ func (a *analysis) graph(l level.Level) *dsg.Graph {
 		// Past the graph only the guess and the solver, which snapshot
 		// isolation with open keys reaches, look at the appends and the
 		// reads again: the graph is built without them.
+		// Nor at the edges: build lets them go once they are in the
+		// graph, before it is laid out.
 		a.appends, a.listReads = appendIndex{}, nil
+		a.lastBuild = true
 	}
 	return a.build(l, snapshot(l), nil)
 }
@@ -185,6 +188,9 @@ func (a *analysis) build(l level.Level, split bool, extra []checker.Edge) *dsg.G
 	}
 	for _, d := range extra {
 		e.Dep(d.From, d.To, d.Dep, d.Key)
+	}
+	if a.lastBuild {
+		a.edges = nil
 	}
 	if l.SessionOrder {
 		e.SessionOrder(h, a.isEffective)

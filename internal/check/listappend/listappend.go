@@ -334,6 +334,9 @@ type analysis struct {
 	// open (collect fills them).
 	edges []depEdge
 	open  []openKey
+	// lastBuild says the next graph built is the last, and edges can go
+	// once they are in it.
+	lastBuild bool
 	// orders holds each key's order of observed elements: its longest
 	// list read (collect fills it).
 	orders map[history.KeyID][]history.Value
