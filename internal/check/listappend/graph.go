@@ -178,7 +178,19 @@ func (a *analysis) collect(l level.Level) {
 // as l asks.
 func (a *analysis) build(l level.Level, split bool, extra []checker.Edge) *dsg.Graph {
 	h := a.h
-	e := dsg.NewEdges(len(h.Txns), split, len(a.edges)+len(extra)+len(h.Txns))
+	// The split encoding enters a dependency twice (session order too):
+	// the builder's arrays are sized for that, or growing them would
+	// leave copies behind.
+	hint := len(a.edges) + len(extra) + len(h.Txns)
+	if split {
+		for _, d := range a.edges {
+			if !d.anti {
+				hint++
+			}
+		}
+		hint += len(extra) + len(h.Txns)
+	}
+	e := dsg.NewEdges(len(h.Txns), split, hint)
 	for _, d := range a.edges {
 		if d.anti {
 			e.Anti(d.From, d.To, d.Dep, d.Key)
