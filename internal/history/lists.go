@@ -16,6 +16,9 @@ import "slices"
 // to use; it is not safe for concurrent use.
 type Lists struct {
 	longest map[Value][]Value
+	// old holds the arrays each key's longest list outgrew (by the address
+	// of their first element), for Rebase.
+	old map[*Value]Value
 }
 
 // Share returns a list equal to list, the result of a read of key,
@@ -35,6 +38,14 @@ func (l *Lists) Share(key Value, list []Value, own int) []Value {
 	}
 	have := l.longest[key]
 	if ext := list[:len(list)-min(max(own, 0), len(list))]; len(ext) > len(have) && slices.Equal(ext[:len(have)], have) {
+		if len(have) > 0 && cap(have) < len(ext) {
+			// The append below moves the list to a larger array; the
+			// lists shared so far stay in this one until Rebase.
+			if l.old == nil {
+				l.old = map[*Value]Value{}
+			}
+			l.old[&have[0]] = key
+		}
 		have = append(have, ext[len(have):]...)
 		l.longest[key] = have
 	}
@@ -44,6 +55,29 @@ func (l *Lists) Share(key Value, list []Value, own int) []Value {
 	c := slices.Clone(list)
 	return c[:len(c):len(c)]
 }
+
+// Rebase returns list, a list Share returned for a read of key, in the
+// array of key's longest list when it was shared in an array that list
+// has since outgrown: the same elements, in the one array, so that the
+// arrays outgrown can be freed once every list Share returned from them
+// is rebased. Any other list is returned as it is. Rebased lists share
+// their storage with the key's other reads as Share's do: each is a
+// prefix of the key's longest list. Forget ends a round of rebasing.
+func (l *Lists) Rebase(key Value, list []Value) []Value {
+	if len(list) == 0 || l.old == nil {
+		return list
+	}
+	if k, ok := l.old[&list[0]]; ok && k == key {
+		if have := l.longest[key]; len(list) <= len(have) {
+			return have[:len(list):len(list)]
+		}
+	}
+	return list
+}
+
+// Forget forgets the arrays the keys' longest lists outgrew, once every
+// list shared from them is rebased (or will not be).
+func (l *Lists) Forget() { l.old = nil }
 
 // ListArray names the array a list read's elements are stored in (the
 // address of its first element), with the key read: the reads that share

@@ -163,3 +163,67 @@ func TestFirstRepeatShortAndLong(t *testing.T) {
 		}
 	}
 }
+
+// TestListsRebase: after random reads of a few keys — prefixes of each
+// key's order, extensions of it, lists that part from it, own appends at
+// the end — every list Rebase returns has the elements Share returned,
+// every list shared from an array its key's longest list outgrew lands
+// in the longest list's array, and no other list moves.
+func TestListsRebase(t *testing.T) {
+	r := rand.New(rand.NewPCG(32, 3))
+	rebased := 0
+	for run := range 500 {
+		var l Lists
+		keys := []Value{IntValue(1), StringValue("k")}
+		orders := make([][]Value, len(keys))
+		type read struct {
+			key  int
+			list []Value
+		}
+		var reads []read
+		for range 1 + r.IntN(60) {
+			k := r.IntN(len(keys))
+			if r.IntN(2) == 0 {
+				orders[k] = append(orders[k], IntValue(int64(len(orders[k])+1)))
+			}
+			list := slices.Clone(orders[k][:r.IntN(len(orders[k])+1)])
+			own := 0
+			switch r.IntN(8) {
+			case 0:
+				list = append(list, IntValue(-1)) // parts from the order
+			case 1:
+				own = 1 + r.IntN(2)
+				for range own {
+					list = append(list, IntValue(int64(-10-r.IntN(5))))
+				}
+			}
+			reads = append(reads, read{k, l.Share(keys[k], list, own)})
+		}
+		for _, rd := range reads {
+			got := l.Rebase(keys[rd.key], rd.list)
+			if !slices.Equal(got, rd.list) {
+				t.Fatalf("run %d: Rebase(%v) = %v", run, rd.list, got)
+			}
+			longest := l.longest[keys[rd.key]]
+			if len(got) == 0 {
+				continue
+			}
+			_, outgrown := l.old[&rd.list[0]]
+			switch moved := &got[0] != &rd.list[0]; {
+			case outgrown && (&got[0] != &longest[0] || cap(got) != len(got)):
+				t.Fatalf("run %d: %v, shared from an outgrown array, is not rebased", run, rd.list)
+			case !outgrown && moved:
+				t.Fatalf("run %d: %v moved though its array was not outgrown", run, rd.list)
+			case moved:
+				rebased++
+			}
+		}
+		l.Forget()
+		if len(reads) > 0 && l.Rebase(keys[reads[0].key], reads[0].list) == nil && len(reads[0].list) > 0 {
+			t.Fatalf("run %d: Rebase after Forget lost a list", run)
+		}
+	}
+	if rebased == 0 {
+		t.Fatal("no list was rebased: the reads miss the case")
+	}
+}

@@ -2,7 +2,6 @@ package listappend
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
@@ -123,7 +122,10 @@ func (a *analysis) graph(l level.Level) *dsg.Graph {
 		// Past the graph only the guess and the solver, which snapshot
 		// isolation with open keys reaches, look at the appends and the
 		// reads again: the graph is built without them.
+		// Nor at the edges: build lets them go once they are in the
+		// graph, before it is laid out.
 		a.appends, a.listReads = appendIndex{}, nil
+		a.lastBuild = true
 	}
 	return a.build(l, snapshot(l), nil)
 }
@@ -132,49 +134,42 @@ func (a *analysis) graph(l level.Level) *dsg.Graph {
 // unordered in open, and incompatible orders in found.
 func (a *analysis) collect(l level.Level) {
 	h := a.h
-	// The reads and the appended elements, each grouped by key in file
-	// order (a stable sort).
-	reads := slices.Clone(a.listReads)
-	slices.SortStableFunc(reads, func(x, y readRef) int { return cmp.Compare(x.k, y.k) })
-	type keyElem struct {
-		k history.KeyID
-		e history.Value
+	nk := len(h.Keys)
+	// The reads grouped by key in file order: a counting sort.
+	start := make([]int32, nk+1)
+	for _, r := range a.listReads {
+		start[r.k+1]++
 	}
-	var appended []keyElem
-	for i := range h.Txns {
-		for _, op := range h.Txns[i].Ops {
-			if op.Kind == history.Append {
-				appended = append(appended, keyElem{op.Key, op.Value})
-			}
+	for k := range nk {
+		start[k+1] += start[k]
+	}
+	reads := make([]readRef, len(a.listReads))
+	next := slices.Clone(start[:nk])
+	for _, r := range a.listReads {
+		reads[next[r.k]] = r
+		next[r.k]++
+	}
+	next = nil
+	// The elements of each key that the flat tables do not hold.
+	var others map[history.KeyID][]history.Value
+	for ek := range a.appends.others {
+		if others == nil {
+			others = map[history.KeyID][]history.Value{}
 		}
+		others[ek.k] = append(others[ek.k], ek.e)
 	}
-	slices.SortStableFunc(appended, func(x, y keyElem) int { return cmp.Compare(x.k, y.k) })
 	anti := l.ID != level.ReadCommitted && l.ID != level.ReadUncommitted
 	if a.edges == nil {
 		// About a wr and an rw edge per read and a ww edge per append.
-		a.edges = make([]depEdge, 0, 2*len(reads)+len(appended))
+		a.edges = make([]depEdge, 0, 2*len(reads)+a.appends.len())
 	}
-	elems := make([]history.Value, 0, 64)
-	for len(reads) > 0 || len(appended) > 0 {
-		k := history.KeyID(math.MaxInt32)
-		if len(reads) > 0 {
-			k = reads[0].k
+	for k := range nk {
+		key := history.KeyID(k)
+		kr := reads[start[k]:start[k+1]]
+		if len(kr) == 0 && a.appends.keys[k].n == 0 && len(others[key]) == 0 {
+			continue
 		}
-		if len(appended) > 0 && appended[0].k < k {
-			k = appended[0].k
-		}
-		nr := 0
-		for nr < len(reads) && reads[nr].k == k {
-			nr++
-		}
-		na := 0
-		elems = elems[:0]
-		for na < len(appended) && appended[na].k == k {
-			elems = append(elems, appended[na].e)
-			na++
-		}
-		a.key(k, reads[:nr], elems, anti)
-		reads, appended = reads[nr:], appended[na:]
+		a.key(key, kr, others[key], anti)
 	}
 }
 
@@ -183,7 +178,19 @@ func (a *analysis) collect(l level.Level) {
 // as l asks.
 func (a *analysis) build(l level.Level, split bool, extra []checker.Edge) *dsg.Graph {
 	h := a.h
-	e := dsg.NewEdges(len(h.Txns), split, len(a.edges)+len(extra)+len(h.Txns))
+	// The split encoding enters a dependency twice (session order too):
+	// the builder's arrays are sized for that, or growing them would
+	// leave copies behind.
+	hint := len(a.edges) + len(extra) + len(h.Txns)
+	if split {
+		for _, d := range a.edges {
+			if !d.anti {
+				hint++
+			}
+		}
+		hint += len(extra) + len(h.Txns)
+	}
+	e := dsg.NewEdges(len(h.Txns), split, hint)
 	for _, d := range a.edges {
 		if d.anti {
 			e.Anti(d.From, d.To, d.Dep, d.Key)
@@ -193,6 +200,9 @@ func (a *analysis) build(l level.Level, split bool, extra []checker.Edge) *dsg.G
 	}
 	for _, d := range extra {
 		e.Dep(d.From, d.To, d.Dep, d.Key)
+	}
+	if a.lastBuild {
+		a.edges = nil
 	}
 	if l.SessionOrder {
 		e.SessionOrder(h, a.isEffective)
@@ -217,8 +227,9 @@ func (a *analysis) antiDep(from, to history.TxnID, d anomaly.Dep, k history.KeyI
 	a.edges = append(a.edges, depEdge{Edge: checker.Edge{From: from, To: to, Dep: d, Key: k}, anti: true})
 }
 
-// key adds the edges of one key.
-func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Value, anti bool) {
+// key adds the edges of one key: its reads, and others, the elements
+// appended to it that its flat table does not hold.
+func (a *analysis) key(k history.KeyID, reads []readRef, others []history.Value, anti bool) {
 	var order []history.Value
 	var longest readRef
 	for _, r := range reads {
@@ -226,19 +237,32 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 			order, longest = a.external(r), r
 		}
 	}
-	pos := make(map[history.Value]int, len(order))
-	for i, v := range order {
-		pos[v] = i
-	}
 	if a.orders == nil {
 		a.orders = map[history.KeyID][]history.Value{}
 	}
 	a.orders[k] = order
+	// The appenders of order's elements, marked in the flat table (or,
+	// for the elements it does not hold, kept in a set) so that the
+	// unobserved appends are those not marked.
+	appenders := make([]history.TxnID, len(order))
+	var inOrder map[history.Value]bool
+	for i, v := range order {
+		if s := a.appends.slot(k, v); s != nil {
+			appenders[i] = s.r.t
+			s.seen = true
+			continue
+		}
+		appenders[i] = a.appends.at(k, v).t
+		if inOrder == nil {
+			inOrder = map[history.Value]bool{}
+		}
+		inOrder[v] = true
+	}
 	appender := func(i int) history.TxnID {
 		if i < 0 {
 			return history.Init
 		}
-		return a.appends.at(k, order[i]).t
+		return appenders[i]
 	}
 	// ww joins consecutive effective appenders; at read uncommitted also
 	// across elements of appenders that did not take effect (package
@@ -259,12 +283,27 @@ func (a *analysis) key(k history.KeyID, reads []readRef, appended []history.Valu
 		last = history.Init
 	}
 	var unobserved []history.TxnID
-	for _, el := range appended {
-		if _, in := pos[el]; in {
-			continue
-		}
-		if w := a.appends.at(k, el).t; a.effective[w] && !slices.Contains(unobserved, w) {
+	unseen := func(w history.TxnID) {
+		if a.effective[w] && !slices.Contains(unobserved, w) {
 			unobserved = append(unobserved, w)
+		}
+	}
+	if d := a.appends.keys[k]; d.n > 0 {
+		for i := range a.appends.slots[d.off : d.off+int64(d.n)] {
+			s := &a.appends.slots[d.off+int64(i)]
+			if s.ok && !s.seen {
+				unseen(s.r.t)
+			}
+		}
+	}
+	for _, el := range others {
+		if !inOrder[el] {
+			unseen(a.appends.at(k, el).t)
+		}
+	}
+	for _, v := range order {
+		if s := a.appends.slot(k, v); s != nil {
+			s.seen = false
 		}
 	}
 	slices.Sort(unobserved)

@@ -82,54 +82,80 @@ func (Checker) Capabilities() checker.Capabilities { return checker.Capabilities
 // than one way, one order is guessed (guess) and, if it closes a cycle,
 // the solver chooses their order (solve), within o's limits.
 func (Checker) Plan(ix *history.Index, l level.Level, o checker.Options) (checker.Check, error) {
-	if err := decides(ix, l); err != nil {
+	appends, err := decides(ix, l)
+	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return check(ctx, ix, l, o) }, nil
+	return func(ctx context.Context) ([]anomaly.Anomaly, error) { return checkWith(ctx, ix, appends, l, o) }, nil
 }
 
-// decides returns nil when Plan accepts ix's history at l.
-func decides(ix *history.Index, l level.Level) error {
+// decides returns nil when Plan accepts ix's history at l, with the index
+// of its appends that the check reads.
+func decides(ix *history.Index, l level.Level) (appendIndex, error) {
 	switch l.ID {
 	case level.ReadUncommitted, level.ReadCommitted, level.SnapshotIsolation, level.GSI, level.Serializable, level.PlainSerializable,
 		level.StrictSerializable, level.RepeatableRead, level.CursorStability:
 	default:
 		if !viaSolver(l) {
-			return fmt.Errorf("it does not decide %s", l.Name)
+			return appendIndex{}, fmt.Errorf("it does not decide %s", l.Name)
 		}
 	}
 	h := ix.History()
-	seen := newAppendIndex(0)
 	lists := false
 	for i := range h.Txns {
 		for _, op := range h.Txns[i].Ops {
 			switch op.Kind {
-			case history.Append:
-				lists = true
-				if w, dup := seen.get(op.Key, op.Value); dup {
-					return fmt.Errorf("element %s is appended to %s twice (transactions %s and %s)",
-						op.Value, h.KeyName(op.Key), h.TxnName(w.t), h.TxnName(history.TxnID(i)))
-				}
-				seen.put(op.Key, op.Value, appendRef{t: history.TxnID(i)})
-			case history.ReadList:
+			case history.Append, history.ReadList:
 				lists = true
 			default:
-				return fmt.Errorf("transaction %s has %s operation; it handles appends and list reads only", h.TxnName(history.TxnID(i)), op.Kind.Noun())
+				return appendIndex{}, fmt.Errorf("transaction %s has %s operation; it handles appends and list reads only", h.TxnName(history.TxnID(i)), op.Kind.Noun())
 			}
 		}
 	}
 	if !lists {
-		return fmt.Errorf("the history has no appends or list reads")
+		return appendIndex{}, fmt.Errorf("the history has no appends or list reads")
+	}
+	seen, err := indexAppends(h, true)
+	if err != nil {
+		return appendIndex{}, err
 	}
 	if l.RealTime {
 		for i := range h.Txns {
 			if h.Txns[i].Status != history.Aborted && !h.Txns[i].HasTime {
-				return fmt.Errorf("strict serializability needs begin and end instants; transaction %s (line %d) has none",
+				return appendIndex{}, fmt.Errorf("strict serializability needs begin and end instants; transaction %s (line %d) has none",
 					h.TxnName(history.TxnID(i)), h.Txns[i].Line)
 			}
 		}
 	}
-	return nil
+	return seen, nil
+}
+
+// indexAppends returns the index of h's appends (flat tables where they
+// fit, when flat is set), or an error naming an element appended to a key
+// twice.
+func indexAppends(h *history.History, flat bool) (appendIndex, error) {
+	x := newAppendIndex(h, flat)
+	for i := range h.Txns {
+		ops := h.Txns[i].Ops
+		for j, op := range ops {
+			if op.Kind != history.Append {
+				continue
+			}
+			if w, dup := x.get(op.Key, op.Value); dup {
+				return appendIndex{}, fmt.Errorf("element %s is appended to %s twice (transactions %s and %s)",
+					op.Value, h.KeyName(op.Key), h.TxnName(w.t), h.TxnName(history.TxnID(i)))
+			}
+			last := true
+			for _, later := range ops[j+1:] {
+				if later.Kind == history.Append && later.Key == op.Key {
+					last = false
+					break
+				}
+			}
+			x.put(op.Key, op.Value, appendRef{history.TxnID(i), int32(j), last})
+		}
+	}
+	return x, nil
 }
 
 // viaSolver reports whether l is one of the levels this checker leaves
@@ -149,12 +175,21 @@ func viaSolver(l level.Level) bool {
 
 // check runs the check Plan returns.
 func check(ctx context.Context, ix *history.Index, l level.Level, o checker.Options) ([]anomaly.Anomaly, error) {
+	appends, err := indexAppends(ix.History(), true)
+	if err != nil {
+		return nil, err
+	}
+	return checkWith(ctx, ix, appends, l, o)
+}
+
+// checkWith is check with the index of the history's appends.
+func checkWith(ctx context.Context, ix *history.Index, appends appendIndex, l level.Level, o checker.Options) ([]anomaly.Anomaly, error) {
 	if l.ID == level.RepeatableRead {
 		// Lists have no predicate reads, so G2-item is all of G2: PL-2.99
 		// is serializability without session order.
 		l = level.Get(level.PlainSerializable)
 	}
-	a := newAnalysis(ix.History(), l)
+	a := newAnalysisWith(ix.History(), l, appends)
 	a.resolve()
 	a.reads()
 	if err := ctx.Err(); err != nil {
@@ -299,6 +334,9 @@ type analysis struct {
 	// open (collect fills them).
 	edges []depEdge
 	open  []openKey
+	// lastBuild says the next graph built is the last, and edges can go
+	// once they are in it.
+	lastBuild bool
 	// orders holds each key's order of observed elements: its longest
 	// list read (collect fills it).
 	orders map[history.KeyID][]history.Value
@@ -311,16 +349,10 @@ type openKey struct {
 	txns []history.TxnID
 }
 
+// newAnalysis returns the analysis of h at l, indexing its appends (the
+// last of an element appended twice wins: Plan refuses such histories).
 func newAnalysis(h *history.History, l level.Level) *analysis {
-	n := 0
-	for i := range h.Txns {
-		for _, op := range h.Txns[i].Ops {
-			if op.Kind == history.Append {
-				n++
-			}
-		}
-	}
-	a := &analysis{h: h, l: l, appends: newAppendIndex(n), effective: make([]bool, len(h.Txns))}
+	x := newAppendIndex(h, true)
 	for i := range h.Txns {
 		ops := h.Txns[i].Ops
 		for j, op := range ops {
@@ -331,12 +363,19 @@ func newAnalysis(h *history.History, l level.Level) *analysis {
 			for _, later := range ops[j+1:] {
 				if later.Kind == history.Append && later.Key == op.Key {
 					last = false
+					break
 				}
 			}
-			a.appends.put(op.Key, op.Value, appendRef{history.TxnID(i), int32(j), last})
+			x.put(op.Key, op.Value, appendRef{history.TxnID(i), int32(j), last})
 		}
 	}
-	return a
+	return newAnalysisWith(h, l, x)
+}
+
+// newAnalysisWith returns the analysis of h at l with appends, the index
+// of its appends.
+func newAnalysisWith(h *history.History, l level.Level, appends appendIndex) *analysis {
+	return &analysis{h: h, l: l, appends: appends, effective: make([]bool, len(h.Txns))}
 }
 
 // resolve decides which transactions took effect: the committed ones, and

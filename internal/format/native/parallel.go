@@ -221,6 +221,18 @@ func (w *Reader) parse(c *chunk) {
 	if cap(txns) > 2*len(txns)+64 { // mostly blank lines: give back the slots
 		txns = append([]history.Txn(nil), txns...)
 	}
+	// The chunk's list reads move to the arrays of their keys' longest
+	// lists, so that the arrays those outgrew are freed: each list read
+	// is then held once, not once per array it grew through.
+	for i := range txns {
+		ops := txns[i].Ops
+		for j := range ops {
+			if ops[j].Kind == history.ReadList && len(ops[j].List) > 0 {
+				ops[j].List = w.shared.Rebase(w.h.Keys[ops[j].Key], ops[j].List)
+			}
+		}
+	}
+	w.shared.Forget()
 	c.parsed, c.txns, c.keys, c.sessions, c.faults = true, txns, w.h.Keys, w.h.Sessions, faults
 	c.kind, c.kindLine, c.lists = w.keyKind, w.keyKindLine, w.lists
 }

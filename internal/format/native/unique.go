@@ -31,6 +31,11 @@ func checkUnique(h *history.History) error {
 				Msg: "unique_values is promised, but " + h.KeyName(k) + "=" + v.String() + " was already written " + first}
 		}
 	}
+	if intsUnique(h, history.Append) {
+		return nil
+	}
+	// Some element is not an integer, or one repeats: the map below
+	// names the first repeat in file order.
 	type elem struct {
 		k history.KeyID
 		v history.Value
@@ -66,11 +71,27 @@ const parallelUnique = 1 << 16
 // (a counting sort) and each group sorted, on every processor for a large
 // history whose values are all integers; other values go to a map.
 func writesUnique(h *history.History) bool {
-	parts := min(runtime.GOMAXPROCS(0), 8)
-	if len(h.Txns) < parallelUnique || parts < 2 {
+	if len(h.Txns) < parallelUnique || min(runtime.GOMAXPROCS(0), 8) < 2 {
 		return writesUniqueOf(h)
 	}
+	return intsUnique(h, history.Write) || writesUniqueOf(h)
+}
+
+// intsUnique reports whether the operations of kind (writes or appends)
+// put integers only, no two the same at the same key, and, for writes, no
+// key's named, non-null initial value: grouped by key (a counting sort)
+// and each group sorted, on every processor. False says only that the
+// question needs the slower look: some value is not an integer, or one
+// repeats.
+func intsUnique(h *history.History, kind history.OpKind) bool {
+	parts := max(min(runtime.GOMAXPROCS(0), 8), 1)
+	if len(h.Txns) < parallelUnique {
+		parts = 1
+	}
 	init := h.Header.Initial.Values
+	if kind != history.Write {
+		init = nil
+	}
 	nk := len(h.Keys)
 	// counts[p][k] counts part p's writes to key k.
 	counts := make([][]int32, parts)
@@ -81,7 +102,7 @@ func writesUnique(h *history.History) bool {
 		for i := len(h.Txns) * p / parts; i < len(h.Txns)*(p+1)/parts; i++ {
 			for j := range h.Txns[i].Ops {
 				op := &h.Txns[i].Ops[j]
-				if op.Kind != history.Write || op.Key < 0 || int(op.Key) >= nk {
+				if op.Kind != kind || op.Key < 0 || int(op.Key) >= nk {
 					continue
 				}
 				if init != nil {
@@ -98,11 +119,8 @@ func writesUnique(h *history.History) bool {
 			}
 		}
 	})
-	switch {
-	case dup.Load():
+	if dup.Load() || other.Load() {
 		return false
-	case other.Load():
-		return writesUniqueOf(h)
 	}
 	// Part p's values of key k go to vals[at[p][k]:], after those of the
 	// earlier keys and of the earlier parts.
@@ -121,7 +139,7 @@ func writesUnique(h *history.History) bool {
 		for i := len(h.Txns) * p / parts; i < len(h.Txns)*(p+1)/parts; i++ {
 			for j := range h.Txns[i].Ops {
 				op := &h.Txns[i].Ops[j]
-				if op.Kind == history.Write && op.Key >= 0 && int(op.Key) < nk {
+				if op.Kind == kind && op.Key >= 0 && int(op.Key) < nk {
 					vals[at[op.Key]] = op.Value.N
 					at[op.Key]++
 				}
