@@ -218,11 +218,7 @@ func (c *genCommand) Run(ctx context.Context) error {
 		if cfg.Mode == gen.SnapshotIsolation || len(c.Plant) > 0 || c.Timestamps {
 			return badInput(fmt.Errorf("--workload awdit runs on the causal store (--mode causal), without --plant or timestamps"))
 		}
-		h, err := c.awdit(dist)
-		if err != nil {
-			return badInput(err)
-		}
-		return c.write(h, func() {})
+		return c.streamAWDIT(dist)
 	}
 	if causal && (c.Workload != "general" || len(c.Plant) > 0 || c.Timestamps) {
 		return badInput(fmt.Errorf("--mode causal runs --workload general, without --plant or timestamps"))
@@ -423,16 +419,17 @@ func (c *genCommand) listAppend(mode gen.Mode, causal bool, dist workload.Distri
 // check refuses as empty), no sessions, keys or operations, no fault
 // planted where one is asked for, an empty value domain, range or
 // iterator.
-// awdit generates --workload awdit: the shape of AWDIT's history
+// streamAWDIT generates --workload awdit: the shape of AWDIT's history
 // generator (`awdit generate`) on the causal store: --events operations
 // (or --txns transactions) in transactions of geometric size with mean
 // --ops (5), each ending before it would touch a key it wrote, --read-ratio
 // reads (0.8), keys from a Pareto distribution of shape 1.16 over --keys
 // keys (8) unless --dist is given, and ⌈√events⌉ sessions unless
-// --sessions is.
-func (c *genCommand) awdit(dist workload.Distribution) (*history.History, error) {
+// --sessions is. Each transaction is written as it commits, so that
+// memory is the keys' versions, not the history.
+func (c *genCommand) streamAWDIT(dist workload.Distribution) error {
 	if c.Events < 0 {
-		return nil, fmt.Errorf("--events %d: want at least 0 (operations to generate)", c.Events)
+		return badInput(fmt.Errorf("--events %d: want at least 0 (operations to generate)", c.Events))
 	}
 	cc := gen.CausalConfig{Txns: c.Txns, Events: c.Events, Sessions: c.Sessions, Keys: c.Keys, Dist: dist, Ops: c.Ops,
 		ReadRatio: c.ReadRatio, Sync: c.Sync, Stale: c.Stale, Seed: c.Seed, Geometric: true, Pareto: workload.AWDITAlpha}
@@ -455,7 +452,38 @@ func (c *genCommand) awdit(dist workload.Distribution) (*history.History, error)
 		}
 		cc.Sessions = max(1, int(math.Ceil(math.Sqrt(float64(n)))))
 	}
-	return gen.GenerateCausal(cc)
+	w, err := registry.Create(c.Out, c.io.Stdout)
+	if err != nil {
+		return err
+	}
+	var sw *native.Writer
+	var writeErr error
+	cc.Emit = func(h *history.History, t *history.Txn) error {
+		if sw == nil {
+			if sw, writeErr = native.NewWriter(w, h); writeErr != nil {
+				return writeErr
+			}
+		}
+		writeErr = sw.WriteTxn(t)
+		return writeErr
+	}
+	h, err := gen.GenerateCausal(cc)
+	if err == nil && sw == nil { // no transactions: the header alone
+		sw, err = native.NewWriter(w, h)
+		writeErr = err
+	}
+	if err == nil {
+		err = sw.Flush()
+		writeErr = err
+	}
+	if err != nil {
+		w.Abort()
+		if writeErr != nil {
+			return err
+		}
+		return badInput(err)
+	}
+	return w.Close()
 }
 
 func (c *genCommand) checkSizes() error {

@@ -41,6 +41,11 @@ type CausalConfig struct {
 	// distribution of that shape (workload.NewPareto; workload.AWDITAlpha
 	// is AWDIT's default) instead of Dist.
 	Pareto float64
+	// Emit, when set, receives each transaction as it commits, and the
+	// history returned holds none (its header, sessions and keys only):
+	// memory is then the keys' versions, not the history. The
+	// transaction and its operations are reused after Emit returns.
+	Emit func(h *history.History, t *history.Txn) error
 }
 
 // DefaultSync is CausalConfig.Sync's default.
@@ -114,8 +119,13 @@ func GenerateCausal(c CausalConfig) (*history.History, error) {
 	if c.Events > 0 {
 		size = c.Events
 	}
+	if c.Emit != nil {
+		size = 4 * c.Ops
+	} else {
+		h.Txns = make([]history.Txn, 0, size/c.Ops+1)
+	}
 	slab := make([]history.Op, 0, size)
-	h.Txns = make([]history.Txn, 0, size/c.Ops+1)
+	emitted := 0 // operations handed to Emit
 	clock := StartInstant
 	// carry[s]: the key of the operation that ended session s's last
 	// transaction before it ran (Geometric), or -1.
@@ -124,8 +134,12 @@ func GenerateCausal(c CausalConfig) (*history.History, error) {
 		carry[s] = -1
 	}
 	for i := 0; ; i++ {
+		if c.Emit != nil {
+			emitted += len(slab)
+			slab = slab[:0]
+		}
 		if c.Events > 0 {
-			if len(slab) >= c.Events {
+			if emitted+len(slab) >= c.Events {
 				break
 			}
 		} else if i >= c.Txns {
@@ -143,7 +157,7 @@ func GenerateCausal(c CausalConfig) (*history.History, error) {
 		stale := r.Float64() < c.Stale
 		start := len(slab)
 		for j := 0; ; j++ {
-			if c.Events > 0 && len(slab) >= c.Events || !c.Geometric && j == c.Ops {
+			if c.Events > 0 && emitted+len(slab) >= c.Events || !c.Geometric && j == c.Ops {
 				break
 			}
 			var key int
@@ -199,10 +213,17 @@ func GenerateCausal(c CausalConfig) (*history.History, error) {
 		copy(latest[s*k:(s+1)*k], vs)
 		begin := clock + int64(2_000+r.IntN(48_000))
 		clock = begin + int64(20_000+r.IntN(180_000))
-		h.Txns = append(h.Txns, history.Txn{
+		t := history.Txn{
 			ID: history.IntValue(int64(i + 1)), Session: int32(s),
 			Begin: begin, End: clock, HasTime: true, Ops: ops,
-		})
+		}
+		if c.Emit != nil {
+			if err := c.Emit(h, &t); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		h.Txns = append(h.Txns, t)
 	}
 	return h, nil
 }
