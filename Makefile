@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/isoscope
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build demo setup test test-race lint bench bench-weak bench-shard bench-shard-scale fuzz clean roundtrip-all bench-porcupine bench-veristrong evidence tidb dolt evidence-optin
+.PHONY: build demo setup test test-race lint bench bench-scale bench-weak bench-shard bench-shard-scale fuzz clean roundtrip-all bench-porcupine bench-veristrong evidence tidb dolt evidence-optin
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/isoscope
@@ -93,6 +93,13 @@ bench-porcupine:
 # (docs/benchmarks.md).
 bench-veristrong:
 	GO=$(GO) bench/race-veristrong.sh
+
+# bench-scale: the scaling table's rows (docs/benchmarks.md, "Scaling:
+# Elle's and AWDIT's sizes") at the sizes that fit in about 30 minutes:
+# list-append, general, mt, timestamped and AWDIT-shaped histories, each
+# generated into tmp/ and checked once; markdown rows on standard output.
+bench-scale: build
+	scripts/bench-scale.sh $(BIN) tmp
 
 # bench-weak: rc-session, read-atomic and causal on causal-store histories
 # of 2^10 to 2^20 transactions with 50 and 100 sessions (docs/benchmarks.md).

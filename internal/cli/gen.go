@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -58,6 +59,11 @@ type genCommand struct {
 	// keysSet and opsSet say --keys and --ops were, which list-append
 	// otherwise takes as 10 and 4.
 	distSet, keysSet, opsSet bool
+	// Events is --workload awdit's size in operations (AWDIT's --events);
+	// sessionsSet and readRatioSet say --sessions and --read-ratio were
+	// given, which awdit otherwise takes as AWDIT's generator does.
+	Events                    int
+	sessionsSet, readRatioSet bool
 }
 
 func newGenCommand(std IO) *cobra.Command {
@@ -93,6 +99,17 @@ transaction with chance --sync, its reads the latest versions its view holds
 necessarily prefix consistency or SI; --stale makes that share of transactions
 read one version older than their view holds).
 
+--workload awdit runs the shape of AWDIT's history generator (awdit generate) on
+that causal store: --events operations (or --txns transactions), transactions of
+geometric size with mean --ops (5 unless given), each ending before it would
+touch a key it wrote, --read-ratio reads (0.8 unless given), keys from AWDIT's
+Pareto distribution (shape 1.16, a fifth of the keys taking four fifths of the
+accesses, unless --dist is given) over --keys keys (8 unless given), and
+⌈√events⌉ sessions unless --sessions is given. AWDIT's largest published
+history (CockroachDB TPC-C: 50,577,782 events, 1,812,223 transactions, 50
+sessions, 6,730,354 keys) has the proportions of --events 50577782 --sessions 50
+--ops 28 --keys 6730354.
+
 --workload randombench, randomrange, randomrmwrange and blindw run Boomslang's
 benchmarks, with deletes, range scans and iterators: --ops logical operations per
 transaction (a read-modify-write counts as one), integer keys 0..keys-1 (uniform
@@ -125,6 +142,8 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 			c.distSet = cmd.Flags().Changed("dist")
 			c.keysSet = cmd.Flags().Changed("keys")
 			c.opsSet = cmd.Flags().Changed("ops")
+			c.sessionsSet = cmd.Flags().Changed("sessions")
+			c.readRatioSet = cmd.Flags().Changed("read-ratio")
 			return c.Run(cmd.Context())
 		},
 	}
@@ -139,7 +158,7 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 	f.Uint64Var(&c.Seed, "seed", 1, "random seed (the same seed gives the same history)")
 	f.StringSliceVar(&c.Plant, "plant", nil, "anomaly kinds to plant, comma-separated (e.g. lost-update,write-skew)")
 	f.StringVarP(&c.Out, "out", "o", "-", "output file (- for standard output; a .gz name compresses)")
-	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (reads and blind writes; serial mode only), list-append (Elle's), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
+	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (reads and blind writes; serial mode only), list-append (Elle's), awdit (AWDIT's generator's shape, causal store), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
 	f.IntVar(&c.Ops, "ops", 8, "general and Boomslang workloads: operations per transaction; list-append: at most this many (default 4)")
 	f.Float64Var(&c.ReadRatio, "read-ratio", 0.5, "general and list-append: share of reads")
 	f.Float64Var(&c.Duplicates, "duplicates", 0, "general: share of keys whose values come from a small zipfian domain")
@@ -159,6 +178,7 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 	f.IntVar(&c.TSFaults, "ts-faults", 1, "how many --ts-fault faults to plant")
 	f.IntVar(&c.AppendsPerKey, "appends-per-key", 100, "list-append: a key is retired after this many appends and a fresh one takes its place (0: never)")
 	f.Float64Var(&c.UnknownRatio, "unknown-ratio", 0, "list-append: share of transactions whose outcome is unknown (append-only; each takes effect with even chance)")
+	f.IntVar(&c.Events, "events", 0, "awdit: operations to generate (AWDIT's --events; 0: --txns transactions)")
 	f.BoolVar(&c.BlindWMixed, "blindw-mixed", false, "blindw: Boomslang's variant (each operation a read or a blind write) instead of Cobra's (read-only or write-only transactions)")
 	return cmd
 }
@@ -193,6 +213,12 @@ func (c *genCommand) Run(ctx context.Context) error {
 		causal = true
 	default:
 		return unknownChoice("--mode", "mode", c.Mode, []string{"serial", "si", "causal"})
+	}
+	if c.Workload == "awdit" {
+		if cfg.Mode == gen.SnapshotIsolation || len(c.Plant) > 0 || c.Timestamps {
+			return badInput(fmt.Errorf("--workload awdit runs on the causal store (--mode causal), without --plant or timestamps"))
+		}
+		return c.streamAWDIT(dist)
 	}
 	if causal && (c.Workload != "general" || len(c.Plant) > 0 || c.Timestamps) {
 		return badInput(fmt.Errorf("--mode causal runs --workload general, without --plant or timestamps"))
@@ -230,7 +256,7 @@ func (c *genCommand) Run(ctx context.Context) error {
 	default:
 		w, werr := gen.ParseRangeWorkload(c.Workload)
 		if werr != nil {
-			names := []string{"mt", "general"}
+			names := []string{"mt", "general", "list-append", "awdit"}
 			for _, w := range gen.RangeWorkloads() {
 				names = append(names, w.String())
 			}
@@ -393,6 +419,73 @@ func (c *genCommand) listAppend(mode gen.Mode, causal bool, dist workload.Distri
 // check refuses as empty), no sessions, keys or operations, no fault
 // planted where one is asked for, an empty value domain, range or
 // iterator.
+// streamAWDIT generates --workload awdit: the shape of AWDIT's history
+// generator (`awdit generate`) on the causal store: --events operations
+// (or --txns transactions) in transactions of geometric size with mean
+// --ops (5), each ending before it would touch a key it wrote, --read-ratio
+// reads (0.8), keys from a Pareto distribution of shape 1.16 over --keys
+// keys (8) unless --dist is given, and ⌈√events⌉ sessions unless
+// --sessions is. Each transaction is written as it commits, so that
+// memory is the keys' versions, not the history.
+func (c *genCommand) streamAWDIT(dist workload.Distribution) error {
+	if c.Events < 0 {
+		return badInput(fmt.Errorf("--events %d: want at least 0 (operations to generate)", c.Events))
+	}
+	cc := gen.CausalConfig{Txns: c.Txns, Events: c.Events, Sessions: c.Sessions, Keys: c.Keys, Dist: dist, Ops: c.Ops,
+		ReadRatio: c.ReadRatio, Sync: c.Sync, Stale: c.Stale, Seed: c.Seed, Geometric: true, Pareto: workload.AWDITAlpha}
+	if c.distSet {
+		cc.Pareto = 0
+	}
+	if !c.opsSet {
+		cc.Ops = 5
+	}
+	if !c.readRatioSet {
+		cc.ReadRatio = 0.8
+	}
+	if !c.keysSet {
+		cc.Keys = 8
+	}
+	if !c.sessionsSet {
+		n := c.Events
+		if n == 0 {
+			n = c.Txns * cc.Ops
+		}
+		cc.Sessions = max(1, int(math.Ceil(math.Sqrt(float64(n)))))
+	}
+	w, err := registry.Create(c.Out, c.io.Stdout)
+	if err != nil {
+		return err
+	}
+	var sw *native.Writer
+	var writeErr error
+	cc.Emit = func(h *history.History, t *history.Txn) error {
+		if sw == nil {
+			if sw, writeErr = native.NewWriter(w, h); writeErr != nil {
+				return writeErr
+			}
+		}
+		writeErr = sw.WriteTxn(t)
+		return writeErr
+	}
+	h, err := gen.GenerateCausal(cc)
+	if err == nil && sw == nil { // no transactions: the header alone
+		sw, err = native.NewWriter(w, h)
+		writeErr = err
+	}
+	if err == nil {
+		err = sw.Flush()
+		writeErr = err
+	}
+	if err != nil {
+		w.Abort()
+		if writeErr != nil {
+			return err
+		}
+		return badInput(err)
+	}
+	return w.Close()
+}
+
 func (c *genCommand) checkSizes() error {
 	for _, s := range []struct {
 		flag string

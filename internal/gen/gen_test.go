@@ -500,3 +500,48 @@ func TestGenerateGeneral(t *testing.T) {
 		t.Error("bad config accepted")
 	}
 }
+
+// TestCausalEmitSameHistory: the causal store's transactions handed to
+// Emit one at a time are the transactions of the history it otherwise
+// returns, for AWDIT's shapes (by events, geometric sizes, Pareto keys)
+// and the fixed-size general one.
+func TestCausalEmitSameHistory(t *testing.T) {
+	for _, c := range []CausalConfig{
+		{Events: 5000, Sessions: 71, Keys: 8, Ops: 5, ReadRatio: 0.8, Sync: 0.3, Seed: 4, Geometric: true, Pareto: workload.AWDITAlpha},
+		{Events: 3001, Sessions: 5, Keys: 400, Ops: 28, ReadRatio: 0.8, Sync: 0.3, Stale: 0.05, Seed: 5, Geometric: true, Pareto: workload.AWDITAlpha},
+		{Txns: 300, Sessions: 6, Keys: 50, Dist: workload.Zipfian, Ops: 4, ReadRatio: 0.5, Sync: 0.3, Seed: 6},
+	} {
+		whole, err := GenerateCausal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []history.Txn
+		c.Emit = func(_ *history.History, tx *history.Txn) error {
+			cp := *tx
+			cp.Ops = slices.Clone(tx.Ops)
+			got = append(got, cp)
+			return nil
+		}
+		streamed, err := GenerateCausal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(streamed.Txns) != 0 {
+			t.Fatalf("%+v: the streamed history holds %d transactions", c, len(streamed.Txns))
+		}
+		if len(got) != len(whole.Txns) {
+			t.Fatalf("%+v: %d transactions emitted, %d generated", c, len(got), len(whole.Txns))
+		}
+		ops := 0
+		for i := range got {
+			a, b := got[i], whole.Txns[i]
+			ops += len(b.Ops)
+			if a.ID != b.ID || a.Session != b.Session || a.Begin != b.Begin || a.End != b.End || !reflect.DeepEqual(a.Ops, b.Ops) {
+				t.Fatalf("%+v: transaction %d differs:\n%+v\n%+v", c, i, a, b)
+			}
+		}
+		if c.Events > 0 && ops != c.Events {
+			t.Fatalf("%+v: %d operations", c, ops)
+		}
+	}
+}

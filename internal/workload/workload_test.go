@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -161,5 +162,44 @@ func BenchmarkNext(b *testing.B) {
 			}
 			_ = sum
 		})
+	}
+}
+
+// TestParetoChooser: AWDIT's Pareto keys stay in range, and the hottest
+// fifth of the keys takes about four fifths of the accesses (the shape
+// 1.16 is chosen for that), whatever the number of keys.
+func TestParetoChooser(t *testing.T) {
+	for _, keys := range []int{1, 8, 100, 10000} {
+		r := rand.New(rand.NewPCG(uint64(keys), 3))
+		p, err := NewPareto(keys, AWDITAlpha, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := make([]int, keys)
+		const n = 200000
+		for range n {
+			k := p.Next(r)
+			if k < 0 || k >= keys {
+				t.Fatalf("%d keys: drew %d", keys, k)
+			}
+			counts[k]++
+		}
+		if keys < 100 {
+			continue
+		}
+		slices.Sort(counts)
+		hot := 0
+		for _, c := range counts[keys-keys/5:] {
+			hot += c
+		}
+		if share := float64(hot) / n; share < 0.72 || share > 0.88 {
+			t.Errorf("%d keys: the hottest fifth took %.3f of the accesses, want about 0.8", keys, share)
+		}
+	}
+	if _, err := NewPareto(0, AWDITAlpha, rand.New(rand.NewPCG(1, 1))); err == nil {
+		t.Error("no keys: no error")
+	}
+	if _, err := NewPareto(5, 0, rand.New(rand.NewPCG(1, 1))); err == nil {
+		t.Error("shape 0: no error")
 	}
 }

@@ -106,23 +106,41 @@ type checker struct {
 	h     *history.History
 	l     level.Level
 	found []anomaly.Anomaly
+	// first and at are txn's scratch, kept from one transaction to the
+	// next so that checking a history allocates nothing per transaction.
+	first []firstObservation
+	at    map[history.KeyID]int
+}
+
+// firstObservation is a key's first external observation in a
+// transaction, and whether a non-repeatable read of it was reported.
+type firstObservation struct {
+	k   history.KeyID
+	o   history.Observation
+	nrr bool
 }
 
 func (c *checker) txn(t history.TxnID) {
 	// first holds each key's first external observation.
-	var small [8]struct {
-		k   history.KeyID
-		o   history.Observation
-		nrr bool // a non-repeatable read was reported
-	}
-	first := small[:0]
+	first := c.first[:0]
 	// A large transaction finds a key's first observation in a map: the
 	// scan is quadratic in its size (Cobra's fauna-page has transactions
 	// of 860 operations).
 	var at map[history.KeyID]int
 	if len(c.h.Txns[t].Ops) > largeTxn {
-		at = make(map[history.KeyID]int)
+		if c.at == nil {
+			c.at = make(map[history.KeyID]int)
+		}
+		at = c.at
 	}
+	defer func() {
+		if at != nil {
+			for _, f := range first { // at holds exactly first's keys
+				delete(at, f.k)
+			}
+		}
+		c.first = first[:0]
+	}()
 	c.ix.Observations(t, func(o history.Observation) {
 		ref := history.OpRef{Txn: t, Op: o.Op}
 		if o.Own >= 0 {
@@ -159,11 +177,7 @@ func (c *checker) txn(t history.TxnID) {
 			c.externalRead(t, ref, o)
 			return
 		}
-		first = append(first, struct {
-			k   history.KeyID
-			o   history.Observation
-			nrr bool
-		}{k: o.Key, o: o})
+		first = append(first, firstObservation{k: o.Key, o: o})
 		if at != nil {
 			at[o.Key] = len(first) - 1
 		}

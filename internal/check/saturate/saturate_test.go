@@ -2,6 +2,7 @@ package saturate_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -72,6 +73,67 @@ func TestAgainstSolverOnCausalStores(t *testing.T) {
 							t.Fatalf("seed %d %s %s: a broken cycle %v", seed, id, name, a.Cycle)
 						}
 					}
+				}
+				got[i] = res
+			}
+			if got[0].Outcome != got[1].Outcome {
+				t.Fatalf("seed %d %s: saturate %s, sat %s\n%v\n%v", seed, id, got[0].Outcome, got[1].Outcome, got[0].Anomalies, got[1].Anomalies)
+			}
+			if stale == 0 && got[0].Outcome != check.Satisfied {
+				t.Fatalf("seed %d %s: a clean causal store's history: %s %v", seed, id, got[0].Outcome, got[0].Anomalies)
+			}
+			if got[0].Outcome == check.Violated {
+				violated[id]++
+			}
+		}
+	}
+	t.Logf("violations among the stale histories: %v", violated)
+	if violated[level.Causal] == 0 {
+		t.Error("no planted stale read violated causal consistency")
+	}
+}
+
+// TestAgainstSolverOnAWDITShapes: on histories of the shape of AWDIT's
+// generator (gen --workload awdit: geometric transaction sizes, Pareto
+// keys, √events sessions, four reads in five), some with stale reads
+// planted, the saturation checker and the solver checker agree at
+// rc-session, read atomic and causal, and the clean histories hold.
+func TestAgainstSolverOnAWDITShapes(t *testing.T) {
+	violated := map[level.ID]int{}
+	for seed := range uint64(40) {
+		stale := 0.0
+		if seed%2 == 1 {
+			stale = 0.03
+		}
+		events := 200 + int(seed%5)*100
+		h, err := gen.GenerateCausal(gen.CausalConfig{Events: events, Sessions: int(math.Ceil(math.Sqrt(float64(events)))),
+			Keys: 4 + int(seed%9), Ops: 2 + int(seed%5), ReadRatio: 0.8, Sync: 0.3, Stale: stale, Seed: seed,
+			Geometric: true, Pareto: workload.AWDITAlpha})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for ti, tx := range h.Txns {
+			n += len(tx.Ops)
+			seen := map[history.KeyID]bool{}
+			for _, op := range tx.Ops {
+				if seen[op.Key] {
+					t.Fatalf("seed %d: transaction %s touches a key it wrote", seed, h.TxnName(history.TxnID(ti)))
+				}
+				if op.Kind == history.Write {
+					seen[op.Key] = true
+				}
+			}
+		}
+		if n != events {
+			t.Fatalf("seed %d: %d operations, want %d", seed, n, events)
+		}
+		for _, id := range []level.ID{level.RCSession, level.ReadAtomic, level.Causal} {
+			var got [2]check.Result
+			for i, name := range []string{"saturate", "sat"} {
+				res, err := check.Run(context.Background(), h, level.Get(id), check.Options{Checker: name})
+				if err != nil {
+					t.Fatalf("seed %d %s %s: %v", seed, id, name, err)
 				}
 				got[i] = res
 			}
