@@ -49,10 +49,13 @@ const (
 	// Zookeeper is n ZooKeeper servers (Debian's zookeeper) as one
 	// ensemble.
 	Zookeeper Kind = "zookeeper"
+	// ZookeeperSync is Zookeeper whose clients sync a znode before each
+	// read of it (the adapter's reads=sync).
+	ZookeeperSync Kind = "zookeeper-sync"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, Zookeeper, TiDB, TiDBOptimistic, Dolt}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, Zookeeper, ZookeeperSync, TiDB, TiDBOptimistic, Dolt}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -65,7 +68,7 @@ func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nod
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
 // postgres), etcd:3, dqlite:3, nats-kv:3, nats-kv-leader:3, zookeeper:3
-// (also zk); without NODES the kind's default (3 for galera, etcd, dqlite,
+// (also zk), zookeeper-sync:3; without NODES the kind's default (3 for galera, etcd, dqlite,
 // nats-kv and zookeeper, 2 for
 // postgres-standby). tidb (also
 // tidb-pessimistic), tidb-optimistic and dolt are one server each: their
@@ -88,6 +91,8 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: NatsKVLeader, Nodes: 3}
 	case "zookeeper", "zk":
 		sp = Spec{Kind: Zookeeper, Nodes: 3}
+	case "zookeeper-sync", "zk-sync":
+		sp = Spec{Kind: ZookeeperSync, Nodes: 3}
 	case "tidb", "tidb-pessimistic":
 		sp = Spec{Kind: TiDB, Nodes: 1}
 	case "tidb-optimistic":
@@ -95,7 +100,7 @@ func ParseSpec(s string) (Spec, error) {
 	case "dolt":
 		sp = Spec{Kind: Dolt, Nodes: 1}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], zookeeper[:N], tidb, tidb-optimistic or dolt)", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], zookeeper[:N], zookeeper-sync[:N], tidb, tidb-optimistic or dolt)", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -236,8 +241,8 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Op
 		err = upDqlite(ctx, c, log)
 	case NatsKV, NatsKVLeader:
 		err = upNatsKV(ctx, c, spec.Kind == NatsKVLeader, log)
-	case Zookeeper:
-		err = upZookeeper(ctx, c, log)
+	case Zookeeper, ZookeeperSync:
+		err = upZookeeper(ctx, c, spec.Kind == ZookeeperSync, log)
 	case TiDB, TiDBOptimistic:
 		err = upTiDB(ctx, c, spec.Kind == TiDBOptimistic, log)
 	case Dolt:

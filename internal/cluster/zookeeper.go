@@ -40,8 +40,10 @@ const (
 // (its own election port): the election proxies rewrite that
 // announcement to the proxy's address (same length), so that the
 // connection back goes through the proxy too. Dynamic reconfiguration
-// is off, so that the servers never adopt one another's view.
-func upZookeeper(ctx context.Context, c *Cluster, say func(string)) error {
+// is off, so that the servers never adopt one another's view. With
+// syncReads, the nodes' addresses ask the adapter to sync each znode
+// before reading it.
+func upZookeeper(ctx context.Context, c *Cluster, syncReads bool, say func(string)) error {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return fmt.Errorf("zookeeper needs a Java runtime (Debian: default-jre-headless): %v", err)
@@ -121,8 +123,28 @@ func upZookeeper(ctx context.Context, c *Cluster, say func(string)) error {
 			"-cp", strings.Join(zkJars, ":"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg}
 		node.launch = func() (*proc, error) { return startProc(node.Name, node.Log, nil, nil, args...) }
 	}
-	c.dsn = func(i int) string { return "zookeeper://" + c.Nodes[i].client.addr() }
+	opts := ""
+	if syncReads {
+		opts = "?reads=sync"
+	}
+	c.dsn = func(i int) string { return "zookeeper://" + c.Nodes[i].client.addr() + opts }
 	c.ready = func(ctx context.Context, i int) error { return zkReady(ctx, c, i) }
+	// A partition drops packets rather than resetting connections: a
+	// server learns it is cut off by its own timeouts (syncLimit), as
+	// across a real network, and until then a follower answers reads
+	// from its own state.
+	c.isolate = func(i int) {
+		for _, p := range c.Nodes[i].peers() {
+			p.silence("*")
+		}
+		for j, o := range c.Nodes {
+			if j != i {
+				for _, p := range o.peers() {
+					p.silence(c.Nodes[i].Name)
+				}
+			}
+		}
+	}
 	// A server of an ensemble serves clients only once it follows or
 	// leads, which takes a quorum: the servers start together.
 	return startTogether(ctx, c, "zookeeper", say)
