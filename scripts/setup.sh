@@ -13,6 +13,8 @@
 #   etcd-server           `--cluster etcd`
 #   go-dqlite             `--cluster dqlite` (Debian's dqlite-demo nodes)
 #   libfaketime           the clock faults (`--faults clock`)
+#   zookeeper             `--cluster zookeeper` (ZooKeeper 3.8 servers run
+#                         by java; it brings the JRE, slf4j and log4j)
 #   staticcheck           `make lint`, by go install at a pinned version
 #
 # It also says which of the test services (PostgreSQL, MariaDB, NATS on
@@ -47,6 +49,7 @@ need postgresql-15 /usr/lib/postgresql/15/bin/initdb /usr/lib/postgresql/15/bin/
 need etcd-server etcd
 need go-dqlite dqlite-demo
 need libfaketime /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+need zookeeper /usr/share/java/zookeeper.jar /usr/share/java/slf4j-log4j12.jar /usr/share/java/log4j-1.2.jar java
 
 status=0
 if ((${#missing[@]})); then

@@ -156,10 +156,10 @@ does.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&c.DBs, "db", nil, "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR, badger::memory:, etcd://host:2379[,host:port…], dqlite://host:port[,host:port…][/db] or nats-kv://host:4222[,host:port…][?replicas=N&reads=leader] (a JetStream KV bucket named after --table); default sqlite::memory:. Given more than once: the nodes of one replicated cluster (one address per node), sessions spread across them in turn")
+	f.StringArrayVar(&c.DBs, "db", nil, "database: postgres://user@host:5432/db, mysql://user@host:3306/db (or user@tcp(host:port)/db), sqlite://FILE, badger://DIR, badger::memory:, etcd://host:2379[,host:port…], dqlite://host:port[,host:port…][/db] nats-kv://host:4222[,host:port…][?replicas=N&reads=leader] (a JetStream KV bucket named after --table) or zookeeper://host:2181[,host:port…][?reads=sync] (znodes under /isoscope/TABLE); default sqlite::memory:. Given more than once: the nodes of one replicated cluster (one address per node), sessions spread across them in turn")
 	f.StringArrayVar(&c.ReadDBs, "read-db", nil, "a node that only takes reads (a hot standby), repeatable: transactions that only read go to these nodes (a serializable one at repeatable read, which a PostgreSQL standby allows), the others to the --db nodes")
 	c.clusterFlags.register(f)
-	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite, dqlite, nats-kv and Badger: serializable only)")
+	f.StringVar(&c.Isolation, "isolation", "serializable", "isolation level to run at: serializable, repeatable-read, read-committed, read-uncommitted (SQLite, dqlite, nats-kv, zookeeper and Badger: serializable only)")
 	f.StringVar(&c.Table, "table", db.DefaultTable, "table to create and reset: k BIGINT PRIMARY KEY, v BIGINT, l TEXT (lists, comma-separated); on Badger, the prefix of the keys. isoscope marks the tables it creates and refuses (exit 2) to reset one that exists without its mark")
 	f.StringVar(&c.Workload, "workload", "mt", "mt (mini-transactions), general (Cobra's), list-append (Elle's), lwt (compare-and-set), range (scans, iterators, deletes), or Boomslang's randombench, randomrange, randomrmwrange, blindw")
 	f.IntVar(&c.Sessions, "sessions", 8, "concurrent sessions, one connection each (fewer than gen's simulated 24: each holds a server connection)")

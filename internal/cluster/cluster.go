@@ -46,10 +46,16 @@ const (
 	// NatsKVLeader is NatsKV whose bucket's reads are all answered by the
 	// stream's leader (direct gets off), rather than by any replica.
 	NatsKVLeader Kind = "nats-kv-leader"
+	// Zookeeper is n ZooKeeper servers (Debian's zookeeper) as one
+	// ensemble.
+	Zookeeper Kind = "zookeeper"
+	// ZookeeperSync is Zookeeper whose clients sync a znode before each
+	// read of it (the adapter's reads=sync).
+	ZookeeperSync Kind = "zookeeper-sync"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, TiDB, TiDBOptimistic, Dolt}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, Zookeeper, ZookeeperSync, TiDB, TiDBOptimistic, Dolt}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -61,8 +67,9 @@ type Spec struct {
 func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nodes) }
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
-// postgres), etcd:3, dqlite:3, nats-kv:3, nats-kv-leader:3; without
-// NODES the kind's default (3 for galera, etcd, dqlite and nats-kv, 2 for
+// postgres), etcd:3, dqlite:3, nats-kv:3, nats-kv-leader:3, zookeeper:3
+// (also zk), zookeeper-sync:3; without NODES the kind's default (3 for galera, etcd, dqlite,
+// nats-kv and zookeeper, 2 for
 // postgres-standby). tidb (also
 // tidb-pessimistic), tidb-optimistic and dolt are one server each: their
 // only size is 1.
@@ -82,6 +89,10 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: NatsKV, Nodes: 3}
 	case "nats-kv-leader":
 		sp = Spec{Kind: NatsKVLeader, Nodes: 3}
+	case "zookeeper", "zk":
+		sp = Spec{Kind: Zookeeper, Nodes: 3}
+	case "zookeeper-sync", "zk-sync":
+		sp = Spec{Kind: ZookeeperSync, Nodes: 3}
 	case "tidb", "tidb-pessimistic":
 		sp = Spec{Kind: TiDB, Nodes: 1}
 	case "tidb-optimistic":
@@ -89,7 +100,7 @@ func ParseSpec(s string) (Spec, error) {
 	case "dolt":
 		sp = Spec{Kind: Dolt, Nodes: 1}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], tidb, tidb-optimistic or dolt)", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], zookeeper[:N], zookeeper-sync[:N], tidb, tidb-optimistic or dolt)", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -130,6 +141,9 @@ type Node struct {
 	// client forwards the clients' connections to the node's SQL port;
 	// peer forwards the other nodes' connections to the node's peer port.
 	client, peer *proxy
+	// more are further peer proxies, blocked and healed with peer
+	// (ZooKeeper's election port).
+	more []*proxy
 	// launch starts the node's server once more (on its existing data).
 	launch func() (*proc, error)
 	paused bool
@@ -227,6 +241,8 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Op
 		err = upDqlite(ctx, c, log)
 	case NatsKV, NatsKVLeader:
 		err = upNatsKV(ctx, c, spec.Kind == NatsKVLeader, log)
+	case Zookeeper, ZookeeperSync:
+		err = upZookeeper(ctx, c, spec.Kind == ZookeeperSync, log)
 	case TiDB, TiDBOptimistic:
 		err = upTiDB(ctx, c, spec.Kind == TiDBOptimistic, log)
 	case Dolt:
@@ -326,12 +342,14 @@ func (c *Cluster) Isolate(i int) error {
 		c.isolate(i)
 		return nil
 	}
-	if n.peer != nil {
-		n.peer.block("*")
+	for _, p := range n.peers() {
+		p.block("*")
 	}
 	for _, o := range c.Nodes {
-		if o != n && o.peer != nil {
-			o.peer.block(n.Name)
+		if o != n {
+			for _, p := range o.peers() {
+				p.block(n.Name)
+			}
 		}
 	}
 	return nil
@@ -342,10 +360,18 @@ func (c *Cluster) Heal() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, n := range c.Nodes {
-		if n.peer != nil {
-			n.peer.unblock()
+		for _, p := range n.peers() {
+			p.unblock()
 		}
 	}
+}
+
+// peers are the node's peer proxies.
+func (n *Node) peers() []*proxy {
+	if n.peer == nil {
+		return n.more
+	}
+	return append([]*proxy{n.peer}, n.more...)
 }
 
 // Kill sends SIGKILL to node i's server (its whole process group).
@@ -513,7 +539,7 @@ func (c *Cluster) Stop() {
 	}
 	wg.Wait()
 	for _, n := range c.Nodes {
-		for _, p := range []*proxy{n.client, n.peer} {
+		for _, p := range append([]*proxy{n.client}, n.peers()...) {
 			if p != nil {
 				p.close()
 			}

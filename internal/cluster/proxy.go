@@ -25,8 +25,11 @@ type proxy struct {
 	mu      sync.Mutex
 	links   map[*link]struct{}
 	blocked map[string]bool
-	closed  bool
-	wg      sync.WaitGroup
+	// silent names the nodes whose connections are held open and pass
+	// nothing ("*": anyone's), see silence.
+	silent map[string]bool
+	closed bool
+	wg     sync.WaitGroup
 	// accepted counts the connections it forwarded.
 	accepted atomic.Int64
 	// rewrite (set with setRewrite, read under mu) replaces byte strings
@@ -43,6 +46,23 @@ type link struct {
 	from       string
 	down, up   net.Conn
 	closedOnce sync.Once
+	// silent says the link passes nothing either way (its bytes are
+	// dropped), see silence.
+	silent atomic.Bool
+}
+
+// silentWriter writes to w, or, while its link is silent, drops what it
+// is given.
+type silentWriter struct {
+	w io.Writer
+	l *link
+}
+
+func (s silentWriter) Write(b []byte) (int, error) {
+	if s.l.silent.Load() {
+		return len(b), nil
+	}
+	return s.w.Write(b)
 }
 
 func (l *link) close() {
@@ -60,7 +80,7 @@ func newProxy(name, target string, whoIs func(int) string) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{name: name, ln: ln, target: target, whoIs: whoIs, links: map[*link]struct{}{}, blocked: map[string]bool{}}
+	p := &proxy{name: name, ln: ln, target: target, whoIs: whoIs, links: map[*link]struct{}{}, blocked: map[string]bool{}, silent: map[string]bool{}}
 	p.wg.Go(p.serve)
 	return p, nil
 }
@@ -89,6 +109,13 @@ func (p *proxy) serve() {
 			continue
 		}
 		p.links[l] = struct{}{}
+		if p.silent[from] || p.silent["*"] {
+			// Accepted, and then never answered.
+			l.silent.Store(true)
+			p.mu.Unlock()
+			p.wg.Go(func() { p.hold(l) })
+			continue
+		}
 		p.mu.Unlock()
 		p.accepted.Add(1)
 		p.wg.Go(func() { p.forward(l) })
@@ -117,8 +144,8 @@ func (p *proxy) forward(l *link) {
 		return
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = copyRewriting(up, l.down, rewrite); l.close() })
-	_ = copyRewriting(l.down, up, rewrite)
+	wg.Go(func() { _ = copyRewriting(silentWriter{up, l}, l.down, rewrite); l.close() })
+	_ = copyRewriting(silentWriter{l.down, l}, up, rewrite)
 	l.close()
 	wg.Wait()
 }
@@ -150,11 +177,52 @@ func (p *proxy) block(nodes ...string) {
 	}
 }
 
-// unblock lets every node connect again.
+// hold reads and drops what a connection accepted while silent sends,
+// until it is closed.
+func (p *proxy) hold(l *link) {
+	defer func() {
+		l.close()
+		p.mu.Lock()
+		delete(p.links, l)
+		p.mu.Unlock()
+	}()
+	_, _ = io.Copy(io.Discard, l.down)
+}
+
+// silence makes the named nodes' connections ("*": anyone's) pass
+// nothing, either way, without closing them, and holds their new ones
+// open unanswered: a partition that drops packets, which the servers
+// notice only by their own timeouts, rather than one that resets
+// connections (block).
+func (p *proxy) silence(nodes ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, n := range nodes {
+		p.silent[n] = true
+	}
+	for l := range p.links {
+		if p.silent[l.from] || p.silent["*"] {
+			l.silent.Store(true)
+		}
+	}
+}
+
+// unblock lets every node connect again. The connections that were
+// silenced are closed: they lost bytes.
 func (p *proxy) unblock() {
 	p.mu.Lock()
 	clear(p.blocked)
+	clear(p.silent)
+	var drop []*link
+	for l := range p.links {
+		if l.silent.Load() {
+			drop = append(drop, l)
+		}
+	}
 	p.mu.Unlock()
+	for _, l := range drop {
+		l.close()
+	}
 }
 
 // cut drops every connection open now; new ones are accepted.

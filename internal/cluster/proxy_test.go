@@ -105,3 +105,74 @@ func TestProxyRewritesSetAfterListening(t *testing.T) {
 		t.Fatalf("echoed through the proxy: %q, want %q", got, "-xy-\n")
 	}
 }
+
+// TestProxySilence: a silenced connection stays open and passes nothing
+// either way; a new one is accepted and never answered; unblock closes
+// both, and connections made after it pass again.
+func TestProxySilence(t *testing.T) {
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); _ = c.Close() }()
+		}
+	}()
+	p, err := newProxy("t", echo.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", p.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// echoes says whether a byte sent on c comes back within wait; gone
+	// whether c was closed.
+	echoes := func(c net.Conn, wait time.Duration) (ok, gone bool) {
+		if _, err := c.Write([]byte("x")); err != nil {
+			return false, true
+		}
+		_ = c.SetReadDeadline(time.Now().Add(wait))
+		b := make([]byte, 1)
+		n, err := c.Read(b)
+		if ne, isNet := err.(net.Error); isNet && ne.Timeout() {
+			return false, false
+		}
+		return n == 1 && b[0] == 'x', err != nil
+	}
+	old := dial()
+	defer old.Close()
+	if ok, _ := echoes(old, 2*time.Second); !ok {
+		t.Fatal("no echo before the silence")
+	}
+	p.silence("*")
+	if ok, gone := echoes(old, 300*time.Millisecond); ok || gone {
+		t.Errorf("a silenced connection: echoed %v, closed %v; want neither", ok, gone)
+	}
+	fresh := dial()
+	defer fresh.Close()
+	if ok, gone := echoes(fresh, 300*time.Millisecond); ok || gone {
+		t.Errorf("a connection made while silent: echoed %v, closed %v; want neither", ok, gone)
+	}
+	p.unblock()
+	for _, c := range []net.Conn{old, fresh} {
+		if _, gone := echoes(c, 2*time.Second); !gone {
+			t.Error("a silenced connection is still open after unblock")
+		}
+	}
+	after := dial()
+	defer after.Close()
+	if ok, _ := echoes(after, 2*time.Second); !ok {
+		t.Error("no echo after unblock")
+	}
+}

@@ -88,10 +88,14 @@ const (
 	// jetstream package: each transaction is one key's read-modify-write,
 	// committed by a compare-and-set on the key's revision.
 	NatsKV
+	// Zookeeper is a ZooKeeper ensemble, through go-zookeeper: registers
+	// and lists are znodes; a transaction commits as one multi that
+	// checks the version of every znode it read.
+	Zookeeper
 )
 
 // String names the kind ("postgres", "mysql", "sqlite", "badger", "etcd",
-// "dqlite", "nats-kv").
+// "dqlite", "nats-kv", "zookeeper").
 func (k Kind) String() string {
 	switch k {
 	case Postgres:
@@ -108,6 +112,8 @@ func (k Kind) String() string {
 		return "dqlite"
 	case NatsKV:
 		return "nats-kv"
+	case Zookeeper:
+		return "zookeeper"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
