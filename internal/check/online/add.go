@@ -99,7 +99,7 @@ func (s *state) arrive(src *history.History, t *history.Txn) {
 // ends inside the prefix or departs from it.
 func (s *state) cutRead(r *rec, t *history.Txn, j int, p *op, list []history.Value) {
 	ks := s.keys[p.key]
-	if ks == nil || len(ks.settled) == 0 {
+	if ks == nil || len(ks.settled) == 0 && len(ks.ghosts) == 0 {
 		p.list = slices.Clone(list)
 		return
 	}
@@ -112,6 +112,22 @@ func (s *state) cutRead(r *rec, t *history.Txn, j int, p *op, list []history.Val
 	if agree == len(P) {
 		p.list = slices.Clone(list[len(P):])
 		if r.status != history.Committed {
+			// Leading ghosts are cut like the settled prefix; a ghost
+			// further on cannot be placed.
+			isGhost := func(v history.Value) bool {
+				return slices.ContainsFunc(ks.ghosts, func(g elem) bool { return g.val == v })
+			}
+			lead := 0
+			for lead < len(p.list) && isGhost(p.list[lead]) {
+				lead++
+			}
+			p.list = p.list[lead:]
+			if slices.ContainsFunc(p.list, isGhost) {
+				p.stale = true
+				if r.status != history.Aborted {
+					s.unjudged++
+				}
+			}
 			return
 		}
 		for _, e := range p.list {
@@ -121,15 +137,25 @@ func (s *state) cutRead(r *rec, t *history.Txn, j int, p *op, list []history.Val
 				return
 			}
 		}
-		if len(p.list) == 0 && !P[len(P)-1].last {
+		if len(ks.ghosts) > 0 && !s.cutGhost(r, t, j, p, ks) {
+			return
+		}
+		if len(p.list) == 0 && len(P) > 0 && !P[len(P)-1].last {
 			s.localFinding(r, t, anomaly.IntermediateRead, anomaly.G1b, p.key, P[len(P)-1].val, P[len(P)-1].appID)
 		}
 		return
 	}
 	p.stale = true
+	if r.status == history.Aborted {
+		return // an aborted transaction's reads count for nothing
+	}
 	if r.status != history.Committed {
 		// Whether it counts depends on whether the transaction took
-		// effect: judged offline only.
+		// effect; at read committed a plain prefix that ends at an
+		// appender's last append is no finding either way.
+		if !s.ser && agree == len(list) && (agree == 0 || P[agree-1].last) {
+			return
+		}
 		s.unjudged++
 		return
 	}
@@ -222,3 +248,98 @@ func (s *state) report(f Finding, ids []history.Value) {
 
 // maxReported bounds the ids remembered to report each finding once.
 const maxReported = 1 << 16
+
+// cutGhost judges committed read p (t's ops[j], already cut by the
+// settled prefix) of a key with ghost elements. The ghosts it shows first
+// join the settled prefix in its order (an order against reach closes a
+// cycle: reported); a ghost it misses is an append that precedes the
+// reader which it did not see (a violation once the path is certain); a
+// ghost shown after an element appended since is counted misplaced. It
+// returns false when the read was left out.
+func (s *state) cutGhost(r *rec, t *history.Txn, j int, p *op, ks *keyState) bool {
+	var own []history.Value
+	for _, o := range t.Ops[:j] {
+		if o.Kind == history.Append && t.Ops[j].Key == o.Key {
+			own = append(own, o.Value)
+		}
+	}
+	e := p.list
+	if len(own) > 0 && len(e) >= len(own) && slices.Equal(e[len(e)-len(own):], own) {
+		e = e[:len(e)-len(own)]
+	}
+	which := func(v history.Value) int {
+		for i, g := range ks.ghosts {
+			if g.val == v {
+				return i
+			}
+		}
+		return -1
+	}
+	lead := 0
+	for lead < len(e) && which(e[lead]) >= 0 {
+		lead++
+	}
+	for _, v := range e[lead:] {
+		if which(v) >= 0 {
+			p.stale = true
+			s.misplaced++
+			return false
+		}
+	}
+	// The leading ghosts, in the read's order: none may follow a ghost
+	// its appender's path reaches.
+	idx := make([]int, lead)
+	for n := range lead {
+		idx[n] = which(e[n])
+	}
+	for a := range lead {
+		for b := a + 1; b < lead; b++ {
+			if ks.reach[[2]int{idx[b], idx[a]}] {
+				s.foundStale(r, anomaly.Cycle, anomaly.G1c, p.key, ks.ghosts[idx[a]])
+			}
+		}
+	}
+	if lead < len(ks.ghosts) {
+		// Some ghost missing: judge by the one fences settle first.
+		best := -1
+		for i, g := range ks.ghosts {
+			if !slices.Contains(idx, i) && (best < 0 || g.bfence < ks.ghosts[best].bfence) {
+				best = i
+			}
+		}
+		for _, i := range idx {
+			if ks.reach[[2]int{best, i}] {
+				s.foundStale(r, anomaly.Cycle, anomaly.G1c, p.key, ks.ghosts[best])
+			}
+		}
+		st := &staleRead{r: r, key: p.key, q: -1, el: ks.ghosts[best]}
+		s.stale = append(s.stale, st)
+		s.judgeStale(st, nil)
+	}
+	if lead == 0 {
+		return true
+	}
+	for _, i := range idx {
+		ks.index[ks.ghosts[i].val] = len(ks.settled)
+		ks.settled = append(ks.settled, ks.ghosts[i])
+	}
+	var rest []elem
+	remap := map[int]int{}
+	for i, g := range ks.ghosts {
+		if !slices.Contains(idx, i) {
+			remap[i] = len(rest)
+			rest = append(rest, g)
+		}
+	}
+	reach := map[[2]int]bool{}
+	for pair := range ks.reach {
+		a, okA := remap[pair[0]]
+		b, okB := remap[pair[1]]
+		if okA && okB {
+			reach[[2]int{a, b}] = true
+		}
+	}
+	ks.ghosts, ks.reach = rest, reach
+	p.list = p.list[lead:]
+	return true
+}

@@ -28,6 +28,9 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 	if n := pending + s.unresolved; n > 0 {
 		why = append(why, fmt.Sprintf("%d committed list reads returned a state older than one the checker had settled and forgotten, with no path from the forgotten appender to the reader certain: whether they close a cycle depends on what was forgotten", n))
 	}
+	if s.misplaced > 0 {
+		why = append(why, fmt.Sprintf("%d committed list reads showed an element whose appender was forgotten before any read showed it after elements appended since", s.misplaced))
+	}
 	if s.unjudged > 0 {
 		why = append(why, fmt.Sprintf("%d list reads of transactions that did not commit departed from a settled prefix: whether they count depends on whether their transaction took effect", s.unjudged))
 	}

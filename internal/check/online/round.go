@@ -26,6 +26,8 @@ type kview struct {
 	enders map[int][]*rec
 }
 
+var debugHook func(*state, *view, map[*rec]bool)
+
 // blocker stands for a transaction not yet arrived among the sources of
 // an edge: never held, never forgotten.
 var blocker = &rec{}
@@ -119,7 +121,7 @@ func (s *state) buildView() *view {
 // one).
 func (s *state) sources(v *view, r *rec, out []*rec) []*rec {
 	out = out[:0]
-	if p := v.prev[r]; p != nil {
+	if p := v.prev[r]; p != nil && s.ser {
 		out = append(out, p)
 	}
 	for j, o := range r.ops {
@@ -142,6 +144,22 @@ func (s *state) sources(v *view, r *rec, out []*rec) []*rec {
 			kv := v.keys[o.key]
 			i, ok := kv.pos[o.val]
 			if !ok {
+				// Unobserved: after the last element the lists show,
+				// and after every read of all of them.
+				if n := len(kv.order); n > 0 {
+					if a, ok := kv.apps[kv.order[n-1]]; !ok {
+						out = append(out, blocker)
+					} else if a.r != r {
+						out = append(out, a.r)
+					}
+				}
+				if s.ser {
+					for _, x := range kv.enders[len(kv.order)] {
+						if x != r {
+							out = append(out, x)
+						}
+					}
+				}
 				continue
 			}
 			if i > 0 {
@@ -247,6 +265,16 @@ func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Re
 	}
 	for _, a := range res.Anomalies {
 		if v != nil && !determined(v, h, recs, &a) {
+			for _, t := range a.Txns {
+				if t >= 0 && int(t) < len(recs) {
+					s.keep[recs[t]] = true
+				}
+			}
+			for _, st := range a.Cycle {
+				if st.From >= 0 && int(st.From) < len(recs) {
+					s.keep[recs[st.From]] = true
+				}
+			}
 			continue
 		}
 		ids := make([]history.Value, 0, len(a.Txns))
@@ -265,6 +293,7 @@ func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Re
 // are forgotten, their list elements settled.
 func (s *state) round() error {
 	s.rounds++
+	s.keep = map[*rec]bool{}
 	v := s.buildView()
 	in := s.readClosed(v)
 	var closed []*rec
@@ -277,6 +306,9 @@ func (s *state) round() error {
 		return err
 	}
 	s.judgeAll(v)
+	if debugHook != nil {
+		debugHook(s, v, in)
+	}
 	if !s.registers {
 		s.forget(v, in)
 	}
@@ -323,10 +355,10 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 		if !in[r] || r.status != history.Committed {
 			continue
 		}
-		ok := true
+		ok := !s.keep[r]
 		for _, o := range r.ops {
 			if o.kind == history.Append {
-				if _, placed := v.keys[o.key].pos[o.val]; !placed {
+				if _, placed := v.keys[o.key].pos[o.val]; !placed && !s.ghostable(v, r, o) {
 					ok = false
 				}
 			}
@@ -339,7 +371,51 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 			cand[r] = true
 		}
 	}
-	// The largest subset closed under the edges into it.
+	for {
+		s.close(v, cand)
+		// A key's unseen appends go as ghosts together or not at all.
+		drop := false
+		for _, kv := range v.keys {
+			all := true
+			var in []*rec
+			for e, a := range kv.apps {
+				if _, placed := kv.pos[e]; placed || a.r.status == history.Aborted {
+					continue
+				}
+				if cand[a.r] {
+					in = append(in, a.r)
+				} else {
+					all = false
+				}
+			}
+			if !all && len(in) > 0 {
+				for _, r := range in {
+					delete(cand, r)
+				}
+				drop = true
+			}
+		}
+		if !drop {
+			break
+		}
+	}
+	if s.dropHook {
+		for _, r := range s.held {
+			if !cand[r] && in[r] && r.status == history.Committed {
+				cand[r] = true
+				break
+			}
+		}
+	}
+	if len(cand) == 0 {
+		return
+	}
+	s.settle(v, cand)
+}
+
+// close shrinks cand to its largest subset closed under the edges into
+// it from held transactions.
+func (s *state) close(v *view, cand map[*rec]bool) {
 	outs := map[*rec][]*rec{}
 	var queue []*rec
 	var buf []*rec
@@ -373,18 +449,6 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 			}
 		}
 	}
-	if s.dropHook {
-		for _, r := range s.held {
-			if !cand[r] && in[r] && r.status == history.Committed {
-				cand[r] = true
-				break
-			}
-		}
-	}
-	if len(cand) == 0 {
-		return
-	}
-	s.settle(v, cand)
 }
 
 // settle forgets the transactions of gone: each key's order grows its
@@ -423,6 +487,80 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 			ks.reader = rs[0].id
 		}
 		moved[k] = kv.order[:n]
+	}
+	// Unseen appends become their keys' ghosts, with the paths between
+	// their appenders.
+	group := map[history.Value][]*rec{}
+	for _, r := range s.held {
+		if !gone[r] {
+			continue
+		}
+		for _, o := range r.ops {
+			if o.kind != history.Append {
+				continue
+			}
+			if _, placed := v.keys[o.key].pos[o.val]; !placed {
+				group[o.key] = append(group[o.key], r)
+			}
+		}
+	}
+	for k, rs := range group {
+		ks := s.keys[k]
+		if ks == nil {
+			ks = &keyState{index: map[history.Value]int{}}
+			s.keys[k] = ks
+		}
+		if ks.reach == nil {
+			ks.reach = map[[2]int]bool{}
+		}
+		// The ghosts of earlier rounds precede these where fences say
+		// so; no path leads back to them (they were forgotten first).
+		old := len(ks.ghosts)
+		first := make([]int, len(rs)) // each appender's first ghost
+		for n, r := range rs {
+			first[n] = len(ks.ghosts)
+			last := map[history.Value]int{}
+			for j, o := range r.ops {
+				if o.kind == history.Append && o.key == k {
+					last[o.val] = j
+				}
+			}
+			for j, o := range r.ops {
+				if o.kind != history.Append || o.key != k {
+					continue
+				}
+				isLast := true
+				for _, q := range r.ops[j+1:] {
+					if q.kind == history.Append && q.key == k {
+						isLast = false
+					}
+				}
+				if _, placed := v.keys[k].pos[o.val]; placed {
+					continue
+				}
+				g := len(ks.ghosts)
+				ks.ghosts = append(ks.ghosts, elem{val: o.val, app: r.seq, appID: r.id, bfence: s.fencePos(v, r.nextFence), last: isLast})
+				for i := range old {
+					if r.fenceVis > ks.ghosts[i].bfence {
+						ks.reach[[2]int{i, g}] = true
+					}
+				}
+			}
+		}
+		if len(rs) > 1 {
+			for j, r := range rs {
+				for i := range s.reaching(v, r, rs) {
+					if i == j {
+						continue
+					}
+					for a := first[i]; a < len(ks.ghosts) && ks.ghosts[a].app == rs[i].seq; a++ {
+						for b := first[j]; b < len(ks.ghosts) && ks.ghosts[b].app == rs[j].seq; b++ {
+							ks.reach[[2]int{a, b}] = true
+						}
+					}
+				}
+			}
+		}
 	}
 	kept := s.held[:0]
 	for _, r := range s.held {
@@ -501,7 +639,7 @@ func (s *state) judgeAll(v *view) {
 func (s *state) judgeStale(st *staleRead, v *view) {
 	certain := st.el.bfence >= 0 && st.r.fenceVis > st.el.bfence
 	if !certain && v != nil {
-		if kv := v.keys[st.key]; kv != nil {
+		if kv := v.keys[st.key]; kv != nil && st.q >= 0 {
 			for _, o := range st.r.ops {
 				if o.kind == history.Append && o.key == st.key {
 					if _, ok := kv.pos[o.val]; ok {
@@ -573,4 +711,35 @@ func determined(v *view, h *history.History, recs []*rec, a *anomaly.Anomaly) bo
 		}
 	}
 	return true
+}
+
+// ghostable says whether r's unobserved append o may be forgotten as one
+// of its key's ghosts: at SER and SI only, where fences order it before
+// every later transaction of the sessions that read them. (forget then
+// requires every held appender of the key that no read has shown and
+// that may take effect to go with it.)
+func (s *state) ghostable(v *view, r *rec, o op) bool { return s.ser }
+
+// reaching returns the indices in rs of the transactions with a path to
+// r among the held ones.
+func (s *state) reaching(v *view, r *rec, rs []*rec) map[int]bool {
+	out := map[int]bool{}
+	seen := map[*rec]bool{r: true}
+	stack := []*rec{r}
+	var buf []*rec
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i := slices.Index(rs, x); i >= 0 && x != r {
+			out[i] = true
+		}
+		buf = s.sources(v, x, buf)
+		for _, y := range buf {
+			if !seen[y] && y != blocker {
+				seen[y] = true
+				stack = append(stack, y)
+			}
+		}
+	}
+	return out
 }

@@ -74,6 +74,16 @@ type keyState struct {
 	// reader is the id of a forgotten transaction whose read showed the
 	// whole settled prefix.
 	reader history.Value
+	// ghosts are the elements of forgotten appenders that no read had
+	// shown when they were forgotten (at SER and SI only, past fences
+	// every session read): every later read by a transaction those fences
+	// precede must show them all next after the settled prefix, in an
+	// order that agrees with reach.
+	ghosts []elem
+	// reach holds the pairs (i, j) of ghosts whose appenders were joined
+	// by a path from i's to j's when they were forgotten: j before i in
+	// the list would close a cycle.
+	reach map[[2]int]bool
 }
 
 // state is everything the checker holds.
@@ -100,14 +110,20 @@ type state struct {
 	// unresolved counts stale reads whose reader was forgotten while no
 	// path from the forgotten appender to it was certain.
 	unresolved int
+	// misplaced counts committed reads that showed a ghost element after
+	// elements appended since it was forgotten.
+	misplaced int
+	// keep are the transactions of findings not yet determined this
+	// round: they are not forgotten.
+	keep map[*rec]bool
 
 	arrived, forgot, rounds uint64
 	nextRound               int
 	// roundMin is the fewest held transactions a round runs at
 	// (minRound; tests lower it).
 	roundMin int
-	headerOK                bool
-	unique                  bool
+	headerOK bool
+	unique   bool
 	// dropHook, for tests only, forgets one more transaction than the
 	// rule allows each round (a planted garbage-collection bug).
 	dropHook bool
