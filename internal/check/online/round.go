@@ -40,6 +40,18 @@ type view struct {
 	prev map[*rec]*rec
 	// writers finds a register write by key and value.
 	writers map[[2]history.Value]*rec
+	// src caches sources.
+	src map[*rec][]*rec
+}
+
+// in returns the sources of r (cached for the round).
+func (s *state) in(v *view, r *rec) []*rec {
+	if x, ok := v.src[r]; ok {
+		return x
+	}
+	x := slices.Clone(s.sources(v, r, nil))
+	v.src[r] = x
+	return x
 }
 
 // ext returns the part of r's list read at ops[j] that others appended:
@@ -69,7 +81,7 @@ func (s *state) kv(v *view, k history.Value) *kview {
 
 // buildView indexes the held transactions.
 func (s *state) buildView() *view {
-	v := &view{keys: map[history.Value]*kview{}, prev: map[*rec]*rec{}, writers: map[[2]history.Value]*rec{}}
+	v := &view{keys: map[history.Value]*kview{}, prev: map[*rec]*rec{}, writers: map[[2]history.Value]*rec{}, src: map[*rec][]*rec{}}
 	last := map[*session]*rec{}
 	for _, r := range s.held {
 		if p := last[r.sess]; p != nil {
@@ -312,7 +324,7 @@ func (s *state) round() error {
 	if !s.registers {
 		s.forget(v, in)
 	}
-	s.nextRound = max(s.roundMin, 2*len(s.held))
+	s.nextRound = max(s.roundMin, 4*len(s.held))
 	return nil
 }
 
@@ -423,7 +435,7 @@ func (s *state) close(v *view, cand map[*rec]bool) {
 		if !cand[r] {
 			continue
 		}
-		buf = s.sources(v, r, buf)
+		buf = s.in(v, r)
 		drop := false
 		for _, x := range buf {
 			if cand[x] {
@@ -504,6 +516,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 			}
 		}
 	}
+	var multi []groupRef
 	for k, rs := range group {
 		ks := s.keys[k]
 		if ks == nil {
@@ -548,19 +561,11 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 			}
 		}
 		if len(rs) > 1 {
-			for j, r := range rs {
-				for i := range s.reaching(v, r, rs) {
-					if i == j {
-						continue
-					}
-					for a := first[i]; a < len(ks.ghosts) && ks.ghosts[a].app == rs[i].seq; a++ {
-						for b := first[j]; b < len(ks.ghosts) && ks.ghosts[b].app == rs[j].seq; b++ {
-							ks.reach[[2]int{a, b}] = true
-						}
-					}
-				}
-			}
+			multi = append(multi, groupRef{k: k, rs: rs, first: first})
 		}
+	}
+	if len(multi) > 0 {
+		s.groupReach(v, multi)
 	}
 	kept := s.held[:0]
 	for _, r := range s.held {
@@ -659,7 +664,7 @@ func (s *state) judgeStale(st *staleRead, v *view) {
 					certain = true
 					break
 				}
-				buf = s.sources(v, r, buf)
+				buf = s.in(v, r)
 				for _, x := range buf {
 					if !seen[x] {
 						seen[x] = true
@@ -720,26 +725,72 @@ func determined(v *view, h *history.History, recs []*rec, a *anomaly.Anomaly) bo
 // that may take effect to go with it.)
 func (s *state) ghostable(v *view, r *rec, o op) bool { return s.ser }
 
-// reaching returns the indices in rs of the transactions with a path to
-// r among the held ones.
-func (s *state) reaching(v *view, r *rec, rs []*rec) map[int]bool {
-	out := map[int]bool{}
-	seen := map[*rec]bool{r: true}
-	stack := []*rec{r}
-	var buf []*rec
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if i := slices.Index(rs, x); i >= 0 && x != r {
-			out[i] = true
+// groupRef is one key's appenders forgotten together with unseen
+// appends, and the index of each one's first ghost.
+type groupRef struct {
+	k     history.Value
+	rs    []*rec
+	first []int
+}
+
+// groupReach records, for each group, the pairs of its appenders joined
+// by a path among the held transactions: each held transaction's set of
+// group members that reach it, propagated along the edges to a fixpoint.
+func (s *state) groupReach(v *view, groups []groupRef) {
+	type member struct{ g, i int }
+	var members []member
+	bit := map[*rec][]int{}
+	for g, gr := range groups {
+		for i, r := range gr.rs {
+			bit[r] = append(bit[r], len(members))
+			members = append(members, member{g, i})
 		}
-		buf = s.sources(v, x, buf)
-		for _, y := range buf {
-			if !seen[y] && y != blocker {
-				seen[y] = true
-				stack = append(stack, y)
+	}
+	words := (len(members) + 63) / 64
+	sets := make(map[*rec][]uint64, len(s.held))
+	for r, bs := range bit {
+		set := make([]uint64, words)
+		for _, b := range bs {
+			set[b/64] |= 1 << (b % 64)
+		}
+		sets[r] = set
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, r := range s.held {
+			for _, x := range s.in(v, r) {
+				from := sets[x]
+				if from == nil {
+					continue
+				}
+				to := sets[r]
+				if to == nil {
+					to = make([]uint64, words)
+					sets[r] = to
+				}
+				for w := range to {
+					if n := to[w] | from[w]; n != to[w] {
+						to[w], changed = n, true
+					}
+				}
 			}
 		}
 	}
-	return out
+	for g, gr := range groups {
+		ks := s.keys[gr.k]
+		for j, r := range gr.rs {
+			set := sets[r]
+			for b, m := range members {
+				if m.g != g || m.i == j || set[b/64]&(1<<(b%64)) == 0 {
+					continue
+				}
+				i := m.i
+				for a := gr.first[i]; a < len(ks.ghosts) && ks.ghosts[a].app == gr.rs[i].seq; a++ {
+					for c := gr.first[j]; c < len(ks.ghosts) && ks.ghosts[c].app == r.seq; c++ {
+						ks.reach[[2]int{a, c}] = true
+					}
+				}
+			}
+		}
+	}
 }

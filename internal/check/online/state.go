@@ -141,10 +141,10 @@ func (s *state) init(cfg Config) {
 }
 
 // minRound is the fewest held transactions a garbage-collection round
-// runs at; rounds run when the held transactions double past the last
-// round's survivors, so each transaction is checked a bounded number of
-// times on average.
-const minRound = 2048
+// runs at; a round runs when the held transactions reach four times the
+// last round's survivors, so each transaction is checked a bounded
+// number of times on average (about 4/3).
+const minRound = 4096
 
 // where names t for messages: its id and input line.
 func where(t *history.Txn) string {
