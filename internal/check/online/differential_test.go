@@ -104,9 +104,23 @@ func badEdge(h *history.History, f Finding) string {
 		if t.Status != history.Committed {
 			continue
 		}
-		for _, o := range t.Ops {
-			if o.Kind == history.ReadList && len(o.List) > len(longest[o.Key]) {
-				longest[o.Key] = o.List
+		for j, o := range t.Ops {
+			if o.Kind != history.ReadList {
+				continue
+			}
+			// Less the transaction's own appends at its end.
+			var own []history.Value
+			for _, p := range t.Ops[:j] {
+				if p.Kind == history.Append && p.Key == o.Key {
+					own = append(own, p.Value)
+				}
+			}
+			l := o.List
+			if len(own) > 0 && len(l) >= len(own) && slices.Equal(l[len(l)-len(own):], own) {
+				l = l[:len(l)-len(own)]
+			}
+			if len(l) > len(longest[o.Key]) {
+				longest[o.Key] = l
 			}
 		}
 	}
@@ -149,11 +163,17 @@ func badEdge(h *history.History, f Finding) string {
 			return out
 		}
 		holds := false
+		registers := len(appends(from)) == 0 && len(appends(to)) == 0
 		switch st.Dep {
 		case anomaly.SO:
 			holds = from.Session == to.Session && fi < ti
 		case anomaly.WR:
 			for _, o := range to.Ops {
+				if o.Kind == history.Read && o.Key == k {
+					for _, w := range from.Ops {
+						holds = holds || w.Kind == history.Write && w.Key == k && w.Value == o.Value
+					}
+				}
 				if o.Kind == history.ReadList && o.Key == k {
 					for _, e := range appends(from) {
 						holds = holds || slices.Contains(o.List, e)
@@ -177,6 +197,11 @@ func badEdge(h *history.History, f Finding) string {
 				}
 			}
 		default:
+			holds = true
+		}
+		if registers && (st.Dep == anomaly.WW || st.Dep == anomaly.RW) {
+			// A register's version order is the solver's choice: the
+			// edge is one of an order the violation holds under.
 			holds = true
 		}
 		if !holds {
