@@ -68,6 +68,7 @@ func (s *state) arrive(src *history.History, t *history.Txn) {
 	}
 	r := &rec{id: t.ID, sess: ss, status: t.Status, line: t.Line, seq: s.arrived, fence: s.isFence(src, t)}
 	r.ops = make([]op, len(t.Ops))
+	counted := false
 	for j, o := range t.Ops {
 		key := src.Keys[o.Key]
 		p := op{kind: o.Kind, key: key, val: o.Value}
@@ -76,6 +77,24 @@ func (s *state) arrive(src *history.History, t *history.Txn) {
 			s.registers = true
 		case history.ReadList:
 			p.full = len(o.List)
+		}
+		if ks := s.keys[key]; ks != nil {
+			ks.touched = s.arrived
+		} else if s.dropped(key) {
+			// The key's settled state was dropped under the memory
+			// bound: its operations cannot be judged.
+			p.stale = true
+			if !counted {
+				counted = true
+				s.droppedTouch++
+			}
+			if o.Kind == history.ReadList {
+				p.list = nil
+			}
+			r.ops[j] = p
+			continue
+		}
+		if o.Kind == history.ReadList {
 			s.cutRead(r, t, j, &p, o.List)
 		}
 		r.ops[j] = p

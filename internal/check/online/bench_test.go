@@ -28,7 +28,7 @@ import (
 // generated list-append transactions (gen's list-append workload: 10
 // sessions, 10 active keys retired after 100 appends, 1–4 operations,
 // half reads; a fence every 50 of a session's transactions) to a checker
-// at SER in batches of 256, with a lost update planted every
+// at SER in batches of 256 (memory bound 256 MiB), with a lost update planted every
 // ONLINE_BENCH_PLANT transactions (default 1,000,000) on keys of its own.
 // It samples the process's RSS, Go's heap in use and the checker's
 // estimate every 250,000 transactions (ONLINE_BENCH_CSV names a file for
@@ -51,7 +51,7 @@ func BenchmarkOnlineStream(b *testing.B) {
 	}
 	for range b.N {
 		f := fenceName
-		c, err := New(Config{Level: level.Get(level.Serializable), FenceKey: &f, MemoryBytes: 512 << 20})
+		c, err := New(Config{Level: level.Get(level.Serializable), FenceKey: &f, MemoryBytes: 256 << 20})
 		if err != nil {
 			b.Fatal(err)
 		}

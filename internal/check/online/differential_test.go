@@ -16,9 +16,9 @@ import (
 
 // stream feeds h (in arrival order) to a checker in random batches and
 // drains it.
-func stream(t *testing.T, r *rand.Rand, h *history.History, l level.Level, fences bool, roundMin int, hook bool) (Result, error) {
+func stream(t *testing.T, r *rand.Rand, h *history.History, l level.Level, fences bool, roundMin int, hook bool, mem int64) (Result, error) {
 	t.Helper()
-	cfg := Config{Level: l}
+	cfg := Config{Level: l, MemoryBytes: mem}
 	if fences {
 		f := fenceName
 		cfg.FenceKey = &f
@@ -223,7 +223,7 @@ func TestDifferentialSimulated(t *testing.T) {
 	if testing.Short() {
 		n = 120
 	}
-	var cases, violated, forgot, rounds, findings int
+	var cases, violated, forgot, rounds, findings, dropped int
 	for i := range n {
 		r := rand.New(rand.NewPCG(uint64(i), 35))
 		c := simConfig{txns: 300 + r.IntN(900), sessions: 2 + r.IntN(5), keys: 2 + r.IntN(5), appendsPerKey: 5 + r.IntN(30),
@@ -239,7 +239,11 @@ func TestDifferentialSimulated(t *testing.T) {
 		}
 		h := arrival(r, simLists(r, c))
 		l := level.Get(levels[r.IntN(len(levels))])
-		res, err := stream(t, r, h, l, c.fenceEvery > 0, 32+r.IntN(64), false)
+		var mem int64
+		if r.IntN(3) == 0 {
+			mem = 64 << 10 // small: settled keys are dropped
+		}
+		res, err := stream(t, r, h, l, c.fenceEvery > 0, 32+r.IntN(64), false, mem)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -252,10 +256,11 @@ func TestDifferentialSimulated(t *testing.T) {
 		}
 		forgot += int(res.Stats.Forgotten)
 		rounds += int(res.Stats.Rounds)
+		dropped += int(res.Stats.DroppedKeys)
 		findings += len(res.Findings)
 	}
-	t.Logf("%d histories, %d violated, %d findings, %d rounds, %d transactions forgotten", cases, violated, findings, rounds, forgot)
-	if violated == 0 || violated == cases || forgot == 0 {
+	t.Logf("%d histories, %d violated, %d findings, %d rounds, %d transactions forgotten, %d keys dropped", cases, violated, findings, rounds, forgot, dropped)
+	if violated == 0 || violated == cases || forgot == 0 || dropped == 0 {
 		t.Fatalf("the cases do not exercise the checker: %d violated of %d, %d forgotten", violated, cases, forgot)
 	}
 }
@@ -284,7 +289,7 @@ func TestDifferentialGenerated(t *testing.T) {
 		}
 		h := arrival(r, withFences(g, 1+r.IntN(10)))
 		l := level.Get(levels[r.IntN(len(levels))])
-		res, err := stream(t, r, h, l, true, 32+r.IntN(64), false)
+		res, err := stream(t, r, h, l, true, 32+r.IntN(64), false, 0)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -311,7 +316,7 @@ func TestPlantedGCBugIsCaught(t *testing.T) {
 		c := simConfig{txns: 600, sessions: 3, keys: 3, appendsPerKey: 20, fenceEvery: 5, lag: 10, stale: 0.01}
 		h := arrival(r, simLists(r, c))
 		l := level.Get(levels[i%len(levels)])
-		res, err := stream(t, r, h, l, true, 48, true)
+		res, err := stream(t, r, h, l, true, 48, true, 0)
 		if err != nil {
 			caught++
 			continue

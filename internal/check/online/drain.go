@@ -31,6 +31,9 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 	if s.misplaced > 0 {
 		why = append(why, fmt.Sprintf("%d committed list reads showed an element whose appender was forgotten before any read showed it after elements appended since", s.misplaced))
 	}
+	if s.droppedTouch > 0 {
+		why = append(why, fmt.Sprintf("%d transactions touched keys whose settled state was dropped under the memory bound (%d keys dropped)", s.droppedTouch, s.droppedKeys))
+	}
 	if s.unjudged > 0 {
 		why = append(why, fmt.Sprintf("%d list reads of transactions that did not commit departed from a settled prefix: whether they count depends on whether their transaction took effect", s.unjudged))
 	}
@@ -54,7 +57,16 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 }
 
 // bytes is the checker's estimate of what it holds.
-func (s *state) bytes() int64 {
+func (s *state) bytes() int64 { return s.heldBytes() + s.keysBytes() }
+
+// keysBytes is the estimate's part for the keys' settled state.
+func (s *state) keysBytes() int64 {
+	return int64(len(s.keys))*keyBytes + int64(s.keyElems)*elemBytes + int64(len(s.gone))*8
+}
+
+// heldBytes is the estimate's part for the held transactions, the
+// sessions and the findings.
+func (s *state) heldBytes() int64 {
 	var b int64
 	for _, r := range s.held {
 		b += 96 + 24
@@ -62,16 +74,13 @@ func (s *state) bytes() int64 {
 			b += 96 + 32*int64(cap(o.list))
 		}
 	}
-	for _, ks := range s.keys {
-		b += 128 + int64(len(ks.settled))*(88+64)
-	}
 	b += int64(len(s.sess)) * 160
 	b += int64(len(s.reported)) * 64
 	return b
 }
 
 func (s *state) stats() Stats {
-	st := Stats{Arrived: s.arrived, Held: uint64(len(s.held)), Forgotten: s.forgot, Rounds: s.rounds, Findings: len(s.findings), Bytes: s.bytes()}
+	st := Stats{Arrived: s.arrived, Held: uint64(len(s.held)), Forgotten: s.forgot, Rounds: s.rounds, Findings: len(s.findings), Bytes: s.bytes(), DroppedKeys: s.droppedKeys}
 	if s.cfg.MemoryBytes > 0 && st.Bytes > s.cfg.MemoryBytes {
 		st.Warning = fmt.Sprintf("holding %d transactions (%d bytes) above the %d-byte bound: %s", st.Held, st.Bytes, s.cfg.MemoryBytes, s.why())
 	}

@@ -71,7 +71,7 @@ func TestDifferentialRegisters(t *testing.T) {
 		}
 		h := arrival(r, withRegisterFences(g, 1+r.IntN(10)))
 		l := level.Get(levels[r.IntN(len(levels))])
-		res, err := stream(t, r, h, l, true, 16+r.IntN(32), false)
+		res, err := stream(t, r, h, l, true, 16+r.IntN(32), false, 0)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}

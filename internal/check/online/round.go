@@ -89,6 +89,9 @@ func (s *state) buildView() *view {
 		}
 		last[r.sess] = r
 		for j, o := range r.ops {
+			if o.stale && o.kind != history.ReadList {
+				continue // on a key whose state was dropped
+			}
 			switch o.kind {
 			case history.Append:
 				kv := s.kv(v, o.key)
@@ -153,6 +156,9 @@ func (s *state) sources(v *view, r *rec, out []*rec) []*rec {
 				out = append(out, w)
 			}
 		case history.Append:
+			if o.stale {
+				continue
+			}
 			kv := v.keys[o.key]
 			i, ok := kv.pos[o.val]
 			if !ok {
@@ -323,6 +329,7 @@ func (s *state) round() error {
 	}
 	if !s.registers {
 		s.forget(v, in)
+		s.evict()
 	}
 	s.nextRound = max(s.roundMin, 4*len(s.held))
 	return nil
@@ -369,7 +376,7 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 		}
 		ok := !s.keep[r]
 		for _, o := range r.ops {
-			if o.kind == history.Append {
+			if o.kind == history.Append && !o.stale {
 				if _, placed := v.keys[o.key].pos[o.val]; !placed && !s.ghostable(v, r, o) {
 					ok = false
 				}
@@ -493,6 +500,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 			}
 			ks.index[e] = len(ks.settled)
 			ks.settled = append(ks.settled, el)
+			s.keyElems++
 		}
 		ks.reader = kv.apps[kv.order[n-1]].r.id
 		if rs := kv.enders[len(kv.order)]; len(rs) > 0 {
@@ -508,7 +516,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 			continue
 		}
 		for _, o := range r.ops {
-			if o.kind != history.Append {
+			if o.kind != history.Append || o.stale {
 				continue
 			}
 			if _, placed := v.keys[o.key].pos[o.val]; !placed {
@@ -539,7 +547,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 				}
 			}
 			for j, o := range r.ops {
-				if o.kind != history.Append || o.key != k {
+				if o.kind != history.Append || o.key != k || o.stale {
 					continue
 				}
 				isLast := true
@@ -553,6 +561,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 				}
 				g := len(ks.ghosts)
 				ks.ghosts = append(ks.ghosts, elem{val: o.val, app: r.seq, appID: r.id, bfence: s.fencePos(v, r.nextFence), last: isLast})
+				s.keyElems++
 				for i := range old {
 					if r.fenceVis > ks.ghosts[i].bfence {
 						ks.reach[[2]int{i, g}] = true

@@ -2,6 +2,7 @@ package online
 
 import (
 	"fmt"
+	"hash/maphash"
 
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
@@ -84,6 +85,9 @@ type keyState struct {
 	// by a path from i's to j's when they were forgotten: j before i in
 	// the list would close a cycle.
 	reach map[[2]int]bool
+	// touched is the arrival number of the last transaction that touched
+	// the key.
+	touched uint64
 }
 
 // state is everything the checker holds.
@@ -113,6 +117,15 @@ type state struct {
 	// misplaced counts committed reads that showed a ghost element after
 	// elements appended since it was forgotten.
 	misplaced int
+	// keyElems counts the settled and ghost elements of all keys.
+	keyElems int
+	// gone is a Bloom filter of the keys whose settled state was dropped
+	// under the memory bound (nil before the first); droppedKeys counts
+	// them, droppedTouch the transactions that touched one after.
+	gone         []uint64
+	goneSeed     maphash.Seed
+	droppedKeys  uint64
+	droppedTouch int
 	// keep are the transactions of findings not yet determined this
 	// round: they are not forgotten.
 	keep map[*rec]bool
