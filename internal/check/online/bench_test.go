@@ -27,7 +27,9 @@ import (
 // BenchmarkOnlineStream streams ONLINE_BENCH_TXNS (default 1,000,000)
 // generated list-append transactions (gen's list-append workload: 10
 // sessions, 10 active keys retired after 100 appends, 1–4 operations,
-// half reads; a fence every 50 of a session's transactions) to a checker
+// half reads; a fence every ONLINE_BENCH_FENCE of a session's
+// transactions, default 1,000: a list fence reads the whole fence list, so
+// the history grows with the square of the fences) to a checker
 // at SER in batches of 256 (memory bound 256 MiB), with a lost update planted every
 // ONLINE_BENCH_PLANT transactions (default 1,000,000) on keys of its own.
 // It samples the process's RSS, Go's heap in use and the checker's
@@ -38,6 +40,7 @@ import (
 func BenchmarkOnlineStream(b *testing.B) {
 	n := envInt("ONLINE_BENCH_TXNS", 1000000)
 	plantEvery := envInt("ONLINE_BENCH_PLANT", 1000000)
+	fenceEvery := envInt("ONLINE_BENCH_FENCE", 1000)
 	var csv *bufio.Writer
 	if name := os.Getenv("ONLINE_BENCH_CSV"); name != "" {
 		f, err := os.Create(name)
@@ -106,7 +109,7 @@ func BenchmarkOnlineStream(b *testing.B) {
 				src.Sessions = append(src.Sessions, h.Sessions[len(src.Sessions)])
 			}
 			s := tx.Session
-			if !started[s] || since[s] >= 50 {
+			if !started[s] || since[s] >= fenceEvery {
 				started[s], since[s] = true, 0
 				fid++
 				e := history.IntValue(fid)
