@@ -144,7 +144,7 @@ func (s *state) cutRead(r *rec, t *history.Txn, j int, p *op, list []history.Val
 			if slices.ContainsFunc(p.list, isGhost) {
 				p.stale = true
 				if r.status != history.Aborted {
-					s.unjudged++
+					s.unjudged = append(s.unjudged, r)
 				}
 			}
 			return
@@ -175,7 +175,7 @@ func (s *state) cutRead(r *rec, t *history.Txn, j int, p *op, list []history.Val
 		if !s.ser && agree == len(list) && (agree == 0 || P[agree-1].last) {
 			return
 		}
-		s.unjudged++
+		s.unjudged = append(s.unjudged, r)
 		return
 	}
 	// The transaction's own earlier appends to the key end its read.

@@ -28,7 +28,7 @@ import (
 // generated list-append transactions (gen's list-append workload: 10
 // sessions, 10 active keys retired after 100 appends, 1–4 operations,
 // half reads; a fence every ONLINE_BENCH_FENCE of a session's
-// transactions, default 1,000: a list fence reads the whole fence list, so
+// transactions, default 200: a list fence reads the whole fence list, so
 // the history grows with the square of the fences) to a checker
 // at SER in batches of 256 (memory bound 256 MiB), with a lost update planted every
 // ONLINE_BENCH_PLANT transactions (default 1,000,000) on keys of its own.
@@ -40,7 +40,7 @@ import (
 func BenchmarkOnlineStream(b *testing.B) {
 	n := envInt("ONLINE_BENCH_TXNS", 1000000)
 	plantEvery := envInt("ONLINE_BENCH_PLANT", 1000000)
-	fenceEvery := envInt("ONLINE_BENCH_FENCE", 1000)
+	fenceEvery := envInt("ONLINE_BENCH_FENCE", 200)
 	var csv *bufio.Writer
 	if name := os.Getenv("ONLINE_BENCH_CSV"); name != "" {
 		f, err := os.Create(name)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/history"
 )
 
 // drain checks the held window whole, judges the stale reads still
@@ -34,8 +35,25 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 	if s.droppedTouch > 0 {
 		why = append(why, fmt.Sprintf("%d transactions touched keys whose settled state was dropped under the memory bound (%d keys dropped)", s.droppedTouch, s.droppedKeys))
 	}
-	if s.unjudged > 0 {
-		why = append(why, fmt.Sprintf("%d list reads of transactions that did not commit departed from a settled prefix: whether they count depends on whether their transaction took effect", s.unjudged))
+	// A transaction of unknown outcome counts only if a read shows one
+	// of its appends (it is held: never forgotten).
+	effective := 0
+	for _, r := range s.unjudged {
+		seen := false
+		for _, o := range r.ops {
+			if kv := v.keys[o.key]; o.kind == history.Append && kv != nil {
+				_, seen = kv.pos[o.val]
+				if seen {
+					break
+				}
+			}
+		}
+		if seen {
+			effective++
+		}
+	}
+	if effective > 0 {
+		why = append(why, fmt.Sprintf("%d transactions of unknown outcome that took effect read lists departing from a settled prefix: whether they close a cycle depends on what was forgotten", effective))
 	}
 	switch {
 	case len(out.Findings) > 0:

@@ -26,8 +26,6 @@ type kview struct {
 	enders map[int][]*rec
 }
 
-var debugHook func(*state, *view, map[*rec]bool)
-
 // blocker stands for a transaction not yet arrived among the sources of
 // an edge: never held, never forgotten.
 var blocker = &rec{}
@@ -40,8 +38,8 @@ type view struct {
 	prev map[*rec]*rec
 	// writers finds a register write by key and value.
 	writers map[[2]history.Value]*rec
-	// src caches sources.
-	src map[*rec][]*rec
+	// src and csrc cache in and certainIn.
+	src, csrc map[*rec][]*rec
 }
 
 // in returns the sources of r (cached for the round).
@@ -49,8 +47,22 @@ func (s *state) in(v *view, r *rec) []*rec {
 	if x, ok := v.src[r]; ok {
 		return x
 	}
-	x := slices.Clone(s.sources(v, r, nil))
+	x := slices.Clone(s.sources(v, r, nil, false))
 	v.src[r] = x
+	return x
+}
+
+// certainIn returns the sources of r whose path to r holds in every
+// history the stream may still become (cached for the round): sources
+// less the readers of a whole list before an append no read has shown,
+// whose anti-dependency goes to whichever append a later read shows
+// next.
+func (s *state) certainIn(v *view, r *rec) []*rec {
+	if x, ok := v.csrc[r]; ok {
+		return x
+	}
+	x := slices.Clone(s.sources(v, r, nil, true))
+	v.csrc[r] = x
 	return x
 }
 
@@ -81,7 +93,7 @@ func (s *state) kv(v *view, k history.Value) *kview {
 
 // buildView indexes the held transactions.
 func (s *state) buildView() *view {
-	v := &view{keys: map[history.Value]*kview{}, prev: map[*rec]*rec{}, writers: map[[2]history.Value]*rec{}, src: map[*rec][]*rec{}}
+	v := &view{keys: map[history.Value]*kview{}, prev: map[*rec]*rec{}, writers: map[[2]history.Value]*rec{}, src: map[*rec][]*rec{}, csrc: map[*rec][]*rec{}}
 	last := map[*session]*rec{}
 	for _, r := range s.held {
 		if p := last[r.sess]; p != nil {
@@ -134,7 +146,7 @@ func (s *state) buildView() *view {
 // into r: session order, every element r read, the element before each
 // it appended and, at SER and SI, the readers that ended just before
 // one).
-func (s *state) sources(v *view, r *rec, out []*rec) []*rec {
+func (s *state) sources(v *view, r *rec, out []*rec, certain bool) []*rec {
 	out = out[:0]
 	if p := v.prev[r]; p != nil && s.ser {
 		out = append(out, p)
@@ -171,7 +183,7 @@ func (s *state) sources(v *view, r *rec, out []*rec) []*rec {
 						out = append(out, a.r)
 					}
 				}
-				if s.ser {
+				if s.ser && !certain {
 					for _, x := range kv.enders[len(kv.order)] {
 						if x != r {
 							out = append(out, x)
@@ -324,9 +336,6 @@ func (s *state) round() error {
 		return err
 	}
 	s.judgeAll(v)
-	if debugHook != nil {
-		debugHook(s, v, in)
-	}
 	if !s.registers {
 		s.forget(v, in)
 		s.evict()
@@ -519,7 +528,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 			if o.kind != history.Append || o.stale {
 				continue
 			}
-			if _, placed := v.keys[o.key].pos[o.val]; !placed {
+			if _, placed := v.keys[o.key].pos[o.val]; !placed && !slices.Contains(group[o.key], r) {
 				group[o.key] = append(group[o.key], r)
 			}
 		}
@@ -673,7 +682,7 @@ func (s *state) judgeStale(st *staleRead, v *view) {
 					certain = true
 					break
 				}
-				buf = s.in(v, r)
+				buf = s.certainIn(v, r)
 				for _, x := range buf {
 					if !seen[x] {
 						seen[x] = true
@@ -767,7 +776,7 @@ func (s *state) groupReach(v *view, groups []groupRef) {
 	for changed := true; changed; {
 		changed = false
 		for _, r := range s.held {
-			for _, x := range s.in(v, r) {
+			for _, x := range s.certainIn(v, r) {
 				from := sets[x]
 				if from == nil {
 					continue

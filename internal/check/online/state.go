@@ -107,10 +107,10 @@ type state struct {
 	findings []Finding
 	reported map[history.Value]bool
 	stale    []*staleRead
-	// unjudged counts the list reads of transactions that did not commit
+	// unjudged are the transactions of unknown outcome with a list read
 	// (aborted or unknown) that ended inside or departed from a settled
 	// prefix: whether they count depends on what was forgotten.
-	unjudged int
+	unjudged []*rec
 	// unresolved counts stale reads whose reader was forgotten while no
 	// path from the forgotten appender to it was certain.
 	unresolved int
