@@ -111,6 +111,7 @@ func (s *state) arrive(src *history.History, t *history.Txn) {
 	}
 	ss.waiting = append(ss.waiting, r)
 	s.held = append(s.held, r)
+	s.recsB += recBytes(r)
 }
 
 // cutRead sets p.list to the part of list (t's read at ops[j]) past its

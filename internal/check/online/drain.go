@@ -85,16 +85,25 @@ func (s *state) keysBytes() int64 {
 // heldBytes is the estimate's part for the held transactions, the
 // sessions and the findings.
 func (s *state) heldBytes() int64 {
-	var b int64
-	for _, r := range s.held {
-		b += 96 + 24
-		for _, o := range r.ops {
-			b += 96 + 32*int64(cap(o.list))
-		}
+	return s.recsB + int64(len(s.sess))*160 + int64(len(s.reported))*64
+}
+
+// recBytes is the estimate's cost of a held transaction.
+func recBytes(r *rec) int64 {
+	b := int64(96 + 24)
+	for _, o := range r.ops {
+		b += 96 + 32*int64(cap(o.list))
 	}
-	b += int64(len(s.sess)) * 160
-	b += int64(len(s.reported)) * 64
 	return b
+}
+
+// recount sets the estimate of the held transactions afresh (their reads
+// shrink as prefixes settle).
+func (s *state) recount() {
+	s.recsB = 0
+	for _, r := range s.held {
+		s.recsB += recBytes(r)
+	}
 }
 
 func (s *state) stats() Stats {

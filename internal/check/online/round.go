@@ -338,6 +338,7 @@ func (s *state) round() error {
 	s.judgeAll(v)
 	if !s.registers {
 		s.forget(v, in)
+		s.recount()
 		s.evict()
 	}
 	s.nextRound = max(s.roundMin, 4*len(s.held))

@@ -117,6 +117,8 @@ type state struct {
 	// misplaced counts committed reads that showed a ghost element after
 	// elements appended since it was forgotten.
 	misplaced int
+	// recsB is the estimate of the held transactions' bytes.
+	recsB int64
 	// keyElems counts the settled and ghost elements of all keys.
 	keyElems int
 	// gone is a Bloom filter of the keys whose settled state was dropped
