@@ -41,7 +41,7 @@ func BenchmarkOnlineStream(b *testing.B) {
 	n := envInt("ONLINE_BENCH_TXNS", 1000000)
 	plantEvery := envInt("ONLINE_BENCH_PLANT", 1000000)
 	fenceEvery := envInt("ONLINE_BENCH_FENCE", 200)
-	var csv *bufio.Writer
+	var csv, latCSV *bufio.Writer
 	if name := os.Getenv("ONLINE_BENCH_CSV"); name != "" {
 		f, err := os.Create(name)
 		if err != nil {
@@ -51,6 +51,14 @@ func BenchmarkOnlineStream(b *testing.B) {
 		csv = bufio.NewWriter(f)
 		defer csv.Flush()
 		fmt.Fprintln(csv, "seconds,cpu_seconds,transactions,rss_mib,heap_mib,estimate_mib,held")
+		lf, err := os.Create(strings.TrimSuffix(name, ".csv") + "-latency.csv")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer lf.Close()
+		latCSV = bufio.NewWriter(lf)
+		defer latCSV.Flush()
+		fmt.Fprintln(latCSV, "arrived_transactions,reported_transactions,latency_transactions,latency_seconds")
 	}
 	for range b.N {
 		f := fenceName
@@ -84,6 +92,10 @@ func BenchmarkOnlineStream(b *testing.B) {
 					if p, ok := planted[f.History.Txns[t].ID]; ok {
 						p.reportedTxns, p.reportedAt = fed, time.Now()
 						lat = append(lat, p)
+						if latCSV != nil {
+							fmt.Fprintf(latCSV, "%d,%d,%d,%.3f\n", p.arrivedTxns, p.reportedTxns, p.reportedTxns-p.arrivedTxns, p.reportedAt.Sub(p.arrivedAt).Seconds())
+							latCSV.Flush()
+						}
 						for _, id := range p.group {
 							delete(planted, id)
 						}

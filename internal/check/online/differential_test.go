@@ -219,7 +219,7 @@ var levels = []level.ID{level.Serializable, level.SnapshotIsolation, level.ReadC
 // collection rounds, and holds every result against the offline
 // checker's.
 func TestDifferentialSimulated(t *testing.T) {
-	n := 600
+	n := 1500
 	if testing.Short() {
 		n = 120
 	}
@@ -268,7 +268,7 @@ func TestDifferentialSimulated(t *testing.T) {
 // TestDifferentialGenerated streams gen's list-append histories, with
 // planted anomalies and fences, the same way.
 func TestDifferentialGenerated(t *testing.T) {
-	n := 300
+	n := 600
 	if testing.Short() {
 		n = 60
 	}
