@@ -1,0 +1,124 @@
+package online
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check"
+	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
+)
+
+// Config sets up a Checker.
+type Config struct {
+	// Level is the level checked: serializable, snapshot isolation or
+	// read committed (New refuses any other, naming it).
+	Level level.Level
+	// MemoryBytes bounds the checker's estimate of what it holds, in
+	// bytes; 0 for no bound. When the bound cannot be kept (no fences,
+	// orders not settled), the checker keeps everything and says so in
+	// Stats.Warning and in the Result's Caveat: it never drops silently.
+	MemoryBytes int64
+	// FenceKey names the fence key (the history header's "fence_key"),
+	// nil for none: without fences a transaction is forgotten only where
+	// the lists' visible orders settle it.
+	FenceKey *history.Value
+}
+
+// Finding is one violation the checker is certain of: no later arrival
+// retracts it. Anomaly names transactions and keys of History, a small
+// history holding the transactions involved (ids, sessions, operations),
+// so that internal/report explains it as it explains an offline
+// finding.
+type Finding struct {
+	Anomaly anomaly.Anomaly
+	History *history.History
+	// Arrived is how many transactions had arrived when the finding
+	// became certain (the latency of a finding is measured from the
+	// arrival of its last transaction to this count).
+	Arrived uint64
+}
+
+// Result is the final verdict Drain gives.
+type Result struct {
+	// Outcome is check.Satisfied, check.Violated or check.Undecided.
+	Outcome check.Outcome
+	// Findings are every finding, those Add returned first, in the order
+	// they became certain, then those Drain found.
+	Findings []Finding
+	// Reason says why the outcome is Undecided.
+	Reason string
+	// Caveat says what the bound on memory cost, when it could not be
+	// kept (see Stats.Warning).
+	Caveat string
+	Stats  Stats
+}
+
+// Stats counts what a Checker holds and has done.
+type Stats struct {
+	// Arrived counts the transactions Add took; Held those in memory;
+	// Forgotten those garbage-collected.
+	Arrived, Held, Forgotten uint64
+	// Bytes is the checker's estimate of what it holds.
+	Bytes int64
+	// Rounds counts the garbage-collection rounds run.
+	Rounds uint64
+	// Findings counts the findings so far.
+	Findings int
+	// Warning, when set, says why memory is not bounded as asked.
+	Warning string
+}
+
+// ErrDrained is Add's and Drain's error after Drain.
+var ErrDrained = errors.New("online checker: the stream was already drained")
+
+// Checker checks a stream of transactions online. It is not safe for
+// concurrent use: one goroutine owns it.
+type Checker struct {
+	cfg     Config
+	drained bool
+	st      state
+}
+
+// New returns a checker for cfg, or an error naming a level it does not
+// check.
+func New(cfg Config) (*Checker, error) {
+	switch cfg.Level.ID {
+	case level.Serializable, level.SnapshotIsolation, level.ReadCommitted:
+	default:
+		return nil, fmt.Errorf("online checking decides serializable, snapshot-isolation and read-committed, not %s", cfg.Level.Name)
+	}
+	if cfg.MemoryBytes < 0 {
+		return nil, fmt.Errorf("online checking: memory bound %d bytes is negative", cfg.MemoryBytes)
+	}
+	c := &Checker{cfg: cfg}
+	c.st.init(cfg)
+	return c, nil
+}
+
+// Add takes one batch of src's transactions (src gives their keys' and
+// sessions' names), in arrival order: within a session, arrival order is
+// session order. It returns the findings that became certain with the
+// batch; none is retracted later. A batch with bad input is refused
+// whole, with an error naming the transaction, and the checker goes on.
+func (c *Checker) Add(src *history.History, batch []history.Txn) ([]Finding, error) {
+	if c.drained {
+		return nil, ErrDrained
+	}
+	return c.st.add(src, batch)
+}
+
+// Drain ends the stream and returns the final verdict, the one the
+// offline checker gives on the whole history.
+func (c *Checker) Drain(ctx context.Context) (Result, error) {
+	if c.drained {
+		return Result{}, ErrDrained
+	}
+	c.drained = true
+	return c.st.drain(ctx)
+}
+
+// Stats says what the checker holds and has done.
+func (c *Checker) Stats() Stats { return c.st.stats() }
