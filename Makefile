@@ -94,6 +94,16 @@ bench-porcupine:
 bench-veristrong:
 	GO=$(GO) bench/race-veristrong.sh
 
+# bench-online: the online black-box checker (internal/check/online) on a
+# stream of ONLINE_TXNS (default 50,000,000) generated list-append
+# transactions at SER with fences and planted lost updates; RSS samples in
+# tmp/online-stream.csv, the plot in tmp/online-memory.png
+# (docs/benchmarks.md).
+.PHONY: bench-online
+bench-online:
+	mkdir -p tmp && ONLINE_BENCH_TXNS=$${ONLINE_TXNS:-50000000} ONLINE_BENCH_CSV=tmp/online-stream.csv ONLINE_PLOTS=tmp \
+		$(GO) test -run='^$$' -bench=OnlineStream -benchtime=1x -timeout=0 ./internal/check/online
+
 # bench-weak: rc-session, read-atomic and causal on causal-store histories
 # of 2^10 to 2^20 transactions with 50 and 100 sessions (docs/benchmarks.md).
 bench-weak: build

@@ -1,7 +1,95 @@
 // Package online checks a stream of black-box transactions online, in
-// batches as they arrive, at serializability, snapshot isolation and read
-// committed: list-append histories and read/write registers with unique
-// values. Add takes a batch and returns the findings that became certain
-// with it; Drain ends the stream and gives the final verdict, the offline
-// checker's (package check) on the whole history.
+// batches as they arrive, at serializability (SER, with session order),
+// snapshot isolation (SI) and read committed (RC): list-append histories,
+// and read/write registers with unique values. Add takes a batch and
+// returns the findings that became certain with it; Drain ends the
+// stream and gives the final verdict, the offline checker's (package
+// check) on the whole history. Arrival order must keep each session's
+// order; sessions may interleave and lag behind each other arbitrarily.
+//
+// # Rounds
+//
+// The checker holds a window of transactions. When the window reaches
+// four times what the last round left (4,096 at least), a round runs:
+//
+//  1. The read-closed part of the window — the held transactions every
+//     read of which names a writer that has arrived and is itself in the
+//     part — is checked by the offline checker. A violation of a
+//     read-closed sub-history is one of the whole history (a serial order
+//     of the whole, restricted to the part, is one of the part: a read
+//     still follows its writer with no writer of its key between), so its
+//     findings are certain. One whose cycle runs through a version order
+//     no read has shown yet (the solver's choice between unseen appends)
+//     waits for a later round or the drain, and keeps its transactions.
+//  2. List-append only: the transactions no later arrival can reach are
+//     forgotten (below), their elements appended to each key's settled
+//     prefix, and every held or later read is cut by it.
+//
+// # What is forgotten (list-append)
+//
+// A committed transaction T of the read-closed part is a candidate when
+// every key's order places its appends (a read has shown them) and, at
+// SER and SI, when its session's next fence has arrived, a read has
+// shown that fence's position in the fence list, and every session's
+// fences have read past it (the fence-list read of each session's latest
+// fence is longer than that position). Cobra's rule is "every session
+// has passed the fence twice"; here the two passes are the fence's
+// position being shown and every session reading past it. The
+// forgotten set F is the largest set of candidates closed under the edges
+// into it from held transactions: session order (SER, SI), the writer
+// of every element read, the appender of the element before each append,
+// and at SER and SI the readers whose read ends just before an append
+// (anti-dependencies). Then no cycle through F can be completed later:
+//
+//   - a later transaction X reads T's elements or follows them (edges out
+//     of F) but cannot be an edge into F: the elements before T's are
+//     all arrived and forgotten, T's reads are complete, and an edge
+//     X →rw T (X read a state before T's append) is a read that ends
+//     inside the settled prefix. At SER and SI that stale read closes a
+//     cycle X →rw T →so T's next fence ⇝ X's latest fence →so X whenever
+//     X's session's fences read past T's next fence — which the
+//     candidate rule makes true of every session known at the round.
+//     Such a read is reported when that path is certain (at arrival, or
+//     at a later round through held transactions); a read of a session
+//     that appears later and never reads past the fence stays pending,
+//     and the verdict is then Undecided rather than wrong. At RC
+//     anti-dependencies and session order are no edges: a stale read is
+//     no finding, unless it ends between two appends of one forgotten
+//     transaction (G1b, reported).
+//   - every cycle among F's transactions was in the read-closed part just
+//     checked.
+//
+// A read that departs from the settled prefix (neither a prefix of it
+// nor an extension) is an incompatible order; duplicates, reads that
+// miss their own appends and intermediate reads are judged against the
+// prefix too. An append of an element already settled is refused as
+// input.
+//
+// At SER and SI, an append no read has shown (the last appends to a key
+// no one reads again) may be forgotten too, as its key's ghost, when
+// every held transaction that appended unseen to the key goes with it;
+// the paths between those appenders are recorded. A later read must show
+// the key's ghosts right after its settled prefix, in an order the
+// recorded paths allow (else a cycle: reported); a read without one is a
+// read of a state that misses an append which, by the fences, precedes
+// it (reported once the path is certain); a ghost shown after elements
+// appended since is counted and makes the verdict Undecided. At RC an
+// unseen append is held until a read shows it.
+//
+// # Registers
+//
+// Read/write registers are checked online (rounds, read-closed findings)
+// but not garbage-collected: a register's version order is a choice of
+// the solver, and which forgotten write is the last one a later read may
+// see depends on it. A history with registers is held in full, and Stats
+// and the Result say so when a memory bound is set.
+//
+// # Memory
+//
+// Config.MemoryBytes is compared with the checker's estimate after each
+// round; above it, Stats.Warning and the Result's Caveat say what keeps
+// the transactions held (no fences, a session that runs none, registers,
+// unseen appends at RC). Nothing is dropped to keep the bound. The
+// settled prefixes of keys stay: a key no one touches again costs its
+// elements (about 150 bytes each).
 package online

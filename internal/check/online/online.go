@@ -67,6 +67,11 @@ type Stats struct {
 	Rounds uint64
 	// Findings counts the findings so far.
 	Findings int
+	// DroppedKeys counts the keys whose settled state was dropped under
+	// the memory bound (keys no held transaction touched, least recently
+	// touched first): a later transaction that touches one makes the
+	// verdict Undecided.
+	DroppedKeys uint64
 	// Warning, when set, says why memory is not bounded as asked.
 	Warning string
 }

@@ -1,32 +1,163 @@
 package online
 
 import (
-	"context"
 	"fmt"
+	"hash/maphash"
 
-	"github.com/isoscope/isoscope/internal/check"
 	"github.com/isoscope/isoscope/internal/history"
+	"github.com/isoscope/isoscope/internal/level"
 )
 
-// state is what the checker holds: the window of transactions not yet
-// forgotten, as a history of its own (keys and sessions interned by
-// name).
+// op is one operation of a held transaction, its key by name. stale marks
+// a list read older than its key's settled prefix: the window leaves it
+// out (its edges all lead to forgotten transactions), and it is judged on
+// its own (stale.go).
+type op struct {
+	kind  history.OpKind
+	stale bool
+	key   history.Value
+	val   history.Value
+	// list is a list read's result past its key's settled prefix.
+	list []history.Value
+	// full is the list read's length before the settled prefix was cut.
+	full int
+}
+
+// rec is a held transaction.
+type rec struct {
+	id     history.Value
+	sess   *session
+	status history.Status
+	line   int
+	ops    []op
+	// seq numbers the transactions in arrival order, from 1.
+	seq uint64
+	// fenceVis is the longest fence-key list read by a fence of the
+	// transaction's session up to it (itself included): every fence at a
+	// position below it precedes the transaction in every serial order
+	// the history allows; -1 before the session's first fence.
+	fenceVis int
+	fence    bool
+	// nextFence is the session's first fence after the transaction (nil
+	// until it arrives).
+	nextFence *rec
+	gone      bool
+}
+
+// session is what the checker knows of one session.
+type session struct {
+	label history.Value
+	// fenceVis is the session's rec.fenceVis so far.
+	fenceVis int
+	// waiting are the session's held transactions still without a next
+	// fence.
+	waiting []*rec
+}
+
+// elem is one element of a key's settled prefix: its value, its
+// appender's arrival number and id, and the position in the fence list of
+// the appender's session's next fence (-1 at read committed, where no
+// fence is needed).
+type elem struct {
+	val    history.Value
+	app    uint64
+	appID  history.Value
+	bfence int
+	// last says the element is its appender's last append to the key.
+	last bool
+}
+
+// keyState is a list key's settled prefix: the elements every held and
+// future read must begin with, whose appenders are all forgotten.
+type keyState struct {
+	settled []elem
+	index   map[history.Value]int
+	// reader is the id of a forgotten transaction whose read showed the
+	// whole settled prefix.
+	reader history.Value
+	// ghosts are the elements of forgotten appenders that no read had
+	// shown when they were forgotten (at SER and SI only, past fences
+	// every session read): every later read by a transaction those fences
+	// precede must show them all next after the settled prefix, in an
+	// order that agrees with reach.
+	ghosts []elem
+	// reach holds the pairs (i, j) of ghosts whose appenders were joined
+	// by a path from i's to j's when they were forgotten: j before i in
+	// the list would close a cycle.
+	reach map[[2]int]bool
+	// touched is the arrival number of the last transaction that touched
+	// the key.
+	touched uint64
+}
+
+// state is everything the checker holds.
 type state struct {
-	cfg      Config
-	win      *history.History
-	sessions map[history.Value]int32
+	cfg   Config
+	ser   bool // SER or SI: anti-dependencies and session order count
+	fkey  *history.Value
+	held  []*rec
+	sess  map[history.Value]*session
+	order []*session
+	keys  map[history.Value]*keyState
+
+	// registers says some transaction read or wrote a register: the
+	// checker then keeps every transaction (see the package doc).
+	registers bool
+
 	findings []Finding
-	arrived  uint64
-	forgot   uint64
-	rounds   uint64
+	reported map[history.Value]bool
+	stale    []*staleRead
+	// unjudged counts the list reads of transactions that did not commit
+	// (aborted or unknown) that ended inside or departed from a settled
+	// prefix: whether they count depends on what was forgotten.
+	unjudged int
+	// unresolved counts stale reads whose reader was forgotten while no
+	// path from the forgotten appender to it was certain.
+	unresolved int
+	// misplaced counts committed reads that showed a ghost element after
+	// elements appended since it was forgotten.
+	misplaced int
+	// keyElems counts the settled and ghost elements of all keys.
+	keyElems int
+	// gone is a Bloom filter of the keys whose settled state was dropped
+	// under the memory bound (nil before the first); droppedKeys counts
+	// them, droppedTouch the transactions that touched one after.
+	gone         []uint64
+	goneSeed     maphash.Seed
+	droppedKeys  uint64
+	droppedTouch int
+	// keep are the transactions of findings not yet determined this
+	// round: they are not forgotten.
+	keep map[*rec]bool
+
+	arrived, forgot, rounds uint64
+	nextRound               int
+	// roundMin is the fewest held transactions a round runs at
+	// (minRound; tests lower it).
+	roundMin int
 	headerOK bool
+	unique   bool
+	// dropHook, for tests only, forgets one more transaction than the
+	// rule allows each round (a planted garbage-collection bug).
+	dropHook bool
 }
 
 func (s *state) init(cfg Config) {
 	s.cfg = cfg
-	s.win = history.New()
-	s.sessions = map[history.Value]int32{}
+	s.ser = cfg.Level.ID != level.ReadCommitted
+	s.fkey = cfg.FenceKey
+	s.sess = map[history.Value]*session{}
+	s.keys = map[history.Value]*keyState{}
+	s.reported = map[history.Value]bool{}
+	s.roundMin = minRound
+	s.nextRound = minRound
 }
+
+// minRound is the fewest held transactions a garbage-collection round
+// runs at; a round runs when the held transactions reach four times the
+// last round's survivors, so each transaction is checked a bounded
+// number of times on average (about 4/3).
+const minRound = 4096
 
 // where names t for messages: its id and input line.
 func where(t *history.Txn) string {
@@ -37,10 +168,13 @@ func where(t *history.Txn) string {
 	return s
 }
 
-// validate says what makes t, of src, unfit: a session or key outside
-// src's tables, an operation other than a read, write, append or list
-// read.
+// validate says what makes t, of src, unfit: no id, a session or key
+// outside src's tables, an operation other than a read, write, append or
+// list read.
 func validate(src *history.History, t *history.Txn) error {
+	if t.ID.IsNull() {
+		return fmt.Errorf("%s has no id: online checking names transactions by their ids", where(t))
+	}
 	if t.Session < 0 || int(t.Session) >= len(src.Sessions) {
 		return fmt.Errorf("%s: session %d outside the history's session table", where(t), t.Session)
 	}
@@ -58,65 +192,15 @@ func validate(src *history.History, t *history.Txn) error {
 	return nil
 }
 
-func (s *state) add(src *history.History, batch []history.Txn) ([]Finding, error) {
-	for i := range batch {
-		if err := validate(src, &batch[i]); err != nil {
-			return nil, err
-		}
+// isFence says whether t's operations are exactly a fence's: a read of
+// the fence key, then a write of it or an append to it.
+func (s *state) isFence(src *history.History, t *history.Txn) bool {
+	if s.fkey == nil || len(t.Ops) != 2 {
+		return false
 	}
-	if !s.headerOK {
-		s.headerOK = true
-		s.win.Header.Present = true
-		s.win.Header.Version = src.Header.Version
-		s.win.Header.UniqueValues = src.Header.UniqueValues
+	a, b := t.Ops[0], t.Ops[1]
+	if src.Keys[a.Key] != *s.fkey || src.Keys[b.Key] != *s.fkey {
+		return false
 	}
-	for i := range batch {
-		s.win.Txns = append(s.win.Txns, s.copyTxn(src, &batch[i]))
-		s.arrived++
-	}
-	return nil, nil
-}
-
-// copyTxn returns t with its keys and session interned in the window.
-func (s *state) copyTxn(src *history.History, t *history.Txn) history.Txn {
-	out := *t
-	label := src.Sessions[t.Session]
-	id, ok := s.sessions[label]
-	if !ok {
-		id = int32(len(s.win.Sessions))
-		s.win.Sessions = append(s.win.Sessions, label)
-		s.sessions[label] = id
-	}
-	out.Session = id
-	out.Ops = make([]history.Op, len(t.Ops))
-	for j, o := range t.Ops {
-		o.Key = s.win.Key(src.Keys[o.Key])
-		if o.List != nil {
-			o.List = append([]history.Value(nil), o.List...)
-		}
-		out.Ops[j] = o
-	}
-	return out
-}
-
-func (s *state) drain(ctx context.Context) (Result, error) {
-	res, err := check.Run(ctx, s.win, s.cfg.Level, check.Options{})
-	if err != nil {
-		return Result{}, err
-	}
-	out := Result{Outcome: res.Outcome, Reason: res.Reason, Caveat: res.Caveat}
-	out.Findings = append(out.Findings, s.findings...)
-	for _, a := range res.Anomalies {
-		out.Findings = append(out.Findings, Finding{Anomaly: a, History: s.win, Arrived: s.arrived})
-	}
-	out.Stats = s.stats()
-	return out, nil
-}
-
-func (s *state) stats() Stats {
-	st := Stats{Arrived: s.arrived, Held: uint64(len(s.win.Txns)), Forgotten: s.forgot, Rounds: s.rounds, Findings: len(s.findings)}
-	if s.cfg.MemoryBytes > 0 {
-		st.Warning = "this checker keeps every transaction: memory is not bounded"
-	}
-	return st
+	return a.Kind == history.ReadList && b.Kind == history.Append || a.Kind == history.Read && b.Kind == history.Write
 }

@@ -1,0 +1,106 @@
+package online
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/isoscope/isoscope/internal/check"
+)
+
+// drain checks the held window whole, judges the stale reads still
+// pending, and gives the verdict.
+func (s *state) drain(ctx context.Context) (Result, error) {
+	res, err := s.checkWindow(ctx, s.held, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	v := s.buildView()
+	s.judgeAll(v)
+	pending := 0
+	for _, st := range s.stale {
+		if !st.judged {
+			pending++
+		}
+	}
+	out := Result{Findings: append([]Finding(nil), s.findings...), Stats: s.stats()}
+	var why []string
+	if n := pending + s.unresolved; n > 0 {
+		why = append(why, fmt.Sprintf("%d committed list reads returned a state older than one the checker had settled and forgotten, with no path from the forgotten appender to the reader certain: whether they close a cycle depends on what was forgotten", n))
+	}
+	if s.misplaced > 0 {
+		why = append(why, fmt.Sprintf("%d committed list reads showed an element whose appender was forgotten before any read showed it after elements appended since", s.misplaced))
+	}
+	if s.droppedTouch > 0 {
+		why = append(why, fmt.Sprintf("%d transactions touched keys whose settled state was dropped under the memory bound (%d keys dropped)", s.droppedTouch, s.droppedKeys))
+	}
+	if s.unjudged > 0 {
+		why = append(why, fmt.Sprintf("%d list reads of transactions that did not commit departed from a settled prefix: whether they count depends on whether their transaction took effect", s.unjudged))
+	}
+	switch {
+	case len(out.Findings) > 0:
+		out.Outcome = check.Violated
+	case res.Outcome == check.Undecided:
+		out.Outcome, out.Reason = check.Undecided, res.Reason
+	case len(why) > 0:
+		out.Outcome, out.Reason = check.Undecided, strings.Join(why, "; ")
+	default:
+		out.Outcome = check.Satisfied
+	}
+	if res.Caveat != "" {
+		out.Caveat = res.Caveat
+	}
+	if w := out.Stats.Warning; w != "" {
+		out.Caveat = strings.TrimPrefix(out.Caveat+"; "+w, "; ")
+	}
+	return out, nil
+}
+
+// bytes is the checker's estimate of what it holds.
+func (s *state) bytes() int64 { return s.heldBytes() + s.keysBytes() }
+
+// keysBytes is the estimate's part for the keys' settled state.
+func (s *state) keysBytes() int64 {
+	return int64(len(s.keys))*keyBytes + int64(s.keyElems)*elemBytes + int64(len(s.gone))*8
+}
+
+// heldBytes is the estimate's part for the held transactions, the
+// sessions and the findings.
+func (s *state) heldBytes() int64 {
+	var b int64
+	for _, r := range s.held {
+		b += 96 + 24
+		for _, o := range r.ops {
+			b += 96 + 32*int64(cap(o.list))
+		}
+	}
+	b += int64(len(s.sess)) * 160
+	b += int64(len(s.reported)) * 64
+	return b
+}
+
+func (s *state) stats() Stats {
+	st := Stats{Arrived: s.arrived, Held: uint64(len(s.held)), Forgotten: s.forgot, Rounds: s.rounds, Findings: len(s.findings), Bytes: s.bytes(), DroppedKeys: s.droppedKeys}
+	if s.cfg.MemoryBytes > 0 && st.Bytes > s.cfg.MemoryBytes {
+		st.Warning = fmt.Sprintf("holding %d transactions (%d bytes) above the %d-byte bound: %s", st.Held, st.Bytes, s.cfg.MemoryBytes, s.why())
+	}
+	return st
+}
+
+// why says what keeps transactions held.
+func (s *state) why() string {
+	switch {
+	case s.registers:
+		return "read/write registers are held in full (no garbage collection for registers)"
+	case s.ser && s.fkey == nil:
+		return "no fence key: at serializability and snapshot isolation only fences let the checker forget"
+	case s.ser:
+		for _, ss := range s.order {
+			if ss.fenceVis < 0 {
+				return fmt.Sprintf("session %s has run no fence", ss.label)
+			}
+		}
+		return "the sessions' fences have not settled the held transactions (a session that stopped running fences holds everything after its last one)"
+	}
+	return "the lists' orders have not settled the held transactions (appends no read has shown, or reads of appends not yet arrived)"
+}
