@@ -71,6 +71,7 @@ type runCommand struct {
 	// OnlineMemoryMB, writing the violations' JSON lines to
 	// OnlineFindings too.
 	FenceEvery     int
+	AppendsPerKey  int
 	Online         bool
 	OnlineMemoryMB int64
 	OnlineFindings string
@@ -214,6 +215,7 @@ does.`,
 	f.BoolVar(&c.Online, "online", false, "check the history online as the run goes, black-box (no timestamps: list-append and registers with unique values, at ser, si or rc), each violation said on standard error as it is found, memory held by --memory-mb and the fences (--fence-every, default 100 with --online) however long the run; the history file is still written, not checked again at the end")
 	f.Int64Var(&c.OnlineMemoryMB, "memory-mb", 1024, "with --online: the memory the online checker's state may take, in MiB (0: no bound)")
 	f.StringVar(&c.OnlineFindings, "online-findings", "", "with --online: also write each violation's JSON line (as isoscope serve writes them) to this file as it is found")
+	f.IntVar(&c.AppendsPerKey, "appends-per-key", 0, "list-append: a key is retired after this many appends and a fresh one takes its place, as Elle does, so that lists stay short in a long run (0: never)")
 	inGroup(f, groupCollector, "online", "memory-mb", "online-findings", "fence-every")
 	inGroup(f, groupCollector, "collector", "collector-subject", "collector-token", "collector-stream", "collector-wait", "collector-shards", "collector-prefix")
 	inGroup(f, groupCheck, "level", "checker", "json", "timeout", "max-shown", "no-holds", "own-reads", "module", "report")
@@ -364,7 +366,7 @@ func (c *runCommand) plan() (*workload.Plan, *workload.Endless, error) {
 	pc := workload.PlanConfig{
 		Workload: w, Sessions: c.Sessions, Txns: c.Txns, Keys: c.Keys, Dist: dist,
 		ReadRatio: c.ReadRatio, Ops: c.Ops, Duplicates: c.Duplicates, Span: c.Span, Values: c.Values,
-		LockRMW: c.LockRMW, FenceEvery: c.FenceEvery,
+		LockRMW: c.LockRMW, FenceEvery: c.FenceEvery, AppendsPerKey: c.AppendsPerKey,
 	}
 	r := rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15))
 	if c.Duration > 0 && !c.txnsSet {

@@ -96,10 +96,40 @@ func (rc *recorder) drain(in <-chan *record, cancel context.CancelFunc) error {
 }
 
 // add turns a record into the history's next transaction and returns it:
-// kept in the history, or, forgetting, only until the next.
+// kept in the history, or, forgetting, only until the next (and then the
+// history's key table holds only its keys, so that it does not grow with
+// keys that come and go).
 func (rc *recorder) add(r *record) *history.Txn {
 	h := rc.h
+	if rc.forget {
+		h.Keys = h.Keys[:0]
+		key := func(k history.KeyID) history.KeyID {
+			v := history.IntValue(int64(k))
+			for i, x := range h.Keys {
+				if x == v {
+					return history.KeyID(i)
+				}
+			}
+			h.Keys = append(h.Keys, v)
+			return history.KeyID(len(h.Keys) - 1)
+		}
+		for i := range r.ops {
+			op := &r.ops[i]
+			if op.Key != history.NoKey {
+				op.Key = key(op.Key)
+			}
+			if op.Range != nil {
+				for j := range op.Range.Pairs {
+					p := &op.Range.Pairs[j]
+					p.Key = key(p.Key)
+				}
+			}
+		}
+	}
 	for i := range r.ops {
+		if rc.forget {
+			break
+		}
 		op := &r.ops[i]
 		if op.Key != history.NoKey {
 			op.Key = h.Key(history.IntValue(int64(op.Key)))

@@ -224,6 +224,12 @@ type PlanConfig struct {
 	// transactions, for the online black-box checker (mt, general,
 	// list-append and blindw). 0: no fences.
 	FenceEvery int
+	// AppendsPerKey, for list-append, retires a key once that many
+	// appends to it are planned, and a fresh key (numbered from Keys+1 on:
+	// Keys is the fence key) takes its place, as Elle's
+	// max-writes-per-key does, so that lists stay short however long the
+	// run (and the online checker settles them). 0: keys never retire.
+	AppendsPerKey int
 }
 
 // FenceKey is the key of c's fences: Keys, the first key past the
@@ -309,6 +315,10 @@ func (c *PlanConfig) validate() error {
 		return fmt.Errorf("max width %d (the widest range) is more than 2^30 keys", c.Span)
 	case c.Values > 1<<30:
 		return fmt.Errorf("value domain %d is more than 2^30 values", c.Values)
+	case c.AppendsPerKey < 0:
+		return fmt.Errorf("appends per key %d is negative (0: keys never retire)", c.AppendsPerKey)
+	case c.AppendsPerKey > 0 && c.Workload != ListAppend:
+		return fmt.Errorf("appends per key is a knob of the list-append workload, not of %s", c.Workload)
 	case c.FenceEvery < 0:
 		return fmt.Errorf("fence interval %d is negative (0: no fences)", c.FenceEvery)
 	case c.FenceEvery > 0 && c.Workload != MiniTxn && c.Workload != General && c.Workload != ListAppend && c.Workload != BlindW:
@@ -331,6 +341,9 @@ func (c PlanConfig) String() string {
 		s += fmt.Sprintf(" ops=%d duplicates=%g", c.Ops, c.Duplicates)
 	case ListAppend, Range:
 		s += fmt.Sprintf(" max-ops=%d", c.Ops)
+		if c.AppendsPerKey > 0 {
+			s += fmt.Sprintf(" appends-per-key=%d", c.AppendsPerKey)
+		}
 	case RandomBench, RandomRange:
 		s += fmt.Sprintf(" ops=%d span=%d values=%d", c.Ops, c.Span, c.Values)
 	case RandomRMWRange:
