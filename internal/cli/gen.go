@@ -54,6 +54,8 @@ type genCommand struct {
 	// The list-append workload's options (gen.ListAppendConfig).
 	AppendsPerKey int
 	UnknownRatio  float64
+	// FenceEvery runs fence transactions (mt, general, list-append).
+	FenceEvery int
 	// distSet says --dist was given: the Boomslang and list-append
 	// workloads default to uniform keys, as in the paper and in Elle;
 	// keysSet and opsSet say --keys and --ops were, which list-append
@@ -179,6 +181,7 @@ write), skew lowers a reader's start_ts below the commit_ts of the write it read
 	f.IntVar(&c.AppendsPerKey, "appends-per-key", 100, "list-append: a key is retired after this many appends and a fresh one takes its place (0: never)")
 	f.Float64Var(&c.UnknownRatio, "unknown-ratio", 0, "list-append: share of transactions whose outcome is unknown (append-only; each takes effect with even chance)")
 	f.IntVar(&c.Events, "events", 0, "awdit: operations to generate (AWDIT's --events; 0: --txns transactions)")
+	f.IntVar(&c.FenceEvery, "fence-every", 0, "mt, general and list-append: every session runs a fence transaction (read the fence key, then write or append to it; the header's fence_key) first, then after every N of its own transactions (0: no fences)")
 	f.BoolVar(&c.BlindWMixed, "blindw-mixed", false, "blindw: Boomslang's variant (each operation a read or a blind write) instead of Cobra's (read-only or write-only transactions)")
 	return cmd
 }
@@ -202,6 +205,7 @@ func (c *genCommand) Run(ctx context.Context) error {
 	cfg := gen.Config{
 		Txns: c.Txns, Sessions: c.Sessions, Keys: c.Keys, Dist: dist,
 		ReadOnlyRatio: c.ReadOnly, AbortRatio: c.AbortRatio, Seed: c.Seed, Timestamps: c.Timestamps,
+		FenceEvery: c.FenceEvery,
 	}
 	causal := false
 	switch strings.ToLower(c.Mode) {
@@ -222,6 +226,14 @@ func (c *genCommand) Run(ctx context.Context) error {
 	}
 	if causal && (c.Workload != "general" || len(c.Plant) > 0 || c.Timestamps) {
 		return badInput(fmt.Errorf("--mode causal runs --workload general, without --plant or timestamps"))
+	}
+	if c.FenceEvery != 0 {
+		switch {
+		case c.FenceEvery < 0:
+			return badInput(fmt.Errorf("--fence-every %d: want at least 0 (0: no fences)", c.FenceEvery))
+		case causal || (c.Workload != "mt" && c.Workload != "general" && c.Workload != "list-append"):
+			return badInput(fmt.Errorf("--fence-every runs with --workload mt, general or list-append (not --mode causal)"))
+		}
 	}
 	var h *history.History
 	var planted []gen.Planted
@@ -252,6 +264,7 @@ func (c *genCommand) Run(ctx context.Context) error {
 		h, err = gen.GenerateGeneral(gen.GeneralConfig{
 			Txns: c.Txns, Sessions: c.Sessions, Keys: c.Keys, Dist: dist, Ops: c.Ops,
 			ReadRatio: c.ReadRatio, DuplicateKeys: c.Duplicates, Seed: c.Seed, Timestamps: c.Timestamps,
+			FenceEvery: c.FenceEvery,
 		})
 	default:
 		w, werr := gen.ParseRangeWorkload(c.Workload)
@@ -397,7 +410,7 @@ func (c *genCommand) listAppend(mode gen.Mode, causal bool, dist workload.Distri
 	lc := gen.ListAppendConfig{
 		Txns: c.Txns, Sessions: c.Sessions, ActiveKeys: c.Keys, AppendsPerKey: c.AppendsPerKey, MaxOps: c.Ops,
 		ReadRatio: c.ReadRatio, Dist: dist, Mode: mode, AbortRatio: c.AbortRatio, UnknownRatio: c.UnknownRatio, Seed: c.Seed,
-		Emit: emit,
+		Emit: emit, FenceEvery: c.FenceEvery,
 	}
 	if !c.keysSet {
 		lc.ActiveKeys = 10

@@ -67,7 +67,19 @@ type runCommand struct {
 	StmtTimeout, ReconnectFor time.Duration
 	// hooks are where tests plant faults in the run.
 	hooks pipeline.Hooks
+	// FenceEvery runs fences; Online checks online (black-box) in
+	// OnlineMemoryMB, writing the violations' JSON lines to
+	// OnlineFindings too.
+	FenceEvery     int
+	AppendsPerKey  int
+	Online         bool
+	OnlineMemoryMB int64
+	OnlineFindings string
 }
+
+// DefaultOnlineFenceEvery is run --online's fence interval unless
+// --fence-every says otherwise.
+const DefaultOnlineFenceEvery = 100
 
 func newRunCommand(std IO) *cobra.Command { return runCommandFor(&runCommand{io: std}) }
 
@@ -152,6 +164,9 @@ does.`,
 			if !cmd.Flags().Changed("value-domain") {
 				c.Values = 0 // the workload's own: fresh values for blindw
 			}
+			if c.Online && !cmd.Flags().Changed("fence-every") {
+				c.FenceEvery = DefaultOnlineFenceEvery
+			}
 			return c.Run(cmd.Context())
 		},
 	}
@@ -196,6 +211,12 @@ does.`,
 	c.modelFlags.register(f)
 	renamed(f, map[string]string{"span": "max-width", "values": "value-domain"})
 	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot, a picture of each anomaly as SVG and DOT)")
+	f.IntVar(&c.FenceEvery, "fence-every", 0, "mt, general, list-append, blindw: every session runs a fence transaction (read the fence key, the key after the workload's, then write or append to it; the header's fence_key) first, then after every N of its own transactions, so that the online checker can forget what no future cycle reaches (0: no fences)")
+	f.BoolVar(&c.Online, "online", false, "check the history online as the run goes, black-box (no timestamps: list-append and registers with unique values, at ser, si or rc), each violation said on standard error as it is found, memory held by --memory-mb and the fences (--fence-every, default 100 with --online) however long the run; the history file is still written, not checked again at the end")
+	f.Int64Var(&c.OnlineMemoryMB, "memory-mb", 1024, "with --online: the memory the online checker's state may take, in MiB (0: no bound)")
+	f.StringVar(&c.OnlineFindings, "online-findings", "", "with --online: also write each violation's JSON line (as isoscope serve writes them) to this file as it is found")
+	f.IntVar(&c.AppendsPerKey, "appends-per-key", 0, "list-append: a key is retired after this many appends and a fresh one takes its place, as Elle does, so that lists stay short in a long run (0: never)")
+	inGroup(f, groupCollector, "online", "memory-mb", "online-findings", "fence-every")
 	inGroup(f, groupCollector, "collector", "collector-subject", "collector-token", "collector-stream", "collector-wait", "collector-shards", "collector-prefix")
 	inGroup(f, groupCheck, "level", "checker", "json", "timeout", "max-shown", "no-holds", "own-reads", "module", "report")
 	return cmd
@@ -310,6 +331,21 @@ func (c *runCommand) config(bar bool) (pipeline.Config, error) {
 		spec, _ := cluster.ParseSpec(c.Cluster) // checked by clusterFlags.check
 		cfg.Cluster = &spec
 	}
+	if c.Online {
+		if c.OnlineMemoryMB < 0 {
+			return pipeline.Config{}, badInput(errors.New("--memory-mb cannot be negative"))
+		}
+		cfg.Online = &pipeline.Online{Level: lvl, MemoryBytes: c.OnlineMemoryMB << 20}
+		if c.OnlineFindings != "" {
+			f, err := os.Create(c.OnlineFindings)
+			if err != nil {
+				return pipeline.Config{}, badInput(err)
+			}
+			cfg.Online.Findings = f // closed when the process ends
+		}
+	} else if c.OnlineFindings != "" {
+		return pipeline.Config{}, badInput(errors.New("--online-findings writes what --online finds: give --online"))
+	}
 	return cfg, nil
 }
 
@@ -330,7 +366,7 @@ func (c *runCommand) plan() (*workload.Plan, *workload.Endless, error) {
 	pc := workload.PlanConfig{
 		Workload: w, Sessions: c.Sessions, Txns: c.Txns, Keys: c.Keys, Dist: dist,
 		ReadRatio: c.ReadRatio, Ops: c.Ops, Duplicates: c.Duplicates, Span: c.Span, Values: c.Values,
-		LockRMW: c.LockRMW,
+		LockRMW: c.LockRMW, FenceEvery: c.FenceEvery, AppendsPerKey: c.AppendsPerKey,
 	}
 	r := rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15))
 	if c.Duration > 0 && !c.txnsSet {

@@ -63,6 +63,10 @@ type serveCommand struct {
 	Shards   int
 	Prefix   string
 	Replicas int
+	// Checker is aion (by timestamps) or blackbox (the online black-box
+	// checker); FenceKey the black-box checker's fence key.
+	Checker  string
+	FenceKey string
 }
 
 func newServeCommand(std IO) *cobra.Command {
@@ -153,6 +157,8 @@ the checkpoint without publishing and goes on.`,
 	cmd.Flags().IntVar(&c.Shards, "shards", 0, "with --shard, the number of shards (to refuse a shard beyond them, and pieces cut for another number; without it, the first message's number)")
 	cmd.Flags().StringVar(&c.Prefix, "prefix", natsshard.DefaultPrefix, "with --shard, the subjects' prefix")
 	cmd.Flags().IntVar(&c.Replicas, "replicas", 1, "with --shard, replicas of the streams and the bucket when this creates them")
+	cmd.Flags().StringVar(&c.Checker, "checker", "aion", "aion (by the database's start_ts/commit_ts) or blackbox (no timestamps: list-append and registers with unique values at ser, si or rc, memory bounded by fences and the lists' orders)")
+	cmd.Flags().StringVar(&c.FenceKey, "fence-key", "", "--checker blackbox: every keyspace's fence key (default: the fence_key of a keyspace's first batch's header)")
 	return cmd
 }
 
@@ -163,7 +169,7 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		return err
 	}
 	log := cfg.Log
-	if c.MemoryMB > 0 {
+	if c.MemoryMB > 0 && cfg.BlackBox == nil {
 		dir := c.SpillDir
 		if dir == "" {
 			if dir, err = os.MkdirTemp("", "isoscope-spill-"); err != nil {
@@ -224,8 +230,13 @@ func (c *serveCommand) Run(ctx context.Context) error {
 		ln.Close()
 		return badInput(err)
 	}
-	log.Info(fmt.Sprintf("checking %s online on http://%s (Ext timeout %s)", l.Name, ln.Addr(), c.Timeout),
-		"checks", l.Name, "addr", ln.Addr().String(), "timeout", c.Timeout.String())
+	if cfg.BlackBox != nil {
+		log.Info(fmt.Sprintf("checking %s online, black-box, on http://%s", l.Name, ln.Addr()),
+			"checks", l.Name, "addr", ln.Addr().String(), "checker", "blackbox", "fence_key", c.FenceKey)
+	} else {
+		log.Info(fmt.Sprintf("checking %s online on http://%s (Ext timeout %s)", l.Name, ln.Addr(), c.Timeout),
+			"checks", l.Name, "addr", ln.Addr().String(), "timeout", c.Timeout.String())
+	}
 	switch {
 	case worker != nil:
 		log.Info("checking shard "+c.Shard, "url", c.NATS, "prefix", c.Prefix, "checkpoint", worker.Checkpoint())
@@ -251,7 +262,24 @@ func (c *serveCommand) config(ctx context.Context) (serve.Config, level.Level, e
 	if err != nil {
 		return serve.Config{}, l, blameFlag("--level", err)
 	}
-	if l.ID != level.SnapshotIsolation && l.ID != level.Serializable {
+	blackBox := false
+	switch c.Checker {
+	case "aion":
+		if c.FenceKey != "" {
+			return serve.Config{}, l, badInput(errors.New("--fence-key is the black-box checker's: give --checker blackbox"))
+		}
+	case "blackbox", "black-box":
+		blackBox = true
+		if c.Shard != "" {
+			return serve.Config{}, l, badInput(errors.New("--shard checks by timestamps (Aion): not with --checker blackbox"))
+		}
+	default:
+		return serve.Config{}, l, unknownChoice("--checker", "online checker", c.Checker, []string{"aion", "blackbox"})
+	}
+	switch {
+	case blackBox && l.ID != level.SnapshotIsolation && l.ID != level.Serializable && l.ID != level.ReadCommitted:
+		return serve.Config{}, l, badInput(fmt.Errorf("serve --checker blackbox checks serializable, snapshot-isolation and read-committed, not %s", l.Name))
+	case !blackBox && l.ID != level.SnapshotIsolation && l.ID != level.Serializable:
 		return serve.Config{}, l, badInput(fmt.Errorf("serve checks snapshot-isolation and serializable, not %s", l.Name))
 	}
 	if c.MemoryMB < 0 || c.Queue < 1 || c.Timeout <= 0 {
@@ -278,9 +306,13 @@ func (c *serveCommand) config(ctx context.Context) (serve.Config, level.Level, e
 	if fit := BatchMemory(c.MemoryMB<<20) / serve.ParseExpansion; !c.maxBodySet && c.MemoryMB > 0 && maxBody > fit {
 		maxBody = fit // a small --memory-mb: the largest batch is what it has room to parse
 	}
-	return serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Explain: report.Explain, Picture: violationPicture, Log: log,
+	cfg := serve.Config{Token: c.Token, Queue: c.Queue, Out: c.io.Stdout, Explain: report.Explain, Picture: violationPicture, Log: log,
 		MaxBatch: maxBody, ParseMemory: BatchMemory(c.MemoryMB << 20), ReadTimeout: c.ReadTimeout, BodyTimeout: c.BodyTimeout, MaxConns: c.MaxConns,
-		Checker: serve.CheckerConfig{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}, l, nil
+		Checker: serve.CheckerConfig{Serializable: l.ID == level.Serializable, Timeout: c.Timeout, MemoryBound: CheckerBound(c.MemoryMB << 20)}}
+	if blackBox {
+		cfg.BlackBox = &serve.BlackBoxConfig{Level: l, MemoryBytes: CheckerBound(c.MemoryMB << 20), FenceKey: c.FenceKey}
+	}
+	return cfg, l, nil
 }
 
 // watchWorker returns a context under ctx that ends when the shard's
@@ -324,6 +356,14 @@ func logStopped(log *slog.Logger, sum serve.Summary) {
 	if sum.Faults > 0 {
 		msg += fmt.Sprintf("; %s received (kept, not checked)", textfmt.Count(int(sum.Faults), "fault record"))
 		attrs = append(attrs, "faults", sum.Faults)
+	}
+	if bb := sum.BlackBox; bb != nil {
+		msg += fmt.Sprintf("; black-box: %d keyspaces (%d fenced), %d transactions held at the end, %d forgotten, %d garbage-collection rounds",
+			bb.Keyspaces, bb.Fenced, bb.Held, bb.Forgotten, bb.Rounds)
+		attrs = append(attrs, "keyspaces", bb.Keyspaces, "held", bb.Held, "forgotten", bb.Forgotten, "rounds", bb.Rounds)
+		for _, w := range bb.Warnings {
+			log.Warn("WARNING: " + w)
+		}
 	}
 	if refused > 0 || warning != "" {
 		log.Warn(msg, attrs...)

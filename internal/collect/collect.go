@@ -70,6 +70,10 @@ type Writer struct {
 	pub     Publisher
 	partial []byte
 	header  bool
+	// fenceHeader is the history's header line when it names a fence
+	// key: each batch carries it, so that a black-box service learns the
+	// fence key from the run's first batch.
+	fenceHeader []byte
 	// Published counts the transactions taken (over NATS: acknowledged by
 	// the stream).
 	Published int
@@ -89,7 +93,8 @@ func NewWriter(ctx context.Context, pub Publisher) *Writer {
 }
 
 // Write publishes the complete lines of p (with what an earlier write left
-// unfinished), leaving out the history's header line. A batch refused or
+// unfinished), leaving out the history's header line, unless it names a
+// fence key: then every batch starts with it. A batch refused or
 // lost is counted, not returned: the run and its history go on.
 // faultRecord starts each fault record the runner writes.
 var faultRecord = []byte(`{"fault":`)
@@ -106,6 +111,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 		w.header = true
 		if first, after, ok := bytes.Cut(lines, []byte("\n")); ok && bytes.Contains(first, []byte(`"format"`)) {
 			lines = after
+			if bytes.Contains(first, []byte(`"fence_key"`)) {
+				w.fenceHeader = append(append([]byte(nil), first...), '\n')
+			}
 		}
 	}
 	if bytes.Contains(lines, faultRecord) {
@@ -132,6 +140,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 		n := bytes.Count(lines, []byte("\n"))
 		w.batches++
 		w.txns += n
+		if w.fenceHeader != nil {
+			lines = append(append(make([]byte, 0, len(w.fenceHeader)+len(lines)), w.fenceHeader...), lines...)
+		}
 		if err := w.pub.Publish(w.ctx, lines, n); err != nil {
 			w.refused++
 			w.refTxns += n

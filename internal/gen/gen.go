@@ -76,6 +76,13 @@ type Config struct {
 	// database's order. It cannot be combined with Plant (planted groups
 	// have no database behind them).
 	Timestamps bool
+	// FenceEvery, when positive, runs fence transactions (read the fence
+	// key, then write a unique value to it) in every workload session: a
+	// session's first transaction, then one after every FenceEvery of its
+	// own workload transactions. The fence key is the integer Keys (the
+	// header's fence_key); planted groups use keys from Keys+1 on and run
+	// no fences. Fences come on top of Txns. 0 runs none.
+	FenceEvery int
 }
 
 // Planted is one planted group: the anomaly it exhibits and its
@@ -117,10 +124,11 @@ func Generate(c Config) (*history.History, []Planted, error) {
 		c:       c,
 		r:       r,
 		keys:    chooser,
-		state:   make([]int64, c.Keys),
-		counter: make([]int64, c.Keys),
+		state:   make([]int64, c.Keys+fenceKeys(c.FenceEvery)),
+		counter: make([]int64, c.Keys+fenceKeys(c.FenceEvery)),
 		txns:    make([]history.Txn, 0, c.Txns+extra),
 		clock:   tsClock{on: c.Timestamps},
+		fences:  newFencer(c.FenceEvery, c.Sessions),
 	}
 	switch c.Mode {
 	case Serial:
@@ -162,6 +170,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("gen: too many anomalies to plant (%d)", len(c.Plant))
 	case c.Timestamps && len(c.Plant) > 0:
 		return fmt.Errorf("gen: planted groups have no database timestamps; plant timestamp faults instead")
+	}
+	if err := validFenceEvery(c.FenceEvery); err != nil {
+		return err
 	}
 	for _, k := range c.Plant {
 		if !CanPlant(k) {
@@ -232,9 +243,12 @@ func (s *sim) finish() *history.History {
 			Version:      1,
 			UniqueValues: true,
 			Source: fmt.Sprintf("isoscope gen: mode=%s dist=%s txns=%d sessions=%d keys=%d read-only=%g abort-ratio=%g seed=%d",
-				s.c.Mode, s.c.Dist, s.c.Txns, s.c.Sessions, s.c.Keys, s.c.ReadOnlyRatio, s.c.AbortRatio, s.c.Seed),
+				s.c.Mode, s.c.Dist, s.c.Txns, s.c.Sessions, s.c.Keys, s.c.ReadOnlyRatio, s.c.AbortRatio, s.c.Seed) + fenceSource(s.c.FenceEvery),
 		},
 		Txns: s.txns,
+	}
+	if s.fences.on() {
+		h.Header.FenceKey = history.IntValue(int64(s.c.Keys))
 	}
 	intern := newInterner(h, s.nextKey())
 	relabel(h, s.nextSession(), intern)

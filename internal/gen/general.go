@@ -27,6 +27,12 @@ type GeneralConfig struct {
 	// Timestamps gives every transaction the database's start_ts and
 	// commit_ts (see Config.Timestamps).
 	Timestamps bool
+	// FenceEvery, when positive, runs fence transactions (read the fence
+	// key, then write a unique value to it) in every session: a session's
+	// first transaction, then one after every FenceEvery of its own
+	// workload transactions. The fence key is the integer Keys (the
+	// header's fence_key); fences come on top of Txns. 0 runs none.
+	FenceEvery int
 }
 
 // GenerateGeneral simulates a serial database running a general workload:
@@ -39,6 +45,8 @@ func GenerateGeneral(c GeneralConfig) (*history.History, error) {
 		return nil, fmt.Errorf("general workload: need txns ≥ 0 and sessions, keys, ops ≥ 1")
 	case c.ReadRatio < 0 || c.ReadRatio > 1 || c.DuplicateKeys < 0 || c.DuplicateKeys > 1:
 		return nil, fmt.Errorf("general workload: ratios must be within [0, 1]")
+	case c.FenceEvery < 0:
+		return nil, fmt.Errorf("general workload: fence interval must be ≥ 0 (0: no fences), got %d", c.FenceEvery)
 	}
 	if c.DuplicateDomain <= 0 {
 		c.DuplicateDomain = 8
@@ -55,7 +63,7 @@ func GenerateGeneral(c GeneralConfig) (*history.History, error) {
 	h := history.New()
 	h.Header = history.Header{Present: true, Version: 1, UniqueValues: c.DuplicateKeys == 0,
 		Source: fmt.Sprintf("isoscope gen general: txns=%d sessions=%d keys=%d ops=%d read-ratio=%g duplicate-keys=%g seed=%d",
-			c.Txns, c.Sessions, c.Keys, c.Ops, c.ReadRatio, c.DuplicateKeys, c.Seed)}
+			c.Txns, c.Sessions, c.Keys, c.Ops, c.ReadRatio, c.DuplicateKeys, c.Seed) + fenceSource(c.FenceEvery)}
 	for s := range c.Sessions {
 		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
 	}
@@ -74,7 +82,14 @@ func GenerateGeneral(c GeneralConfig) (*history.History, error) {
 	h.Txns = make([]history.Txn, 0, c.Txns)
 	clock := StartInstant
 	ts := tsClock{on: c.Timestamps}
-	for i := range c.Txns {
+	fences := newFencer(c.FenceEvery, c.Sessions)
+	var fenceKey history.KeyID
+	var fenceState, fenceCounter int64
+	if fences.on() {
+		fenceKey = h.Key(history.IntValue(int64(c.Keys)))
+		h.Header.FenceKey = history.IntValue(int64(c.Keys))
+	}
+	for range c.Txns {
 		clear(own)
 		ops := slab[len(slab) : len(slab)+c.Ops : len(slab)+c.Ops]
 		slab = slab[:len(slab)+c.Ops]
@@ -105,11 +120,29 @@ func GenerateGeneral(c GeneralConfig) (*history.History, error) {
 		}
 		begin := clock + int64(2_000+r.IntN(48_000))
 		clock = begin + int64(20_000+r.IntN(180_000))
+		sess := int32(r.IntN(c.Sessions))
+		if fences.due(int(sess)) {
+			// The fence runs in the first third of the transaction's
+			// slot, the transaction in the last.
+			third := (clock - begin) / 3
+			fenceCounter++
+			ops := []history.Op{{Kind: history.Read, Key: fenceKey, Value: value(fenceState)},
+				{Kind: history.Write, Key: fenceKey, Value: history.IntValue(fenceCounter)}}
+			fenceState = fenceCounter
+			h.Txns = append(h.Txns, history.Txn{
+				ID: history.IntValue(int64(len(h.Txns) + 1)), Session: sess,
+				Begin: begin, End: begin + third, HasTime: true, Ops: ops,
+			})
+			ts.stampSerial(&h.Txns[len(h.Txns)-1])
+			fences.ended(int(sess), true, true)
+			begin = clock - third
+		}
 		h.Txns = append(h.Txns, history.Txn{
-			ID: history.IntValue(int64(i + 1)), Session: int32(r.IntN(c.Sessions)),
+			ID: history.IntValue(int64(len(h.Txns) + 1)), Session: sess,
 			Begin: begin, End: clock, HasTime: true, Ops: ops,
 		})
 		ts.stampSerial(&h.Txns[len(h.Txns)-1])
+		fences.ended(int(sess), false, false)
 	}
 	return h, nil
 }

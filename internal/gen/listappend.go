@@ -60,6 +60,14 @@ type ListAppendConfig struct {
 	// growing with the transactions. The transaction is not used after
 	// Emit returns; an error from Emit ends the generation with it.
 	Emit func(h *history.History, t *history.Txn) error
+	// FenceEvery, when positive, runs fence transactions (read the fence
+	// key's list, then append a unique element to it) in every workload
+	// session: a session's first transaction, then one after every
+	// FenceEvery of its own workload transactions; an aborted fence is
+	// run again. The fence key is key 0 (the header's fence_key), the
+	// workload's keys follow it. Fences are never aborted by the client
+	// nor of unknown outcome, and come on top of Txns. 0 runs none.
+	FenceEvery int
 }
 
 // ListPlant is an anomaly that GenerateListAppend can plant.
@@ -160,6 +168,8 @@ type laTxn struct {
 	// appended are the keys this transaction appended to, in order, with
 	// the elements.
 	appended []laAppend
+	// fence says the transaction is a fence.
+	fence bool
 }
 
 type laAppend struct {
@@ -181,6 +191,10 @@ type laSim struct {
 	// n counts the transactions recorded; err is Emit's first error.
 	n   int
 	err error
+	// fences says when a session runs a fence; fenceKey is the fence
+	// key's number.
+	fences   fencer
+	fenceKey int
 }
 
 // GenerateListAppend simulates a database running an Elle-style
@@ -203,6 +217,8 @@ func GenerateListAppend(c ListAppendConfig) (*history.History, []ListPlanted, er
 		return nil, nil, fmt.Errorf("list-append workload: ratios must be within [0, 1], and aborts and unknowns together at most 1")
 	case c.Mode != Serial && c.Mode != SnapshotIsolation:
 		return nil, nil, fmt.Errorf("list-append workload: mode %s is not simulated (serial or si)", c.Mode)
+	case c.FenceEvery < 0:
+		return nil, nil, fmt.Errorf("list-append workload: fence interval must be ≥ 0 (0: no fences), got %d", c.FenceEvery)
 	}
 	chosen, err := workload.NewKeyChooser(c.Dist, c.ActiveKeys)
 	if err != nil {
@@ -211,7 +227,12 @@ func GenerateListAppend(c ListAppendConfig) (*history.History, []ListPlanted, er
 	s := &laSim{c: c, r: rand.New(rand.NewPCG(c.Seed, c.Seed^0x2545f4914f6cdd1d)), h: history.New(), chosen: chosen, clock: StartInstant}
 	s.h.Header = history.Header{Present: true, Version: 1, UniqueValues: true,
 		Source: fmt.Sprintf("isoscope gen list-append: txns=%d sessions=%d keys=%d appends-per-key=%d ops=%d read-ratio=%g abort-ratio=%g unknown-ratio=%g mode=%s seed=%d",
-			c.Txns, c.Sessions, c.ActiveKeys, c.AppendsPerKey, c.MaxOps, c.ReadRatio, c.AbortRatio, c.UnknownRatio, c.Mode, c.Seed)}
+			c.Txns, c.Sessions, c.ActiveKeys, c.AppendsPerKey, c.MaxOps, c.ReadRatio, c.AbortRatio, c.UnknownRatio, c.Mode, c.Seed) + fenceSource(c.FenceEvery)}
+	s.fences = newFencer(c.FenceEvery, c.Sessions)
+	if s.fences.on() {
+		s.fenceKey = s.newKey()
+		s.h.Header.FenceKey = history.IntValue(int64(s.fenceKey))
+	}
 	for range c.ActiveKeys {
 		s.active = append(s.active, s.newKey())
 	}
@@ -275,6 +296,9 @@ func (s *laSim) snapshot(k int, start uint64) []history.Value {
 // drawing its operations; reads see the snapshot and the transaction's own
 // earlier appends.
 func (s *laSim) begin(session int) *laTxn {
+	if s.fences.due(session) {
+		return s.beginFence(session)
+	}
 	t := &laTxn{session: session, start: s.seq, begin: s.tick(), status: history.Committed}
 	switch u := s.r.Float64(); {
 	case u < s.c.AbortRatio:
@@ -316,6 +340,21 @@ func (s *laSim) begin(session int) *laTxn {
 	return t
 }
 
+// beginFence starts a fence of session: read the fence key's list, then
+// append the next element to it.
+func (s *laSim) beginFence(session int) *laTxn {
+	t := &laTxn{session: session, start: s.seq, begin: s.tick(), status: history.Committed, fence: true}
+	k := s.fenceKey
+	key := &s.keys[k]
+	key.issued++
+	elem := history.IntValue(key.issued)
+	t.ops = s.ops(2)
+	t.ops[0] = history.Op{Kind: history.ReadList, Key: history.KeyID(k), List: s.snapshot(k, t.start)}
+	t.ops[1] = history.Op{Kind: history.Append, Key: history.KeyID(k), Value: elem}
+	t.appended = append(t.appended, laAppend{key: k, elem: elem})
+	return t
+}
+
 // commit ends t: under snapshot isolation a transaction that appended to
 // a key another committed to since its start aborts (first committer
 // wins); an unknown transaction takes effect with even chance.
@@ -339,6 +378,7 @@ func (s *laSim) commit(t *laTxn) {
 	}
 	end := s.tick()
 	s.record(history.Txn{Session: int32(t.session), Status: t.status, Begin: t.begin, End: end, HasTime: true, Ops: t.ops})
+	s.fences.ended(t.session, t.fence, t.status == history.Committed)
 }
 
 // run executes the workload: in serial mode each transaction starts and
@@ -350,7 +390,11 @@ func (s *laSim) run() {
 			if s.err != nil {
 				return
 			}
-			s.commit(s.begin(s.r.IntN(s.c.Sessions)))
+			i := s.r.IntN(s.c.Sessions)
+			if s.fences.due(i) {
+				s.commit(s.beginFence(i))
+			}
+			s.commit(s.begin(i))
 		}
 		return
 	}
@@ -365,7 +409,9 @@ func (s *laSim) run() {
 			inFlight--
 		case started < s.c.Txns:
 			running[i] = s.begin(i)
-			started++
+			if !running[i].fence {
+				started++
+			}
 			inFlight++
 		}
 	}

@@ -24,9 +24,22 @@ type sim struct {
 	plantKeys, plantSessions int
 	// clock hands out database timestamps when Config.Timestamps is set.
 	clock tsClock
+	// fences says when a session runs a fence; work counts the workload
+	// transactions recorded (fences and planted groups come on top).
+	fences fencer
+	work   int
 }
 
-func (s *sim) nextKey() int     { return s.c.Keys + s.plantKeys }
+// fenceKeys is how many keys fences take: the fence key, raw number
+// Config.Keys, when fences are on.
+func fenceKeys(every int) int {
+	if every > 0 {
+		return 1
+	}
+	return 0
+}
+
+func (s *sim) nextKey() int     { return s.c.Keys + fenceKeys(s.c.FenceEvery) + s.plantKeys }
 func (s *sim) nextSession() int { return s.c.Sessions + s.plantSessions }
 
 // slabOps is how many operations one slab holds.
@@ -38,9 +51,13 @@ func (s *sim) ops(n int) []history.Op { return carve(&s.slab, n) }
 // spec is what a transaction does: a shape of the workload catalogue
 // (workload.MTShapes) over one or two keys. A retry repeats its spec.
 type spec struct {
-	tmpl uint8
-	keys [2]int32
+	tmpl  uint8
+	fence bool
+	keys  [2]int32
 }
+
+// fenceSpec is a fence: read the fence key, then write it.
+func (s *sim) fenceSpec() spec { return spec{fence: true} }
 
 // newSpec draws a mini-transaction (workload.DrawMT): read-only with
 // probability ReadOnlyRatio, over one or two distinct keys with equal
@@ -61,6 +78,14 @@ func value(v int64) history.Value {
 // writes take the next value of their key's counter. The writes are not
 // installed.
 func (s *sim) run(sp spec) []history.Op {
+	if sp.fence {
+		k := s.c.Keys
+		ops := s.ops(2)
+		s.counter[k]++
+		ops[0] = history.Op{Kind: history.Read, Key: history.KeyID(k), Value: value(s.state[k])}
+		ops[1] = history.Op{Kind: history.Write, Key: history.KeyID(k), Value: history.IntValue(s.counter[k])}
+		return ops
+	}
 	steps := workload.MTShapes[sp.tmpl]
 	ops := s.ops(len(steps))
 	for i, st := range steps {
@@ -103,6 +128,16 @@ func (s *sim) runSerial() {
 	clock := StartInstant
 	for range s.c.Txns {
 		sess := s.r.IntN(s.c.Sessions)
+		if s.fences.due(sess) {
+			begin := clock + s.between(serialMinGap, serialMaxGap)
+			end := begin + s.between(serialMinDur, serialMaxDur)
+			ops := s.run(s.fenceSpec())
+			s.install(ops)
+			s.txns = append(s.txns, history.Txn{Session: int32(sess), Status: history.Committed, Begin: begin, End: end, HasTime: true, Ops: ops})
+			s.clock.stampSerial(&s.txns[len(s.txns)-1])
+			s.fences.ended(sess, true, true)
+			clock = end
+		}
 		sp := s.newSpec()
 		begin := clock + s.between(serialMinGap, serialMaxGap)
 		end := begin + s.between(serialMinDur, serialMaxDur)
@@ -115,6 +150,7 @@ func (s *sim) runSerial() {
 		}
 		s.txns = append(s.txns, history.Txn{Session: int32(sess), Status: status, Begin: begin, End: end, HasTime: true, Ops: ops})
 		s.clock.stampSerial(&s.txns[len(s.txns)-1])
+		s.fences.ended(sess, false, false)
 		clock = end
 	}
 }
@@ -160,20 +196,24 @@ func (s *sim) runSI() {
 	}
 	// lastCommit[k] is the commit sequence number of k's last committed
 	// write; seq counts commits.
-	lastCommit := make([]uint64, s.c.Keys)
+	lastCommit := make([]uint64, s.c.Keys+fenceKeys(s.c.FenceEvery))
 	var seq uint64
-	for len(s.txns) < s.c.Txns {
+	for s.work < s.c.Txns {
 		i := q.pop()
 		se := &ss[i]
 		now := se.at
 		if !se.inflight {
 			if !se.retry {
-				se.sp = s.newSpec()
+				if s.fences.due(int(i)) {
+					se.sp = s.fenceSpec()
+				} else {
+					se.sp = s.newSpec()
+				}
 			}
 			se.begin, se.snap = now, seq
 			se.startTS = s.clock.tick()
 			se.ops = s.run(se.sp)
-			se.abort = s.r.Float64() < s.c.AbortRatio
+			se.abort = !se.sp.fence && s.r.Float64() < s.c.AbortRatio
 			se.inflight = true
 			se.at = now + s.odd(siMinDur, siMaxDur)
 			q.push(i)
@@ -198,6 +238,10 @@ func (s *sim) runSI() {
 		}
 		s.txns = append(s.txns, history.Txn{Session: i, Status: status, Begin: se.begin, End: now, HasTime: true, Ops: se.ops})
 		s.clock.stampSI(&s.txns[len(s.txns)-1], se.startTS)
+		s.fences.ended(int(i), se.sp.fence, status == history.Committed)
+		if !se.sp.fence {
+			s.work++
+		}
 		se.inflight, se.ops = false, nil
 		se.at = now + s.odd(siMinGap, siMaxGap)
 		q.push(i)

@@ -197,6 +197,13 @@ type Header struct {
 	// resolved to transactions.
 	VersionOrder map[KeyID][]TxnID
 	Source       string
+	// FenceKey is the header's fence_key: the key of the fence
+	// transactions (a read of the key, then a write of a unique value or
+	// an append of a unique element, nothing else), of the history's kind
+	// of key. Null means the history has no fences. Checkers treat fences
+	// as ordinary transactions; the online checker uses them to forget
+	// what no future cycle can reach.
+	FenceKey Value
 	// Implies names the isolation level the input format asks for, and
 	// ImpliedBy that format, when it asks for one: the register logs of
 	// knossos and porcupine are checked for linearizability, which is

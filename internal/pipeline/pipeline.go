@@ -75,6 +75,10 @@ type Config struct {
 	Out string
 	// Collector, when its URL is set, also publishes each transaction.
 	Collector Collector
+	// Online, when set, checks the history online as the run goes
+	// (online.go) instead of offline at its end: no Collector, no
+	// Report.
+	Online *Online
 
 	// Level is the level the history is checked at; LevelChosen says it
 	// was asked for, so that a level no checker decides is an error
@@ -191,6 +195,8 @@ type run struct {
 	version string
 	// cluster is the cluster stood up for the run.
 	cluster *cluster.Cluster
+	// online is the service checking the run online (Config.Online).
+	online *onlineChecker
 }
 
 // Run runs cfg's workload, records and publishes the history, checks it
@@ -237,6 +243,29 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		}
 		cfg.Out = file
 	}
+	if r.Online != nil {
+		switch {
+		case r.NoTrace:
+			return Result{}, errors.New("--online checks the history --no-trace does not record")
+		case r.Collector.URL != "":
+			return Result{}, errors.New("--online is the run's own collector: not with --collector (run isoscope serve --checker blackbox for that)")
+		case r.Report != "":
+			return Result{}, errors.New("--online keeps no history in memory to report on: not with --report")
+		}
+		oc, err := r.startOnline()
+		if err != nil {
+			return Result{}, err
+		}
+		r.online = oc
+		defer func() {
+			if r.online != nil { // not stopped yet: an error ended the run
+				_, _ = oc.stop()
+			}
+		}()
+		r.Collector = Collector{URL: oc.url, Stream: "run", Wait: r.Collector.Wait}
+		cfg.Forget = true
+		fmt.Fprintf(r.io.Stderr, "online: checking %s as the run goes (black-box, memory bound %s)\n", r.Online.Level.Name, memoryBound(r.Online.MemoryBytes))
+	}
 	var cw *collect.Writer
 	if r.Collector.URL != "" {
 		if r.NoTrace {
@@ -251,7 +280,9 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		cw = collect.NewWriter(ctx, pub)
 		cw.Mutate = r.Hooks.Published
 		cfg.Out = io.MultiWriter(file, cw)
-		fmt.Fprintf(r.io.Stderr, "collector: publishing to %s as %s\n", r.Collector.URL, id)
+		if r.online == nil {
+			fmt.Fprintf(r.io.Stderr, "collector: publishing to %s as %s\n", r.Collector.URL, id)
+		}
 	}
 	if r.Hooks.History != nil {
 		cfg.Out = &lineRewriter{w: cfg.Out, rewrite: r.Hooks.History}
@@ -274,6 +305,17 @@ func (r *run) run(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 		return cutShort(cut), nil
+	}
+	if r.online != nil {
+		// The collector's batches first, then the checker's final verdict.
+		result := r.collected(ctx, cw, Result{Status: Holds}, nil)
+		sum, serr := r.online.stop()
+		r.online = nil
+		out, err := r.onlineVerdict(sum, serr, cut)
+		if err == nil && result.Status == Undecided && out.Status == Holds {
+			out.Status = Undecided
+		}
+		return out, err
 	}
 	result, err := r.check(ctx, res, cut)
 	if cw != nil {

@@ -63,7 +63,11 @@ func (r *run) summarize(res *runner.Result, version string) bool {
 		if n := len(res.History.Faults); n > 0 {
 			faults = ", " + textfmt.Count(n, "fault")
 		}
-		fmt.Fprintf(w, "history: %s (%s%s)\n", r.Out, textfmt.Count(len(res.History.Txns), "transaction"), faults)
+		n := res.Recorded // forgotten as they went with --online
+		if n == 0 {
+			n = len(res.History.Txns)
+		}
+		fmt.Fprintf(w, "history: %s (%s%s)\n", r.Out, textfmt.Count(n, "transaction"), faults)
 	}
 	if f := s.Foreign; f.Reads > 0 {
 		fmt.Fprintf(w, "warning: something outside this run wrote to table %s: %s in %s returned values that none of this run's transactions wrote (first: %s). Another run on the same table, or another program, changed it under this one; the verdict below may blame the database for it. Run alone on a table of its own (--table NAME)\n",

@@ -19,12 +19,20 @@ type recorder struct {
 	sessions map[int64]int32
 	hook     func(int)
 	err      error
+	// forget keeps no transaction once written (Config.Forget); n
+	// counts those recorded.
+	forget bool
+	n      int
+	last   history.Txn
 }
 
 func newRecorder(c Config, sessions int) *recorder {
 	h := history.New()
 	h.Header = history.Header{Present: true, Version: native.Version, UniqueValues: c.Plan.UniqueValues, Source: c.Source}
-	rec := &recorder{h: h, sessions: make(map[int64]int32, sessions), hook: c.Hook}
+	if pc := c.Plan.Config; pc.FenceEvery > 0 {
+		h.Header.FenceKey = history.IntValue(pc.FenceKey())
+	}
+	rec := &recorder{h: h, sessions: make(map[int64]int32, sessions), hook: c.Hook, forget: c.Forget}
 	for i := range sessions {
 		rec.session(int64(i))
 	}
@@ -67,9 +75,9 @@ func (rc *recorder) drain(in <-chan *record, cancel context.CancelFunc) error {
 			}
 			continue
 		}
-		rc.add(r)
+		t := rc.add(r)
 		if rc.w != nil && rc.err == nil {
-			if err := rc.w.WriteTxn(&rc.h.Txns[len(rc.h.Txns)-1]); err != nil {
+			if err := rc.w.WriteTxn(t); err != nil {
 				rc.err = err
 				cancel()
 			} else if len(in) == 0 || time.Since(lastFlush) >= FlushEvery {
@@ -78,7 +86,7 @@ func (rc *recorder) drain(in <-chan *record, cancel context.CancelFunc) error {
 			}
 		}
 		if rc.hook != nil {
-			rc.hook(len(rc.h.Txns))
+			rc.hook(rc.n)
 		}
 	}
 	if rc.w != nil && rc.err == nil {
@@ -87,10 +95,41 @@ func (rc *recorder) drain(in <-chan *record, cancel context.CancelFunc) error {
 	return rc.err
 }
 
-// add turns a record into the history's next transaction.
-func (rc *recorder) add(r *record) {
+// add turns a record into the history's next transaction and returns it:
+// kept in the history, or, forgetting, only until the next (and then the
+// history's key table holds only its keys, so that it does not grow with
+// keys that come and go).
+func (rc *recorder) add(r *record) *history.Txn {
 	h := rc.h
+	if rc.forget {
+		h.Keys = h.Keys[:0]
+		key := func(k history.KeyID) history.KeyID {
+			v := history.IntValue(int64(k))
+			for i, x := range h.Keys {
+				if x == v {
+					return history.KeyID(i)
+				}
+			}
+			h.Keys = append(h.Keys, v)
+			return history.KeyID(len(h.Keys) - 1)
+		}
+		for i := range r.ops {
+			op := &r.ops[i]
+			if op.Key != history.NoKey {
+				op.Key = key(op.Key)
+			}
+			if op.Range != nil {
+				for j := range op.Range.Pairs {
+					p := &op.Range.Pairs[j]
+					p.Key = key(p.Key)
+				}
+			}
+		}
+	}
 	for i := range r.ops {
+		if rc.forget {
+			break
+		}
 		op := &r.ops[i]
 		if op.Key != history.NoKey {
 			op.Key = h.Key(history.IntValue(int64(op.Key)))
@@ -102,12 +141,19 @@ func (rc *recorder) add(r *record) {
 			}
 		}
 	}
-	h.Txns = append(h.Txns, history.Txn{
-		ID:      history.IntValue(int64(len(h.Txns) + 1)),
+	rc.n++
+	t := history.Txn{
+		ID:      history.IntValue(int64(rc.n)),
 		Session: rc.session(r.session),
 		Status:  r.status,
 		Begin:   r.begin, End: r.end, HasTime: true,
 		StartTS: r.startTS, CommitTS: r.commitTS, HasStartTS: r.hasTS, HasCommitTS: r.hasTS,
 		Ops: r.ops,
-	})
+	}
+	if rc.forget {
+		rc.last = t
+		return &rc.last
+	}
+	h.Txns = append(h.Txns, t)
+	return &h.Txns[len(h.Txns)-1]
 }

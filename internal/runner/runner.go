@@ -78,6 +78,12 @@ type Config struct {
 	// stops (a *LostError in the summary's Errors). 0 means
 	// DefaultReconnectFor; negative, one attempt at once.
 	ReconnectFor time.Duration
+	// Forget keeps no transaction once it is written to Out: the
+	// Result's History holds the header, keys, sessions and faults but no
+	// transactions, and its Outcomes are empty (no plots), so that a run
+	// of any length (run --online) holds memory flat; an endless plan
+	// lets go of the transactions it handed out (Endless.Forget).
+	Forget bool
 }
 
 // DefaultMaxRetries is how often an aborted planned transaction is
@@ -223,7 +229,10 @@ type Result struct {
 	// History holds every recorded transaction in file order (nil with
 	// NoTrace).
 	History *history.History
-	Summary Summary
+	// Recorded counts the transactions recorded (with Config.Forget, the
+	// History holds none of them).
+	Recorded int
+	Summary  Summary
 	// Start is the instant the sessions started, on the clock of the
 	// history and the outcomes.
 	Start int64
@@ -314,6 +323,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	if err := c.DB.Supports(c.Isolation); err != nil {
 		return nil, err
+	}
+	if c.Forget && c.Endless != nil {
+		c.Endless.Forget()
 	}
 	r := &run{c: c, retries: c.MaxRetries, progress: c.Progress}
 	switch {
@@ -407,6 +419,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	res := &Result{Start: r.clock.baseNS, Faults: faults}
 	sum := &res.Summary
 	sum.Planned = c.Plan.Len()
+	if c.Endless != nil && c.Forget {
+		sum.Planned = c.Endless.Drawn()
+	}
 	sum.Reasons = map[string]int{}
 	sum.Elapsed = elapsed
 	var gaps []gap
@@ -443,7 +458,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		if err := <-recorded; err != nil {
 			sum.Errors = append(sum.Errors, fmt.Errorf("writing the history: %w", err))
 		}
-		res.History = rec.h
+		res.History, res.Recorded = rec.h, rec.n
 		sum.Foreign = ForeignReads(rec.h)
 	}
 	return res, nil

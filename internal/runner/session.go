@@ -88,54 +88,83 @@ func (s *session) run(ctx context.Context) {
 	if s.r.c.Endless != nil {
 		next = s.r.c.Endless.Txn
 	}
+	pc := &s.r.c.Plan.Config
+	var fence workload.Txn
+	if pc.FenceEvery > 0 {
+		fence = pc.Fence()
+	}
+	fenced, since := false, 0
 	for i := 0; ; i++ {
 		if !s.r.deadline.IsZero() && !time.Now().Before(s.r.deadline) {
 			return
+		}
+		if pc.FenceEvery > 0 && (!fenced || since >= pc.FenceEvery) {
+			committed, ok := s.runTxn(ctx, &fence)
+			if !ok {
+				return
+			}
+			if committed {
+				fenced, since = true, 0
+			}
+			if !s.r.deadline.IsZero() && !time.Now().Before(s.r.deadline) {
+				return
+			}
 		}
 		pt := next(s.idx, i)
 		if pt == nil {
 			return
 		}
-		committed := false
-		for attempt := 0; ; attempt++ {
-			if ctx.Err() != nil {
-				return
-			}
-			status, class, why, err := s.attempt(ctx, pt)
-			committed = status == history.Committed
-			if class == db.Disconnected && ctx.Err() == nil {
-				if !s.reconnect(ctx, why) {
-					return
-				}
-			}
-			if class == db.Failed && status == history.Aborted {
-				s.failures++
-				if s.failures >= maxFailures {
-					s.err = fmt.Errorf("session %d: %d transactions in a row failed; the last: %v", s.idx, s.failures, err)
-					return
-				}
-			} else {
-				s.failures = 0
-			}
-			if status != history.Aborted {
-				break
-			}
-			if class == db.Interrupted || ctx.Err() != nil {
-				return
-			}
-			if attempt >= s.r.retries {
-				s.gaveUp++
-				break
+		if _, ok := s.runTxn(ctx, pt); !ok {
+			return
+		}
+		since++
+	}
+}
+
+// runTxn runs pt, retrying it when the database aborts it (up to the
+// run's retries), and counts it done. ok is false when the session must
+// stop (the context ended, the database was lost for good, or too many
+// transactions failed); committed says pt committed.
+func (s *session) runTxn(ctx context.Context, pt *workload.Txn) (committed, ok bool) {
+	for attempt := 0; ; attempt++ {
+		if ctx.Err() != nil {
+			return false, false
+		}
+		status, class, why, err := s.attempt(ctx, pt)
+		committed = status == history.Committed
+		if class == db.Disconnected && ctx.Err() == nil {
+			if !s.reconnect(ctx, why) {
+				return false, false
 			}
 		}
-		s.done++
-		// Done first: a progress display that reads Committed before Done
-		// never shows more committed than done.
-		s.r.progress.Done.Add(1)
-		if committed {
-			s.r.progress.Committed.Add(1)
+		if class == db.Failed && status == history.Aborted {
+			s.failures++
+			if s.failures >= maxFailures {
+				s.err = fmt.Errorf("session %d: %d transactions in a row failed; the last: %v", s.idx, s.failures, err)
+				return false, false
+			}
+		} else {
+			s.failures = 0
+		}
+		if status != history.Aborted {
+			break
+		}
+		if class == db.Interrupted || ctx.Err() != nil {
+			return false, false
+		}
+		if attempt >= s.r.retries {
+			s.gaveUp++
+			break
 		}
 	}
+	s.done++
+	// Done first: a progress display that reads Committed before Done
+	// never shows more committed than done.
+	s.r.progress.Done.Add(1)
+	if committed {
+		s.r.progress.Committed.Add(1)
+	}
+	return committed, true
 }
 
 // reconnect replaces a broken connection, lost for the reason why. The
@@ -266,7 +295,9 @@ func (s *session) attempt(ctx context.Context, pt *workload.Txn) (history.Status
 		s.unknown++
 		s.r.progress.Unknown.Add(1)
 	}
-	s.outcomes = append(s.outcomes, txnend.Record{Begin: begin, End: end, Status: status, Abort: abort})
+	if !s.r.c.Forget {
+		s.outcomes = append(s.outcomes, txnend.Record{Begin: begin, End: end, Status: status, Abort: abort})
+	}
 	if rec != nil {
 		rec.status, rec.begin, rec.end = status, begin, end
 		if ts, ok := c.(db.Timestamper); ok && status == history.Committed {

@@ -177,7 +177,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, id wire.Identity)
 	if s.cfg.ReadTimeout > 0 {
 		body.end = time.Now().Add(s.cfg.ReadTimeout)
 	}
-	parse := func() (*history.History, []history.Txn, error) { return wire.ParseBatch(body, "batch") }
+	parse := func() (*history.History, []history.Txn, error) {
+		return wire.ParseBatchFor(body, "batch", s.inputCheck)
+	}
 	return s.submit(r.Context(), id, "http", parse, hold, false, func() bool { return body.timedOut })
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/isoscope/isoscope/internal/check/aion"
@@ -62,7 +61,7 @@ func (s *Server) run() {
 			close(it.barrier)
 			continue
 		case it.batch == nil:
-			if err := s.checker.Advance(); err != nil {
+			if err := s.checker.advance(); err != nil {
 				s.log.Error("the checker stopped", "error", err.Error())
 			}
 		default:
@@ -79,12 +78,14 @@ func (s *Server) run() {
 			s.lag = time.Since(b.received)
 			s.mu.Unlock()
 		}
-		for _, v := range s.checker.Take() {
+		for _, v := range s.checker.take() {
 			s.emit(&v, false)
 		}
-		st := s.checker.Stats()
+		st := s.checker.stats()
+		bb := s.checker.blackBox()
 		s.mu.Lock()
 		s.stats = st
+		s.bb = bb
 		s.note(time.Now(), st.Checked)
 		s.mu.Unlock()
 	}
@@ -123,21 +124,11 @@ func (s *Server) take(b *batch) error {
 	if len(txns) == 0 && dups > 0 {
 		faults = nil
 	}
-	if err := s.checker.Add(b.h, txns); err != nil {
-		var bad *aion.InputError
-		if errors.As(err, &bad) {
-			// The message names the transaction and the key as sent:
-			// decoded from the checker's values (encode's inverse).
-			t := &txns[bad.Index]
-			_, id := decode(t.ID)
-			msg := strings.Replace(bad.Error(), "transaction "+t.ID.String(), "transaction "+id.String(), 1)
-			for _, o := range t.Ops {
-				if o.Key >= 0 && int(o.Key) < len(b.h.Keys) {
-					_, key := decode(b.h.Keys[o.Key])
-					msg = strings.Replace(msg, "key "+b.h.Keys[o.Key].String()+",", "key "+key.String()+",", 1)
-				}
-			}
-			return &wire.Refusal{Reason: wire.ReasonBadInput, Status: http.StatusBadRequest, Txns: len(b.txns), Err: errors.New(msg)} // msg names the line
+	if err := s.checker.add(st, b.h, txns); err != nil {
+		var ref *wire.Refusal
+		if errors.As(err, &ref) {
+			ref.Txns = len(b.txns)
+			return ref
 		}
 		s.log.Error("the checker stopped", "error", err.Error())
 		return &wire.Refusal{Reason: wire.ReasonCheckerFailed, Status: http.StatusInternalServerError, Txns: len(b.txns), Err: err}

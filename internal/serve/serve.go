@@ -69,6 +69,10 @@ const DefaultTimeout = aion.DefaultTimeout
 type Config struct {
 	// Checker configures the online checker.
 	Checker CheckerConfig
+	// BlackBox, when set, runs the online black-box checker
+	// (internal/check/online) instead of Aion: transactions need no
+	// timestamps, and Checker is not used.
+	BlackBox *BlackBoxConfig
 	// Token, when set, is the bearer token every request but the probes
 	// must carry. It is required when the service listens beyond loopback.
 	Token string
@@ -171,9 +175,11 @@ type Server struct {
 	// The checking loop. checker and streams belong to its goroutine
 	// (and to Serve once it has stopped); ticks carries the clock's ticks
 	// to it.
-	checker *aion.Checker
+	checker engine
 	streams *streams
-	ticks   chan struct{}
+	// inputCheck is what the engine asks of a batch's transactions.
+	inputCheck wire.InputCheck
+	ticks      chan struct{}
 
 	// mu guards the state below.
 	mu      sync.Mutex
@@ -183,6 +189,7 @@ type Server struct {
 	// live page's rate.
 	samples []sample
 	stats   aion.Stats
+	bb      *BlackBoxState
 	lag     time.Duration
 	kept    []keptLine
 	seq     uint64
@@ -256,15 +263,24 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.Checker.Initial = init
 	}
-	c, err := aion.New(cfg.Checker)
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{cfg: cfg, checker: c, work: make(chan item, cfg.Queue), ticks: make(chan struct{}, 1),
+	s := &Server{cfg: cfg, work: make(chan item, cfg.Queue), ticks: make(chan struct{}, 1),
 		slots: newBudget(int64(cfg.Queue)), memory: newBudget(cfg.ParseMemory), level: "snapshot-isolation", log: cfg.Log, streams: newStreams(),
-		tainted: map[string]bool{}, rejected: map[string]uint64{}, started: time.Now(), digests: newDigester()}
-	if cfg.Checker.Serializable {
-		s.level = "serializable"
+		tainted: map[string]bool{}, rejected: map[string]uint64{}, started: time.Now(), digests: newDigester(), inputCheck: aion.CheckInput}
+	if cfg.BlackBox != nil {
+		bb, err := newBlackBox(*cfg.BlackBox, func(ks uint32) string { return s.streams.spaceName[ks] })
+		if err != nil {
+			return nil, err
+		}
+		s.checker, s.inputCheck, s.level = bb, CheckBlackBoxInput, cfg.BlackBox.Level.Name
+	} else {
+		c, err := aion.New(cfg.Checker)
+		if err != nil {
+			return nil, err
+		}
+		s.checker = aionEngine{c}
+		if cfg.Checker.Serializable {
+			s.level = "serializable"
+		}
 	}
 	s.metrics()
 	return s, nil
@@ -292,6 +308,9 @@ type Summary struct {
 	// Faults counts the fault records the batches carried (kept and
 	// listed, not checked).
 	Faults uint64
+	// BlackBox is the black-box checker's state at the end (nil for
+	// Aion).
+	BlackBox *BlackBoxState
 }
 
 // Serve checks and serves on ln until ctx is done, then shuts down: it
@@ -352,7 +371,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 					if src.Decode != nil {
 						return src.Decode(id, name, body)
 					}
-					return wire.ParseLines(body, name)
+					return wire.ParseLinesFor(body, name, s.inputCheck)
 				}
 				n, _, err := s.submit(srcCtx, id, src.Name, parse, hold, true, nil)
 				if err != nil && srcCtx.Err() != nil && errors.Is(err, srcCtx.Err()) {
@@ -388,15 +407,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Summary, error) {
 	close(s.work)
 	s.intake.Unlock()
 	<-done
-	pending := s.checker.Pending()
+	final, pending, ferr := s.checker.finish()
+	if ferr != nil {
+		s.log.Error("the final verdict failed", "error", ferr.Error())
+		if err == nil {
+			err = ferr
+		}
+	}
+	for i := range final {
+		s.emit(&final[i], false)
+	}
 	for i := range pending {
 		s.emit(&pending[i], true)
 	}
-	st := s.checker.Stats()
+	st := s.checker.stats()
 	s.mu.Lock()
 	sum := Summary{Checked: st.Checked, Skipped: st.Skipped, FlipFlops: st.FlipFlops, Violations: s.finals, Pending: s.pendings,
 		Rejected: maps.Clone(s.rejected), RejectedTxns: s.rejectedTxns, Suppressed: s.suppressed, Faults: s.faultCount,
-		Tainted: slices.Sorted(maps.Keys(s.tainted)), Duplicates: s.duplicates}
+		Tainted: slices.Sorted(maps.Keys(s.tainted)), Duplicates: s.duplicates, BlackBox: s.checker.blackBox()}
 	s.mu.Unlock()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

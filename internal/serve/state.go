@@ -74,6 +74,9 @@ type State struct {
 	// lists more).
 	Faults     uint64  `json:"faults"`
 	LastFaults []Fault `json:"last_faults,omitempty"`
+	// BlackBox is the black-box checker's state (serve --checker
+	// blackbox): what it holds, forgot and warns of.
+	BlackBox *BlackBoxState `json:"black_box,omitempty"`
 }
 
 // rateWindow is how far back State.Rate looks.
@@ -114,6 +117,10 @@ func (s *Server) state() State {
 		Faults: s.faultCount, LastFaults: s.lastFaults(faultsShown), Duplicates: s.duplicates, Tainted: slices.Sorted(maps.Keys(s.tainted))}
 	if w := SuppressionWarning(s.suppressed, st.Tainted); w != "" {
 		st.Warnings = []string{w}
+	}
+	if s.bb != nil {
+		st.BlackBox = s.bb
+		st.Warnings = append(st.Warnings, s.bb.Warnings...)
 	}
 	if heap[0].Value.Kind() == metrics.KindUint64 {
 		st.HeapBytes = heap[0].Value.Uint64()

@@ -219,6 +219,32 @@ type PlanConfig struct {
 	// locking read (SELECT … FOR UPDATE): read-modify-writes that lock
 	// what they read, as applications do at InnoDB's REPEATABLE READ.
 	LockRMW bool
+	// FenceEvery, when positive, has every session run a fence (Fence)
+	// as its first transaction, then after every FenceEvery of its own
+	// transactions, for the online black-box checker (mt, general,
+	// list-append and blindw). 0: no fences.
+	FenceEvery int
+	// AppendsPerKey, for list-append, retires a key once that many
+	// appends to it are planned, and a fresh key (numbered from Keys+1 on:
+	// Keys is the fence key) takes its place, as Elle's
+	// max-writes-per-key does, so that lists stay short however long the
+	// run (and the online checker settles them). 0: keys never retire.
+	AppendsPerKey int
+}
+
+// FenceKey is the key of c's fences: Keys, the first key past the
+// workload's.
+func (c *PlanConfig) FenceKey() int64 { return int64(c.Keys) }
+
+// Fence is c's fence transaction (Cobra's fences): a read of the fence key,
+// then a write of a fresh value to it, or, for list-append, a read of its
+// whole list, then an append of a fresh element.
+func (c *PlanConfig) Fence() Txn {
+	k := c.FenceKey()
+	if c.Workload == ListAppend {
+		return Txn{Ops: []Op{{Kind: ReadListOp, Key: k}, {Kind: AppendOp, Key: k}}}
+	}
+	return Txn{Ops: []Op{{Kind: ReadOp, Key: k}, {Kind: WriteOp, Key: k}}}
 }
 
 // Paper reports whether w is one of Boomslang's workloads (randombench,
@@ -289,6 +315,16 @@ func (c *PlanConfig) validate() error {
 		return fmt.Errorf("max width %d (the widest range) is more than 2^30 keys", c.Span)
 	case c.Values > 1<<30:
 		return fmt.Errorf("value domain %d is more than 2^30 values", c.Values)
+	case c.AppendsPerKey < 0:
+		return fmt.Errorf("appends per key %d is negative (0: keys never retire)", c.AppendsPerKey)
+	case c.AppendsPerKey > 0 && c.Workload != ListAppend:
+		return fmt.Errorf("appends per key is a knob of the list-append workload, not of %s", c.Workload)
+	case c.FenceEvery < 0:
+		return fmt.Errorf("fence interval %d is negative (0: no fences)", c.FenceEvery)
+	case c.FenceEvery > 0 && c.Workload != MiniTxn && c.Workload != General && c.Workload != ListAppend && c.Workload != BlindW:
+		return fmt.Errorf("fences run with the mt, general, list-append and blindw workloads, not %s", c.Workload)
+	case c.FenceEvery > 0 && c.Keys == 1<<30:
+		return fmt.Errorf("fences take the key after the workload's: at most 2^30-1 keys with fences")
 	}
 	return nil
 }
@@ -305,6 +341,9 @@ func (c PlanConfig) String() string {
 		s += fmt.Sprintf(" ops=%d duplicates=%g", c.Ops, c.Duplicates)
 	case ListAppend, Range:
 		s += fmt.Sprintf(" max-ops=%d", c.Ops)
+		if c.AppendsPerKey > 0 {
+			s += fmt.Sprintf(" appends-per-key=%d", c.AppendsPerKey)
+		}
 	case RandomBench, RandomRange:
 		s += fmt.Sprintf(" ops=%d span=%d values=%d", c.Ops, c.Span, c.Values)
 	case RandomRMWRange:
@@ -317,6 +356,9 @@ func (c PlanConfig) String() string {
 	}
 	if c.LockRMW {
 		s += " lock-rmw"
+	}
+	if c.FenceEvery > 0 {
+		s += fmt.Sprintf(" fence-every=%d", c.FenceEvery)
 	}
 	return s
 }
@@ -353,6 +395,32 @@ type Endless struct {
 	// drawn is how many transactions the plan holds: the next goes to
 	// session drawn mod the sessions.
 	drawn int
+	// off[s] is how many of session s's first transactions Forget let
+	// go: Plan.Sessions[s][0] is its off[s]-th.
+	off []int
+	// forget says Txn lets go of a session's earlier transactions.
+	forget bool
+}
+
+// Forget has Txn let go of each session's transactions before the one it
+// returns, so that an endless plan's memory stays flat however long the
+// run: a session asks for its transactions in order and never again for
+// one before the last. Plan.Len then counts what is still held; Drawn
+// counts every transaction drawn.
+func (e *Endless) Forget() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.forget = true
+	if e.off == nil {
+		e.off = make([]int, len(e.Plan.Sessions))
+	}
+}
+
+// Drawn is how many transactions the endless plan has drawn.
+func (e *Endless) Drawn() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.drawn
 }
 
 // NewEndless draws an endless plan for c from r: c.Txns transactions at
@@ -372,12 +440,22 @@ func (e *Endless) Txn(s, i int) *Txn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p := e.Plan
+	if e.forget {
+		i -= e.off[s]
+	}
 	for len(p.Sessions[s]) <= i {
 		k := e.drawn % len(p.Sessions)
 		p.Sessions[k] = append(p.Sessions[k], e.g.draw())
 		e.drawn++
 	}
-	return &p.Sessions[s][i]
+	t := &p.Sessions[s][i]
+	if e.forget && i > 0 {
+		// Resliced from the front: the next append that grows the slice
+		// copies only what is left, and the rest goes.
+		p.Sessions[s] = p.Sessions[s][i:]
+		e.off[s] += i
+	}
+	return t
 }
 
 // String describes the endless plan's configuration in one line, for a

@@ -14,6 +14,12 @@ type planner struct {
 	// domain.
 	dup    []bool
 	domain KeyChooser
+	// active maps the list-append workload's key slots to their keys
+	// and appends counts the appends planned to each, when keys retire
+	// (PlanConfig.AppendsPerKey); fresh is the next fresh key.
+	active  []int64
+	appends []int
+	fresh   int64
 }
 
 func (g *planner) next() Txn {
@@ -114,9 +120,29 @@ func (g *planner) listAppend() Txn {
 	n := 1 + g.r.IntN(g.c.Ops)
 	ops := make([]Op, n)
 	for i := range ops {
-		ops[i] = Op{Kind: AppendOp, Key: g.key()}
+		if g.c.AppendsPerKey == 0 {
+			ops[i] = Op{Kind: AppendOp, Key: g.key()}
+			if g.r.Float64() < g.c.ReadRatio {
+				ops[i].Kind = ReadListOp
+			}
+			continue
+		}
+		if g.active == nil {
+			g.active, g.appends = make([]int64, g.c.Keys), make([]int, g.c.Keys)
+			for k := range g.active {
+				g.active[k] = int64(k)
+			}
+			g.fresh = int64(g.c.Keys) + 1 // the fence key is Keys
+		}
+		slot := g.keys.Next(g.r)
+		ops[i] = Op{Kind: AppendOp, Key: g.active[slot]}
 		if g.r.Float64() < g.c.ReadRatio {
 			ops[i].Kind = ReadListOp
+			continue
+		}
+		if g.appends[slot]++; g.appends[slot] >= g.c.AppendsPerKey {
+			g.active[slot], g.appends[slot] = g.fresh, 0
+			g.fresh++
 		}
 	}
 	return Txn{Ops: ops}

@@ -167,6 +167,8 @@ var badCases = []struct {
 	{"duplicate write", lines(uniq, txn1, `{"id":2,"session":0,"ops":[["r","x",1],["w","x",5]]}`, `{"id":3,"session":1,"ops":[["w","y",5],["r","x",5],["w","x",5]]}`), 4, "ops[2]", "unique_values is promised, but x=5 was already written by transaction 2 (line 3)"},
 	{"write of the initial value", lines(`{"format":"isoscope-history","version":1,"unique_values":true,"initial":{"x":0}}`, `{"id":1,"session":0,"ops":[["w","x",0]]}`), 2, "ops[0]", "x=0 was already written by the initial state"},
 	{"duplicate string write", lines(uniq, `{"id":1,"session":0,"ops":[["w","x","a"],["w","x","a"]]}`), 2, "ops[1]", `x=a was already written`},
+	{"fence_key not a key", lines(`{"format":"isoscope-history","version":1,"fence_key":[1]}`), 1, "fence_key", "must be a string or an integer key"},
+	{"fence_key not of the keys' kind", lines(`{"format":"isoscope-history","version":1,"fence_key":"f"}`, txnInt), 1, "fence_key", `key "f" is not an integer, but this history's keys are integers (since line 2)`},
 	{"duplicate append", lines(uniq, `{"id":1,"session":0,"ops":[["append","l",1]]}`, `{"id":2,"session":0,"ops":[["append","l",2],["append","l",1]]}`), 3, "ops[1]", "1 was already appended to l by transaction 1 (line 2)"},
 }
 

@@ -122,6 +122,12 @@ func (r *Reader) header() error {
 				return err
 			}
 			hd.Source = string(b)
+		case "fence_key":
+			x, err := s.scalar("must be a string or an integer key")
+			if err != nil {
+				return err
+			}
+			hd.FenceKey = x.value()
 		default:
 			err = s.skip(0)
 		}
@@ -286,6 +292,9 @@ func (r *Reader) resolveInitial() error {
 		return nil
 	}
 	r.initDone = true
+	if err := r.resolveFenceKey(); err != nil {
+		return err
+	}
 	if len(r.initPending) == 0 {
 		return nil
 	}
@@ -339,5 +348,25 @@ func (r *Reader) resolveVersionOrder() error {
 	}
 	r.voPending = nil
 	r.h.Header.VersionOrder = vo
+	return nil
+}
+
+// resolveFenceKey converts the header's fence_key to the history's kind of
+// key once it is known: a string of digits names an integer key, an
+// integer names the string of its digits.
+func (r *Reader) resolveFenceKey() error {
+	fk := &r.h.Header.FenceKey
+	switch {
+	case fk.IsNull() || r.keyKind == history.Null || fk.Kind == r.keyKind:
+		return nil
+	case r.keyKind == history.String:
+		*fk = history.StringValue(strconv.FormatInt(fk.N, 10))
+		return nil
+	}
+	k, err := r.headerKey(fk.S, "fence_key")
+	if err != nil {
+		return err
+	}
+	*fk = k
 	return nil
 }

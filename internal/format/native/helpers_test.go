@@ -46,7 +46,7 @@ func headerString(h *history.History) string {
 func diff(a, b *history.History) string {
 	ha, hb := &a.Header, &b.Header
 	if ha.Present != hb.Present || ha.Version != hb.Version || ha.UniqueValues != hb.UniqueValues ||
-		ha.Deletes != hb.Deletes || ha.Source != hb.Source {
+		ha.Deletes != hb.Deletes || ha.Source != hb.Source || ha.FenceKey != hb.FenceKey {
 		return fmt.Sprintf("headers differ: %+v vs %+v", *ha, *hb)
 	}
 	if s, t := initialString(a), initialString(b); s != t {

@@ -74,7 +74,7 @@ func expressible(h *history.History) error {
 func needsHeader(h *history.History) bool {
 	hd := &h.Header
 	return hd.Present || len(hd.Initial.Values) > 0 || hd.UniqueValues || hd.Deletes != history.PhysicalDeletes ||
-		len(hd.VersionOrder) > 0 || hd.Source != ""
+		len(hd.VersionOrder) > 0 || hd.Source != "" || !hd.FenceKey.IsNull()
 }
 
 // errModel is the error of a history that breaks the model.
@@ -142,6 +142,10 @@ func appendHeader(b []byte, h *history.History) ([]byte, error) {
 	if hd.Source != "" {
 		b = append(b, `,"source":`...)
 		b = history.AppendJSONString(b, hd.Source)
+	}
+	if !hd.FenceKey.IsNull() {
+		b = append(b, `,"fence_key":`...)
+		b = hd.FenceKey.AppendJSON(b)
 	}
 	return append(b, "}\n"...), nil
 }
