@@ -88,10 +88,14 @@ const (
 	// jetstream package: each transaction is one key's read-modify-write,
 	// committed by a compare-and-set on the key's revision.
 	NatsKV
+	// Redis is Redis, alone or with replicas and sentinels, through
+	// go-redis: each transaction WATCHes the keys it reads and commits its
+	// writes in one MULTI/EXEC.
+	Redis
 )
 
 // String names the kind ("postgres", "mysql", "sqlite", "badger", "etcd",
-// "dqlite", "nats-kv").
+// "dqlite", "nats-kv", "redis").
 func (k Kind) String() string {
 	switch k {
 	case Postgres:
@@ -108,6 +112,8 @@ func (k Kind) String() string {
 		return "dqlite"
 	case NatsKV:
 		return "nats-kv"
+	case Redis:
+		return "redis"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }

@@ -27,6 +27,8 @@ type Target struct {
 	dqlite *dqliteAddr
 	// natsKV is the parsed NATS KV address.
 	natsKV *natsKVAddr
+	// redis is the parsed Redis address.
+	redis *redisAddr
 	// memory says the SQLite or Badger database lives in memory; path is
 	// the file (SQLite) or directory (Badger) otherwise.
 	memory bool
@@ -56,6 +58,8 @@ const DefaultAddress = "sqlite::memory:"
 //	etcd://host:port[,host:port…][?reads=serializable]
 //	dqlite://host:port[,host:port…][/database]  (database: default test)
 //	nats-kv://host:port[,host:port…][?replicas=N&reads=direct|leader]
+//	redis://host:port (one server)
+//	redis-sentinel://host:port[,host:port…]/master[?wait=N&wait-timeout=D&reads=replica]
 func ParseTarget(addr string) (Target, error) {
 	addr = strings.TrimSpace(addr)
 	if addr == "" {
@@ -89,12 +93,14 @@ func ParseTarget(addr string) (Target, error) {
 		return parseDqlite(addr, rest)
 	case "nats-kv":
 		return parseNatsKV(addr, rest)
+	case "redis", "redis-sentinel":
+		return parseRedis(addr, strings.ToLower(scheme), rest)
 	}
 	return Target{}, badAddress(addr)
 }
 
 func badAddress(addr string) error {
-	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR, badger::memory:, etcd://host:2379[,host:port…][?reads=serializable], dqlite://host:port[,host:port…][/database] or nats-kv://host:4222[,host:port…][?replicas=N])", addr)
+	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR, badger::memory:, etcd://host:2379[,host:port…][?reads=serializable], dqlite://host:port[,host:port…][/database], nats-kv://host:4222[,host:port…][?replicas=N], redis://host:6379 or redis-sentinel://host:26379[,host:port…]/master[?wait=N&reads=replica])", addr)
 }
 
 // parseMySQL accepts go-sql-driver's DSN form (user:pass@tcp(host:port)/db)
