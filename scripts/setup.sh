@@ -13,6 +13,8 @@
 #   etcd-server           `--cluster etcd`
 #   go-dqlite             `--cluster dqlite` (Debian's dqlite-demo nodes)
 #   libfaketime           the clock faults (`--faults clock`)
+#   redis-server,         `--cluster redis` (a primary, replicas and three
+#   redis-sentinel        sentinels that fail it over)
 #   staticcheck           `make lint`, by go install at a pinned version
 #
 # It also says which of the test services (PostgreSQL, MariaDB, NATS on
@@ -47,6 +49,8 @@ need postgresql-15 /usr/lib/postgresql/15/bin/initdb /usr/lib/postgresql/15/bin/
 need etcd-server etcd
 need go-dqlite dqlite-demo
 need libfaketime /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+need redis-server redis-server
+need redis-sentinel redis-sentinel
 
 status=0
 if ((${#missing[@]})); then
