@@ -39,6 +39,11 @@ if [ ${#rows[@]} -eq 0 ]; then
     nats-kv:3/serializable/partition,kill,pause/lwt/sser/--txns+30000
     nats-kv-leader:3/serializable/partition,kill,pause/lwt/sser/--txns+30000
     nats-kv-leader:3/serializable/partition,kill,pause/list-append/sser/--ops+1+--txns+8000
+    redis:3/serializable/partition,kill,pause/mt/sser/--duration+20s+--txns+1000000
+    redis-wait:3/serializable/partition,kill,pause/mt/sser/--duration+20s+--txns+1000000
+    redis-replica-reads:3/serializable/partition,kill,pause/mt/sser/--duration+20s+--txns+1000000
+    redis:3/serializable/partition,kill,pause/lwt/sser/--duration+20s+--txns+1000000
+    redis-wait:3/serializable/partition,kill,pause/lwt/sser/--duration+20s+--txns+1000000
   )
 fi
 mkdir -p "$out/histories"

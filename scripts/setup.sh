@@ -15,6 +15,8 @@
 #   libfaketime           the clock faults (`--faults clock`)
 #   zookeeper             `--cluster zookeeper` (ZooKeeper 3.8 servers run
 #                         by java; it brings the JRE, slf4j and log4j)
+#   redis-server,         `--cluster redis` (a primary, replicas and three
+#   redis-sentinel        sentinels that fail it over)
 #   staticcheck           `make lint`, by go install at a pinned version
 #
 # It also says which of the test services (PostgreSQL, MariaDB, NATS on
@@ -50,6 +52,8 @@ need etcd-server etcd
 need go-dqlite dqlite-demo
 need libfaketime /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 need zookeeper /usr/share/java/zookeeper.jar /usr/share/java/slf4j-log4j12.jar /usr/share/java/log4j-1.2.jar java
+need redis-server redis-server
+need redis-sentinel redis-sentinel
 
 status=0
 if ((${#missing[@]})); then

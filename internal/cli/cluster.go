@@ -33,7 +33,7 @@ type clusterFlags struct {
 }
 
 func (f *clusterFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Cluster, "cluster", "", "stand up a replicated cluster on 127.0.0.1 for the run and tear it down after: galera[:N] (MariaDB Galera, N multi-master nodes, default 3), postgres-standby[:N] (a PostgreSQL 15 primary and N-1 hot standbys, default 2), etcd[:N] (N etcd members, default 3), dqlite[:N] (N dqlite nodes, three of them voters, default 3) or nats-kv[:N] (N nats-server processes as one JetStream cluster serving a KV bucket of min(N, 3) replicas, default 3; one key per transaction: the lwt workload, or list-append with --ops 1), nats-kv-leader[:N] (the same, every read answered by the bucket's stream leader rather than by any replica), zookeeper[:N] (N ZooKeeper servers as one ensemble, default 3; reads answered by the session's server, sequentially consistent), zookeeper-sync[:N] (the same, each read after a sync); opt-in, built by make tidb and make dolt (found in $ISOSCOPE_BIN, ./tmp/bin or PATH): tidb (one tidb-server on unistore, pessimistic transactions), tidb-optimistic, dolt (one dolt sql-server); sessions spread across the nodes, transactions that only read go to a standby, and dqlite's go to its leader")
+	fs.StringVar(&f.Cluster, "cluster", "", "stand up a replicated cluster on 127.0.0.1 for the run and tear it down after: galera[:N] (MariaDB Galera, N multi-master nodes, default 3), postgres-standby[:N] (a PostgreSQL 15 primary and N-1 hot standbys, default 2), etcd[:N] (N etcd members, default 3), dqlite[:N] (N dqlite nodes, three of them voters, default 3) or nats-kv[:N] (N nats-server processes as one JetStream cluster serving a KV bucket of min(N, 3) replicas, default 3; one key per transaction: the lwt workload, or list-append with --ops 1), nats-kv-leader[:N] (the same, every read answered by the bucket's stream leader rather than by any replica), zookeeper[:N] (N ZooKeeper servers as one ensemble, default 3; reads answered by the session's server, sequentially consistent), zookeeper-sync[:N] (the same, each read after a sync), redis[:N] (a Redis primary and N-1 replicas, default 3, with three sentinels that fail it over; WATCH and MULTI/EXEC transactions: mt, general, lwt, list-append, blindw), redis-wait[:N] (the same, every write followed by WAIT for N/2 replicas), redis-replica-reads[:N] (the same, transactions that only read run on a replica); opt-in, built by make tidb and make dolt (found in $ISOSCOPE_BIN, ./tmp/bin or PATH): tidb (one tidb-server on unistore, pessimistic transactions), tidb-optimistic, dolt (one dolt sql-server); sessions spread across the nodes, transactions that only read go to a standby, and dqlite's go to its leader")
 	fs.StringVar(&f.ClusterDir, "cluster-dir", "", "where --cluster's nodes keep their data and logs (default: a fresh temporary directory); removed when the run ends")
 	fs.StringVar(&f.Faults, "faults", "", "with --cluster: inject faults while the workload runs, on a schedule drawn from --seed: partition (cut a node off from the others), kill (SIGKILL, started again after the interval), pause (SIGSTOP, SIGCONT), restart (SIGTERM, started again), cut (drop the clients' connections to a node), clock (skew a node's clock by seconds to minutes, either way, with libfaketime: galera and postgres-standby), or all (every one the cluster allows); comma-separated. Recorded in the history as fault records")
 	fs.DurationVar(&f.FaultInterval, "fault-interval", 5*time.Second, "the calm before each fault, and how long each lasts")
@@ -140,9 +140,14 @@ nats-server, or the binary $ISOSCOPE_NATS_SERVER names) and
 nats-kv-leader[:N] (the same, with every read answered by the stream's
 leader rather than by any replica), zookeeper[:N] (N ZooKeeper 3.8 servers
 as one ensemble, default 3, run by java; Debian's zookeeper; a partition
-drops their packets rather than resetting connections) and
+drops their packets rather than resetting connections),
 zookeeper-sync[:N] (the same, whose runs sync each znode before reading
-it). Opt-in, one server each, built from
+it), redis[:N] (a Redis primary and N-1
+replicas, default 3, and three Redis Sentinels that fail the primary over;
+Debian's redis-server and redis-sentinel; clients find the primary through
+the sentinels), redis-wait[:N] (the same, each write followed by WAIT for
+N/2 replicas) and redis-replica-reads[:N] (the same, transactions that only
+read run on a replica). Opt-in, one server each, built from
 the Go module proxy by make tidb and make dolt into tmp/bin (or $ISOSCOPE_BIN, where isoscope looks
 first; then ./tmp/bin, then PATH): tidb (a tidb-server on its unistore
 engine, pessimistic transactions, TiDB's default; also tidb-pessimistic),
@@ -157,7 +162,7 @@ up for one run by itself.`,
 	up := &cobra.Command{
 		Use:   "up KIND[:NODES]",
 		Short: "stand up a cluster and keep it up until interrupted",
-		Args:  wantArgs(1, 1, "one cluster kind", "(galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], zookeeper[:N], zookeeper-sync[:N], tidb, tidb-optimistic or dolt)"),
+		Args:  wantArgs(1, 1, "one cluster kind", "(galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], zookeeper[:N], zookeeper-sync[:N], redis[:N], redis-wait[:N], redis-replica-reads[:N], tidb, tidb-optimistic or dolt)"),
 		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
@@ -194,7 +199,9 @@ up for one run by itself.`,
 				if n.Role == "standby" {
 					flag = "--read-db"
 				}
-				dbs = append(dbs, flag+" '"+d+"'")
+				if a := flag + " '" + d + "'"; !slices.Contains(dbs, a) {
+					dbs = append(dbs, a)
+				}
 			}
 			fmt.Fprintf(std.Stdout, "run against it: isoscope run %s\n", strings.Join(dbs, " "))
 			fmt.Fprintf(std.Stdout, "interrupt (Ctrl-C) to stop it, or: isoscope cluster down %s\n", cl.Dir)

@@ -52,10 +52,21 @@ const (
 	// ZookeeperSync is Zookeeper whose clients sync a znode before each
 	// read of it (the adapter's reads=sync).
 	ZookeeperSync Kind = "zookeeper-sync"
+	// Redis is n redis-server processes (Debian's redis-server), a
+	// primary and n-1 replicas, with three sentinels (redis-sentinel)
+	// that fail the primary over; clients find the primary through the
+	// sentinels.
+	Redis Kind = "redis"
+	// RedisWait is Redis whose clients follow every write with WAIT for
+	// RedisWaitReplicas(n) replicas.
+	RedisWait Kind = "redis-wait"
+	// RedisReplicaReads is Redis whose transactions that only read run
+	// on a replica.
+	RedisReplicaReads Kind = "redis-replica-reads"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, Zookeeper, ZookeeperSync, TiDB, TiDBOptimistic, Dolt}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, Zookeeper, ZookeeperSync, Redis, RedisWait, RedisReplicaReads, TiDB, TiDBOptimistic, Dolt}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -68,9 +79,10 @@ func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nod
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
 // postgres), etcd:3, dqlite:3, nats-kv:3, nats-kv-leader:3, zookeeper:3
-// (also zk), zookeeper-sync:3; without NODES the kind's default (3 for galera, etcd, dqlite,
-// nats-kv and zookeeper, 2 for
-// postgres-standby). tidb (also
+// (also zk), zookeeper-sync:3; without NODES the kind's default (3 for
+// galera, etcd, dqlite, nats-kv and zookeeper, 2 for postgres-standby;
+// redis:N, redis-wait:N and redis-replica-reads:N are
+// N data nodes, default 3, beside three sentinels). tidb (also
 // tidb-pessimistic), tidb-optimistic and dolt are one server each: their
 // only size is 1.
 func ParseSpec(s string) (Spec, error) {
@@ -93,6 +105,12 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: Zookeeper, Nodes: 3}
 	case "zookeeper-sync", "zk-sync":
 		sp = Spec{Kind: ZookeeperSync, Nodes: 3}
+	case "redis", "redis-sentinel":
+		sp = Spec{Kind: Redis, Nodes: 3}
+	case "redis-wait":
+		sp = Spec{Kind: RedisWait, Nodes: 3}
+	case "redis-replica-reads":
+		sp = Spec{Kind: RedisReplicaReads, Nodes: 3}
 	case "tidb", "tidb-pessimistic":
 		sp = Spec{Kind: TiDB, Nodes: 1}
 	case "tidb-optimistic":
@@ -100,7 +118,7 @@ func ParseSpec(s string) (Spec, error) {
 	case "dolt":
 		sp = Spec{Kind: Dolt, Nodes: 1}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], zookeeper[:N], zookeeper-sync[:N], tidb, tidb-optimistic or dolt)", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], zookeeper[:N], zookeeper-sync[:N], redis[:N], redis-wait[:N], redis-replica-reads[:N], tidb, tidb-optimistic or dolt)", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -112,6 +130,9 @@ func ParseSpec(s string) (Spec, error) {
 	lo, hi := 1, 9
 	if sp.Kind == PostgresStandby {
 		lo = 2
+	}
+	if (sp.Kind == RedisWait || sp.Kind == RedisReplicaReads) && sp.Nodes < 2 {
+		return Spec{}, fmt.Errorf("cluster %q: %s needs a replica: 2 to %d nodes", s, sp.Kind, hi)
 	}
 	if sp.Kind == Dqlite && sp.Nodes == 2 {
 		// go-dqlite's app keeps a joining node a spare until the cluster
@@ -159,6 +180,10 @@ type Cluster struct {
 	// it.
 	Dir   string
 	Nodes []*Node
+	// aux are the cluster's processes that serve it but are no nodes the
+	// faults break (Redis's sentinels): stopped with it, named to the
+	// proxies, recorded in the state file.
+	aux []*Node
 	// ReadyTimeout bounds how long Start and Restart wait for a node.
 	ReadyTimeout time.Duration
 	// ownDir says Dir was made by Up and is removed by Stop.
@@ -243,6 +268,12 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Op
 		err = upNatsKV(ctx, c, spec.Kind == NatsKVLeader, log)
 	case Zookeeper, ZookeeperSync:
 		err = upZookeeper(ctx, c, spec.Kind == ZookeeperSync, log)
+	case Redis, RedisWait, RedisReplicaReads:
+		wait := 0
+		if spec.Kind == RedisWait {
+			wait = RedisWaitReplicas(spec.Nodes)
+		}
+		err = upRedis(ctx, c, wait, spec.Kind == RedisReplicaReads, log)
 	case TiDB, TiDBOptimistic:
 		err = upTiDB(ctx, c, spec.Kind == TiDBOptimistic, log)
 	case Dolt:
@@ -532,13 +563,13 @@ func (c *Cluster) Stop() {
 	c.stopped = true
 	c.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, n := range c.Nodes {
+	for _, n := range c.all() {
 		if n.proc != nil {
 			wg.Go(func() { n.proc.stop(stopGrace) })
 		}
 	}
 	wg.Wait()
-	for _, n := range c.Nodes {
+	for _, n := range c.all() {
 		for _, p := range append([]*proxy{n.client}, n.peers()...) {
 			if p != nil {
 				p.close()
@@ -550,10 +581,15 @@ func (c *Cluster) Stop() {
 	}
 }
 
+// all is the nodes and then the auxiliary processes.
+func (c *Cluster) all() []*Node {
+	return append(c.Nodes[:len(c.Nodes):len(c.Nodes)], c.aux...)
+}
+
 // pids maps the running servers' process ids to their nodes' names.
 func (c *Cluster) pids() map[int]string {
 	out := map[int]string{}
-	for _, n := range c.Nodes {
+	for _, n := range c.all() {
 		if n.proc != nil && !n.proc.exited() {
 			out[n.proc.pid()] = n.Name
 		}

@@ -38,12 +38,12 @@ type NodeState struct {
 func (c *Cluster) writeState() error {
 	c.mu.Lock()
 	st := State{Spec: c.Spec.String(), Owner: os.Getpid()}
-	for i, n := range c.Nodes {
+	for i, n := range c.all() {
 		ns := NodeState{Name: n.Name, Dir: n.Dir, Log: n.Log}
 		if n.client != nil {
 			ns.Addr = n.client.addr()
 		}
-		if c.dsn != nil {
+		if c.dsn != nil && i < len(c.Nodes) {
 			ns.DSN = c.dsn(i)
 		}
 		if n.proc != nil && !n.proc.exited() {

@@ -92,10 +92,14 @@ const (
 	// and lists are znodes; a transaction commits as one multi that
 	// checks the version of every znode it read.
 	Zookeeper
+	// Redis is Redis, alone or with replicas and sentinels, through
+	// go-redis: each transaction WATCHes the keys it reads and commits its
+	// writes in one MULTI/EXEC.
+	Redis
 )
 
 // String names the kind ("postgres", "mysql", "sqlite", "badger", "etcd",
-// "dqlite", "nats-kv", "zookeeper").
+// "dqlite", "nats-kv", "zookeeper", "redis").
 func (k Kind) String() string {
 	switch k {
 	case Postgres:
@@ -114,6 +118,8 @@ func (k Kind) String() string {
 		return "nats-kv"
 	case Zookeeper:
 		return "zookeeper"
+	case Redis:
+		return "redis"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }

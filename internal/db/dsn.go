@@ -29,6 +29,8 @@ type Target struct {
 	natsKV *natsKVAddr
 	// zk is the parsed ZooKeeper address.
 	zk *zkAddr
+	// redis is the parsed Redis address.
+	redis *redisAddr
 	// memory says the SQLite or Badger database lives in memory; path is
 	// the file (SQLite) or directory (Badger) otherwise.
 	memory bool
@@ -59,6 +61,8 @@ const DefaultAddress = "sqlite::memory:"
 //	dqlite://host:port[,host:port…][/database]  (database: default test)
 //	nats-kv://host:port[,host:port…][?replicas=N&reads=direct|leader]
 //	zookeeper://host:port[,host:port…][?reads=local|sync]
+//	redis://host:port (one server)
+//	redis-sentinel://host:port[,host:port…]/master[?wait=N&wait-timeout=D&reads=replica]
 func ParseTarget(addr string) (Target, error) {
 	addr = strings.TrimSpace(addr)
 	if addr == "" {
@@ -94,12 +98,14 @@ func ParseTarget(addr string) (Target, error) {
 		return parseNatsKV(addr, rest)
 	case "zookeeper", "zk":
 		return parseZookeeper(addr, rest)
+	case "redis", "redis-sentinel":
+		return parseRedis(addr, strings.ToLower(scheme), rest)
 	}
 	return Target{}, badAddress(addr)
 }
 
 func badAddress(addr string) error {
-	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR, badger::memory:, etcd://host:2379[,host:port…][?reads=serializable], dqlite://host:port[,host:port…][/database] nats-kv://host:4222[,host:port…][?replicas=N] or zookeeper://host:2181[,host:port…][?reads=sync])", addr)
+	return fmt.Errorf("unknown database address %q (postgres://user@host:5432/db, mysql://user@host:3306/db, sqlite://FILE, sqlite::memory:, badger://DIR, badger::memory:, etcd://host:2379[,host:port…][?reads=serializable], dqlite://host:port[,host:port…][/database], nats-kv://host:4222[,host:port…][?replicas=N], zookeeper://host:2181[,host:port…][?reads=sync], redis://host:6379 or redis-sentinel://host:26379[,host:port…]/master[?wait=N&reads=replica])", addr)
 }
 
 // parseMySQL accepts go-sql-driver's DSN form (user:pass@tcp(host:port)/db)

@@ -64,6 +64,9 @@ func (t Target) Open(ctx context.Context, table string) (Database, error) {
 	if t.Kind == Zookeeper {
 		return openZookeeper(ctx, t, table)
 	}
+	if t.Kind == Redis {
+		return openRedis(ctx, t, table)
+	}
 	d := &sqlDB{kind: t.Kind, table: table, display: t.Display, path: t.path, memory: t.memory}
 	var err error
 	switch t.Kind {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,9 +30,13 @@ func (r *run) standUp(ctx context.Context) (*cluster.Cluster, error) {
 	r.cluster = cl
 	dsns := cl.DSNs()
 	for i, n := range cl.Nodes {
-		if n.Role == "standby" {
+		switch {
+		case slices.Contains(r.DBs, dsns[i]):
+			// One address for every node (Redis's sentinels, which name
+			// the primary): one database.
+		case n.Role == "standby":
 			r.ReadDBs = append(r.ReadDBs, dsns[i])
-		} else {
+		default:
 			r.DBs = append(r.DBs, dsns[i])
 		}
 	}

@@ -349,6 +349,18 @@ func (r *run) prepare(ctx context.Context) (target db.Target, d db.Database, ver
 			return target, nil, "", nil, fmt.Errorf("nats-kv: a transaction reads and writes one key (JetStream KV has no transactions over several keys), and %s's can touch several: use --workload lwt, or list-append with --ops 1", pc.Workload)
 		}
 	}
+	if target.Kind == db.Redis {
+		pc := r.Plan.Config
+		if r.Endless != nil {
+			pc = r.Endless.Plan.Config
+		}
+		switch pc.Workload {
+		case workload.MiniTxn, workload.General, workload.ListAppend, workload.LWT, workload.BlindW:
+		default:
+			closeAll()
+			return target, nil, "", nil, fmt.Errorf("redis: %s scans ranges of keys, and a Redis table is separate keys with no order to scan: use mt, general, lwt, list-append or blindw", pc.Workload)
+		}
+	}
 	if version, err = d.Version(openCtx); err != nil {
 		closeAll()
 		return target, nil, "", nil, fmt.Errorf("%s: %v", target.Display, err)
