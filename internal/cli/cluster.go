@@ -186,6 +186,9 @@ up for one run by itself.`,
 					role = " (" + n.Role + ")"
 				}
 				fmt.Fprintf(std.Stdout, "  %s%s: %s  log %s\n", n.Name, role, d, n.Log)
+				if n.Role == "monitor" {
+					continue // pg-auto-failover's monitor: no client's database
+				}
 				flag := "--db"
 				if n.Role == "standby" {
 					flag = "--read-db"

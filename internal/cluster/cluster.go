@@ -46,10 +46,19 @@ const (
 	// NatsKVLeader is NatsKV whose bucket's reads are all answered by the
 	// stream's leader (direct gets off), rather than by any replica.
 	NatsKVLeader Kind = "nats-kv-leader"
+	// PGAutoFailover is pg_auto_failover (Debian's
+	// postgresql-15-auto-failover): a monitor and n PostgreSQL 15 nodes,
+	// one primary and n-1 secondaries in synchronous replication (every
+	// secondary in the replication quorum: a commit waits for one of
+	// them); the monitor promotes a secondary when the primary fails.
+	PGAutoFailover Kind = "pg-auto-failover"
+	// PGAutoFailoverAsync is PGAutoFailover with asynchronous replication
+	// (no secondary in the replication quorum: a commit waits for none).
+	PGAutoFailoverAsync Kind = "pg-auto-failover-async"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, TiDB, TiDBOptimistic, Dolt}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, PGAutoFailover, PGAutoFailoverAsync, TiDB, TiDBOptimistic, Dolt}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -61,9 +70,10 @@ type Spec struct {
 func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nodes) }
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
-// postgres), etcd:3, dqlite:3, nats-kv:3, nats-kv-leader:3; without
-// NODES the kind's default (3 for galera, etcd, dqlite and nats-kv, 2 for
-// postgres-standby). tidb (also
+// postgres), etcd:3, dqlite:3, nats-kv:3, nats-kv-leader:3,
+// pg-auto-failover:3 (also pgaf), pg-auto-failover-async:3; without
+// NODES the kind's default (3 for galera, etcd, dqlite, nats-kv and
+// pg-auto-failover, 2 for postgres-standby). tidb (also
 // tidb-pessimistic), tidb-optimistic and dolt are one server each: their
 // only size is 1.
 func ParseSpec(s string) (Spec, error) {
@@ -82,6 +92,10 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: NatsKV, Nodes: 3}
 	case "nats-kv-leader":
 		sp = Spec{Kind: NatsKVLeader, Nodes: 3}
+	case "pg-auto-failover", "pg_auto_failover", "pgaf", "pg-auto-failover-sync":
+		sp = Spec{Kind: PGAutoFailover, Nodes: 3}
+	case "pg-auto-failover-async", "pgaf-async":
+		sp = Spec{Kind: PGAutoFailoverAsync, Nodes: 3}
 	case "tidb", "tidb-pessimistic":
 		sp = Spec{Kind: TiDB, Nodes: 1}
 	case "tidb-optimistic":
@@ -89,7 +103,7 @@ func ParseSpec(s string) (Spec, error) {
 	case "dolt":
 		sp = Spec{Kind: Dolt, Nodes: 1}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], tidb, tidb-optimistic or dolt)", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], pg-auto-failover[:N], pg-auto-failover-async[:N], tidb, tidb-optimistic or dolt)", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -101,6 +115,9 @@ func ParseSpec(s string) (Spec, error) {
 	lo, hi := 1, 9
 	if sp.Kind == PostgresStandby {
 		lo = 2
+	}
+	if sp.Kind == PGAutoFailover || sp.Kind == PGAutoFailoverAsync {
+		lo = 2 // a primary and at least one secondary to fail over to
 	}
 	if sp.Kind == Dqlite && sp.Nodes == 2 {
 		// go-dqlite's app keeps a joining node a spare until the cluster
@@ -130,6 +147,9 @@ type Node struct {
 	// client forwards the clients' connections to the node's SQL port;
 	// peer forwards the other nodes' connections to the node's peer port.
 	client, peer *proxy
+	// links are further proxies of the node's, closed with the others
+	// (pg-auto-failover: its keeper's link to the monitor).
+	links []*proxy
 	// launch starts the node's server once more (on its existing data).
 	launch func() (*proc, error)
 	paused bool
@@ -156,6 +176,8 @@ type Cluster struct {
 	dsn func(i int) string
 	// isolate, when set, cuts node i off in the kind's own way.
 	isolate func(i int)
+	// primary, when set, finds the node that is the primary now.
+	primary func(ctx context.Context) (int, error)
 	stopped bool
 	// clocks starts every node under libfaketime (WithClocks).
 	clocks bool
@@ -227,6 +249,8 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Op
 		err = upDqlite(ctx, c, log)
 	case NatsKV, NatsKVLeader:
 		err = upNatsKV(ctx, c, spec.Kind == NatsKVLeader, log)
+	case PGAutoFailover, PGAutoFailoverAsync:
+		err = upPGAutoFailover(ctx, c, spec.Kind == PGAutoFailoverAsync, log)
 	case TiDB, TiDBOptimistic:
 		err = upTiDB(ctx, c, spec.Kind == TiDBOptimistic, log)
 	case Dolt:
@@ -337,6 +361,16 @@ func (c *Cluster) Isolate(i int) error {
 	return nil
 }
 
+// Primary returns the index of the node that is the primary now, for the
+// kinds whose primary moves (pg-auto-failover: as its monitor has it),
+// or an error: for the other kinds, or when there is no one primary.
+func (c *Cluster) Primary(ctx context.Context) (int, error) {
+	if c.primary == nil {
+		return 0, fmt.Errorf("%s has no primary that moves", c.Spec.Kind)
+	}
+	return c.primary(ctx)
+}
+
 // Heal lets every node reach every other again.
 func (c *Cluster) Heal() {
 	c.mu.Lock()
@@ -344,6 +378,9 @@ func (c *Cluster) Heal() {
 	for _, n := range c.Nodes {
 		if n.peer != nil {
 			n.peer.unblock()
+		}
+		for _, l := range n.links {
+			l.unblock()
 		}
 	}
 }
@@ -513,7 +550,7 @@ func (c *Cluster) Stop() {
 	}
 	wg.Wait()
 	for _, n := range c.Nodes {
-		for _, p := range []*proxy{n.client, n.peer} {
+		for _, p := range append([]*proxy{n.client, n.peer}, n.links...) {
 			if p != nil {
 				p.close()
 			}

@@ -29,6 +29,9 @@ func (r *run) standUp(ctx context.Context) (*cluster.Cluster, error) {
 	r.cluster = cl
 	dsns := cl.DSNs()
 	for i, n := range cl.Nodes {
+		if n.Role == "monitor" {
+			continue // pg-auto-failover's monitor: no client's database
+		}
 		if n.Role == "standby" {
 			r.ReadDBs = append(r.ReadDBs, dsns[i])
 		} else {
