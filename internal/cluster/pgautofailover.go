@@ -49,6 +49,10 @@ const (
 // source.
 const PGAutoFailoverSettings = "health checks every 1 s (timeout 1 s, 1 retry after 0.5 s), node_considered_unhealthy_timeout 6 s, network_partition_timeout 6 s"
 
+// MovingPrimary says whether a kind's primary moves (a failover), so that
+// Primary finds it and the faults of the primary apply.
+func MovingPrimary(k Kind) bool { return k == PGAutoFailover || k == PGAutoFailoverAsync }
+
 // upPGAutoFailover stands up a pg_auto_failover monitor and spec.Nodes
 // PostgreSQL nodes (n1 the first primary; the others secondaries, made
 // by pg_autoctl from the primary), each run by its own `pg_autoctl run`
@@ -59,10 +63,10 @@ const PGAutoFailoverSettings = "health checks every 1 s (timeout 1 s, 1 retry af
 // every one does, and a commit waits for one of them (pg_auto_failover's
 // default, number_sync_standbys 0: "ANY 1").
 //
-// The monitor is the last node, "monitor", role "monitor". Each data
-// node has a peer proxy (the address it registers, see pgafListen), a
-// client proxy, and a proxy of its own to the monitor (its keeper's
-// link). Isolate cuts all three kinds of link of a node: nobody reaches
+// The monitor is the last node, "monitor", role "monitor" (its peer
+// proxy only holds its port). Each data node has a peer proxy (the
+// address it registers, see pgafListen), a client proxy, and a proxy of
+// its own to the monitor (its keeper's link). Isolate cuts all three kinds of link of a node: nobody reaches
 // its peer proxy, its keeper does not reach the monitor, its WAL
 // receiver does not reach the primary; the clients still reach it.
 // Isolating the monitor cuts every keeper's link and the health checks.
@@ -199,9 +203,10 @@ full_page_writes = off
 	}
 	c.isolate = func(i int) {
 		if i == monIndex {
-			monitor.peer.block("*")
+			// The keepers' links, and the health checks.
 			for _, node := range c.Nodes[:monIndex] {
 				node.links[0].block("*")
+				node.peer.block(monitor.Name)
 			}
 			return
 		}
