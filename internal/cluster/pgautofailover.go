@@ -194,7 +194,6 @@ full_page_writes = off
 		}
 		return "postgres://postgres@" + strings.Join(hosts, ",") + "/test?sslmode=disable&connect_timeout=3&target_session_attrs=read-write"
 	}
-	created := make([]bool, n)
 	c.ready = func(ctx context.Context, i int) error {
 		if i == monIndex {
 			return pgafMonitorReady(ctx, c, i, monitorDSN)
@@ -232,24 +231,28 @@ full_page_writes = off
 		create := ctl("create", "postgres", "--pgdata", node.Dir, "--pgport", strconv.Itoa(node.peer.port()),
 			"--listen", pgafListen, "--pghost", pgafListen, "--hostname", "127.0.0.1", "--name", node.Name,
 			"--username", "postgres", "--dbname", "test", "--monitor", monURI(node), "--auth", "trust", "--no-ssl",
-			"--replication-quorum", strconv.FormatBool(!async), "--run")
+			"--replication-quorum", strconv.FormatBool(!async))
 		runArgs := ctl("run", "--pgdata", node.Dir)
 		node.launch = func() (*proc, error) {
-			args := runArgs
-			if !created[i] {
-				args = create
-			}
-			p, err := startProc(node.Name, node.Log, pgUser, env(dir), args...)
+			p, err := startProc(node.Name, node.Log, pgUser, env(dir), runArgs...)
 			if p != nil {
 				p.quit = syscall.SIGINT
 			}
 			return p, err
 		}
 		say("pg-auto-failover: creating " + node.Name)
+		if err := runEnv("pg_autoctl create postgres", node.Log, pgUser, env(dir), 3*time.Minute, create...); err != nil {
+			return fmt.Errorf("pg-auto-failover: %s: %v", node.Name, err)
+		}
+		// The keeper reads its timeouts when it starts.
+		if err := runEnv("pg_autoctl config set", filepath.Join(dir, "config.log"), pgUser, env(dir), time.Minute,
+			ctl("config", "set", "--pgdata", node.Dir, "timeout.network_partition_timeout", strconv.Itoa(pgafPartitionS))...); err != nil {
+			return err
+		}
+		say("pg-auto-failover: starting " + node.Name)
 		if err := c.Start(ctx, i); err != nil {
 			return fmt.Errorf("pg-auto-failover: %s: %v", node.Name, err)
 		}
-		created[i] = true
 		if i == 0 {
 			// pg_autoctl's pg_basebackup asks for a spread checkpoint
 			// (minutes at the defaults): checkpoints are made at once.
@@ -259,21 +262,6 @@ full_page_writes = off
 				"ALTER SYSTEM SET full_page_writes = off", "SELECT pg_reload_conf()"); err != nil {
 				return fmt.Errorf("pg-auto-failover: %s: %v", node.Name, err)
 			}
-		}
-		// The keeper's own timeout, read when it starts: set now, for
-		// the next start; and at once through its running process.
-		if err := runEnv("pg_autoctl config set", filepath.Join(dir, "config.log"), pgUser, env(dir), time.Minute,
-			ctl("config", "set", "--pgdata", node.Dir, "timeout.network_partition_timeout", strconv.Itoa(pgafPartitionS))...); err != nil {
-			return err
-		}
-	}
-	// The keepers read the timeout again on SIGHUP.
-	for _, node := range c.Nodes[:monIndex] {
-		c.mu.Lock()
-		p := node.proc
-		c.mu.Unlock()
-		if p != nil && !p.exited() {
-			_ = syscall.Kill(p.pid(), syscall.SIGHUP)
 		}
 	}
 	if err := pgafSettled(ctx, c, monitorDSN, c.ReadyTimeout); err != nil {
