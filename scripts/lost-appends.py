@@ -4,15 +4,17 @@ list-append history lost.
 
 An append is acknowledged when its transaction committed (the client saw
 COMMIT succeed; transactions whose outcome is unknown are not counted).
-It is lost when the longest read of its key among the committed
-transactions that began after it committed does not hold it. Appends with
-no such read are not judged. Prints one line per history:
+It is lost when the last read of its key (the committed read that began
+last) does not hold it, although that read began after the append
+committed: the last reads are what survived (a read by a transaction on
+a primary that is about to be deposed may see appends its successor
+never had, so the longest read is not the measure). Appends that
+committed after the last read of their key began are not judged. Prints one line per history:
 
   FILE  committed-appends  judged  lost-appends  txns-with-a-lost-append
 
 and, with -v, each lost append (key, value, its transaction, the read).
 """
-import bisect
 import gzip
 import json
 import sys
@@ -35,32 +37,19 @@ def lost(path, verbose=False):
                     appends.append((op[1], op[2], t["id"], t["end"]))
                 elif op[0] == "r" and op[2] is not None:
                     reads.setdefault(op[1], []).append((t["begin"], len(op[2]), op[2], t["id"]))
-    # Per key: reads by beginning, and from each the longest read at or
-    # after it.
-    index = {}
-    for k, rs in reads.items():
-        rs.sort(key=lambda r: r[0])
-        best = [None] * len(rs)
-        cur = None
-        for i in range(len(rs) - 1, -1, -1):
-            if cur is None or rs[i][1] > cur[1]:
-                cur = rs[i]
-            best[i] = cur
-        index[k] = ([r[0] for r in rs], best, {})
+    # Per key: the read that began last.
+    last = {k: max(rs, key=lambda r: r[0]) for k, rs in reads.items()}
+    sets = {}
     judged = n = 0
     txns = set()
     for k, v, tid, end in appends:
-        if k not in index:
-            continue
-        begins, best, sets = index[k]
-        i = bisect.bisect_right(begins, end)
-        if i == len(begins):
+        r = last.get(k)
+        if r is None or r[0] <= end:
             continue
         judged += 1
-        r = best[i]
-        s = sets.get(id(r))
+        s = sets.get(k)
         if s is None:
-            s = sets[id(r)] = set(r[2])
+            s = sets[k] = set(r[2])
         if v not in s:
             n += 1
             txns.add(tid)
