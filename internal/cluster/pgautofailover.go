@@ -44,11 +44,6 @@ const (
 	pgafPartitionS = 6
 )
 
-// PGAutoFailoverSettings is what a pg-auto-failover cluster changes from
-// pg_auto_failover's defaults, for the documentation and the history's
-// source.
-const PGAutoFailoverSettings = "health checks every 1 s (timeout 1 s, 1 retry after 0.5 s), node_considered_unhealthy_timeout 6 s, network_partition_timeout 6 s"
-
 // MovingPrimary says whether a kind's primary moves (a failover), so that
 // Primary finds it and the faults of the primary apply.
 func MovingPrimary(k Kind) bool { return k == PGAutoFailover || k == PGAutoFailoverAsync }
