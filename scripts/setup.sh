@@ -11,6 +11,8 @@
 #   galera-4, rsync       `--cluster galera` (MariaDB Galera nodes)
 #   postgresql-15         `--cluster postgres-standby` (primary, hot standby)
 #   etcd-server           `--cluster etcd`
+#   postgresql-15-auto-failover, pg-auto-failover-cli
+#                         `--cluster pg-auto-failover` (pg_autoctl, monitor)
 #   go-dqlite             `--cluster dqlite` (Debian's dqlite-demo nodes)
 #   libfaketime           the clock faults (`--faults clock`)
 #   zookeeper             `--cluster zookeeper` (ZooKeeper 3.8 servers run
@@ -49,6 +51,8 @@ need galera-4 /usr/lib/galera/libgalera_smm.so
 need rsync /usr/bin/rsync
 need postgresql-15 /usr/lib/postgresql/15/bin/initdb /usr/lib/postgresql/15/bin/postgres /usr/lib/postgresql/15/bin/pg_basebackup
 need etcd-server etcd
+need postgresql-15-auto-failover /usr/share/postgresql/15/extension/pgautofailover.control
+need pg-auto-failover-cli /usr/bin/pg_autoctl
 need go-dqlite dqlite-demo
 need libfaketime /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 need zookeeper /usr/share/java/zookeeper.jar /usr/share/java/slf4j-log4j12.jar /usr/share/java/log4j-1.2.jar java

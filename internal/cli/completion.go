@@ -92,7 +92,7 @@ func flagValues(cmd string, name string) []string {
 		return []string{"early-commit", "skew"}
 	case "faults":
 		out := []string{"all"}
-		for _, k := range nemesis.Kinds {
+		for _, k := range append(slices.Clone(nemesis.Kinds), nemesis.PrimaryKinds...) {
 			out = append(out, string(k))
 		}
 		return out

@@ -63,10 +63,19 @@ const (
 	// RedisReplicaReads is Redis whose transactions that only read run
 	// on a replica.
 	RedisReplicaReads Kind = "redis-replica-reads"
+	// PGAutoFailover is pg_auto_failover (Debian's
+	// postgresql-15-auto-failover): a monitor and n PostgreSQL 15 nodes,
+	// one primary and n-1 secondaries in synchronous replication (every
+	// secondary in the replication quorum: a commit waits for one of
+	// them); the monitor promotes a secondary when the primary fails.
+	PGAutoFailover Kind = "pg-auto-failover"
+	// PGAutoFailoverAsync is PGAutoFailover with asynchronous replication
+	// (no secondary in the replication quorum: a commit waits for none).
+	PGAutoFailoverAsync Kind = "pg-auto-failover-async"
 )
 
 // Kinds lists the kinds in the order the help shows them.
-var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, Zookeeper, ZookeeperSync, Redis, RedisWait, RedisReplicaReads, TiDB, TiDBOptimistic, Dolt}
+var Kinds = []Kind{Galera, PostgresStandby, Etcd, Dqlite, NatsKV, NatsKVLeader, Zookeeper, ZookeeperSync, Redis, RedisWait, RedisReplicaReads, PGAutoFailover, PGAutoFailoverAsync, TiDB, TiDBOptimistic, Dolt}
 
 // Spec says what to stand up: the kind and the number of nodes.
 type Spec struct {
@@ -79,9 +88,10 @@ func (s Spec) String() string { return string(s.Kind) + ":" + strconv.Itoa(s.Nod
 
 // ParseSpec reads KIND[:NODES]: galera:3, postgres-standby:2 (also pg,
 // postgres), etcd:3, dqlite:3, nats-kv:3, nats-kv-leader:3, zookeeper:3
-// (also zk), zookeeper-sync:3; without NODES the kind's default (3 for
-// galera, etcd, dqlite, nats-kv and zookeeper, 2 for postgres-standby;
-// redis:N, redis-wait:N and redis-replica-reads:N are
+// (also zk), zookeeper-sync:3, pg-auto-failover:3 (also pgaf),
+// pg-auto-failover-async:3; without NODES the kind's default (3 for
+// galera, etcd, dqlite, nats-kv, zookeeper and pg-auto-failover, 2 for
+// postgres-standby; redis:N, redis-wait:N and redis-replica-reads:N are
 // N data nodes, default 3, beside three sentinels). tidb (also
 // tidb-pessimistic), tidb-optimistic and dolt are one server each: their
 // only size is 1.
@@ -111,6 +121,10 @@ func ParseSpec(s string) (Spec, error) {
 		sp = Spec{Kind: RedisWait, Nodes: 3}
 	case "redis-replica-reads":
 		sp = Spec{Kind: RedisReplicaReads, Nodes: 3}
+	case "pg-auto-failover", "pg_auto_failover", "pgaf", "pg-auto-failover-sync":
+		sp = Spec{Kind: PGAutoFailover, Nodes: 3}
+	case "pg-auto-failover-async", "pgaf-async":
+		sp = Spec{Kind: PGAutoFailoverAsync, Nodes: 3}
 	case "tidb", "tidb-pessimistic":
 		sp = Spec{Kind: TiDB, Nodes: 1}
 	case "tidb-optimistic":
@@ -118,7 +132,7 @@ func ParseSpec(s string) (Spec, error) {
 	case "dolt":
 		sp = Spec{Kind: Dolt, Nodes: 1}
 	default:
-		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], zookeeper[:N], zookeeper-sync[:N], redis[:N], redis-wait[:N], redis-replica-reads[:N], tidb, tidb-optimistic or dolt)", s, name)
+		return Spec{}, fmt.Errorf("cluster %q: unknown kind %q (galera[:N], postgres-standby[:N], etcd[:N], dqlite[:N], nats-kv[:N], nats-kv-leader[:N], zookeeper[:N], zookeeper-sync[:N], redis[:N], redis-wait[:N], redis-replica-reads[:N], pg-auto-failover[:N], pg-auto-failover-async[:N], tidb, tidb-optimistic or dolt)", s, name)
 	}
 	if hasN {
 		k, err := strconv.Atoi(n)
@@ -133,6 +147,9 @@ func ParseSpec(s string) (Spec, error) {
 	}
 	if (sp.Kind == RedisWait || sp.Kind == RedisReplicaReads) && sp.Nodes < 2 {
 		return Spec{}, fmt.Errorf("cluster %q: %s needs a replica: 2 to %d nodes", s, sp.Kind, hi)
+	}
+	if sp.Kind == PGAutoFailover || sp.Kind == PGAutoFailoverAsync {
+		lo = 2 // a primary and at least one secondary to fail over to
 	}
 	if sp.Kind == Dqlite && sp.Nodes == 2 {
 		// go-dqlite's app keeps a joining node a spare until the cluster
@@ -165,6 +182,9 @@ type Node struct {
 	// more are further peer proxies, blocked and healed with peer
 	// (ZooKeeper's election port).
 	more []*proxy
+	// links are further proxies of the node's, closed with the others
+	// (pg-auto-failover: its keeper's link to the monitor).
+	links []*proxy
 	// launch starts the node's server once more (on its existing data).
 	launch func() (*proc, error)
 	paused bool
@@ -195,6 +215,8 @@ type Cluster struct {
 	dsn func(i int) string
 	// isolate, when set, cuts node i off in the kind's own way.
 	isolate func(i int)
+	// primary, when set, finds the node that is the primary now.
+	primary func(ctx context.Context) (int, error)
 	stopped bool
 	// clocks starts every node under libfaketime (WithClocks).
 	clocks bool
@@ -274,6 +296,8 @@ func Up(ctx context.Context, spec Spec, dir string, log func(string), opts ...Op
 			wait = RedisWaitReplicas(spec.Nodes)
 		}
 		err = upRedis(ctx, c, wait, spec.Kind == RedisReplicaReads, log)
+	case PGAutoFailover, PGAutoFailoverAsync:
+		err = upPGAutoFailover(ctx, c, spec.Kind == PGAutoFailoverAsync, log)
 	case TiDB, TiDBOptimistic:
 		err = upTiDB(ctx, c, spec.Kind == TiDBOptimistic, log)
 	case Dolt:
@@ -386,6 +410,16 @@ func (c *Cluster) Isolate(i int) error {
 	return nil
 }
 
+// Primary returns the index of the node that is the primary now, for the
+// kinds whose primary moves (pg-auto-failover: as its monitor has it),
+// or an error: for the other kinds, or when there is no one primary.
+func (c *Cluster) Primary(ctx context.Context) (int, error) {
+	if c.primary == nil {
+		return 0, fmt.Errorf("%s has no primary that moves", c.Spec.Kind)
+	}
+	return c.primary(ctx)
+}
+
 // Heal lets every node reach every other again.
 func (c *Cluster) Heal() {
 	c.mu.Lock()
@@ -393,6 +427,9 @@ func (c *Cluster) Heal() {
 	for _, n := range c.Nodes {
 		for _, p := range n.peers() {
 			p.unblock()
+		}
+		for _, l := range n.links {
+			l.unblock()
 		}
 	}
 }
@@ -570,7 +607,7 @@ func (c *Cluster) Stop() {
 	}
 	wg.Wait()
 	for _, n := range c.all() {
-		for _, p := range append([]*proxy{n.client}, n.peers()...) {
+		for _, p := range append(append([]*proxy{n.client}, n.peers()...), n.links...) {
 			if p != nil {
 				p.close()
 			}

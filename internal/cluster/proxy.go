@@ -80,9 +80,26 @@ func newProxy(name, target string, whoIs func(int) string) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	return serveProxy(name, ln, target, whoIs), nil
+}
+
+// newMirrorProxy listens on a free port of 127.0.0.1 and forwards to the
+// same port of host (another loopback address, where a server whose
+// peers must dial the port it listens on is put behind the proxy).
+func newMirrorProxy(name, host string, whoIs func(int) string) (*proxy, error) {
+	ln, err := listenFree(false)
+	if err != nil {
+		return nil, err
+	}
+	target := net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	return serveProxy(name, ln, target, whoIs), nil
+}
+
+// serveProxy forwards ln's connections to target.
+func serveProxy(name string, ln net.Listener, target string, whoIs func(int) string) *proxy {
 	p := &proxy{name: name, ln: ln, target: target, whoIs: whoIs, links: map[*link]struct{}{}, blocked: map[string]bool{}, silent: map[string]bool{}}
 	p.wg.Go(p.serve)
-	return p, nil
+	return p
 }
 
 // port is the proxy's port on 127.0.0.1.

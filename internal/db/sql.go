@@ -11,6 +11,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -73,6 +74,9 @@ func (t Target) Open(ctx context.Context, table string) (Database, error) {
 	case Postgres:
 		d.dialect = postgresDialect()
 		d.db, err = sql.Open("pgx", t.postgresDSN())
+		if u, perr := url.Parse(t.driverDSN); perr == nil {
+			d.hosts = strings.Contains(u.Host, ",")
+		}
 	case MySQL:
 		// The driver logs broken connections to standard error on its
 		// own; isoscope reports them itself.
@@ -139,6 +143,11 @@ type sqlDB struct {
 	// path is the SQLite database's file; memory says it lives in memory.
 	path   string
 	memory bool
+	// hosts says a PostgreSQL address names several hosts (a client of a
+	// failover cluster, which follows the primary): the table's lock is a
+	// lease row, which a failover keeps, not an advisory lock, which
+	// ends with the old primary's session.
+	hosts bool
 }
 
 func (d *sqlDB) ping(ctx context.Context) error {

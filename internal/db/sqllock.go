@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +21,10 @@ import (
 //   - PostgreSQL: a session-level advisory lock keyed by the table
 //     (pg_try_advisory_lock), on a connection of its own. A crashed
 //     run's session ends, and the lock with it. The holder is told from
-//     pg_locks and pg_stat_activity.
+//     pg_locks and pg_stat_activity. An address of several hosts (a
+//     failover cluster's, pg-auto-failover's) gets a lease row instead:
+//     it is replicated, and a failover keeps it (an asynchronous
+//     failover may lose it, as it may lose any write).
 //   - MySQL, MariaDB (and the servers of their protocol): a named lock,
 //     GET_LOCK with timeout 0, on a connection of its own, named after the
 //     database and the table (named locks are the server's, not a
@@ -39,6 +43,9 @@ func (d *sqlDB) Lock(ctx context.Context) (*TableLock, error) {
 	inUse := InUseError{Table: d.table, Where: d.display}
 	switch d.kind {
 	case Postgres:
+		if d.hosts {
+			return d.lockLease(ctx, inUse)
+		}
 		return d.lockPostgres(ctx, inUse)
 	case MySQL:
 		l, err := d.lockMySQL(ctx, inUse)
@@ -224,6 +231,12 @@ const leaseTable = "isoscope_locks"
 // leaseSQL is the lease statements of a dialect: the database's clock in
 // seconds, and an INSERT that skips a row whose key exists.
 func (d *sqlDB) leaseSQL() (now, insertIgnore, create string) {
+	if d.kind == Postgres {
+		// A second INSERT fails on the key, outside any transaction:
+		// lockLease reads the row's holder either way.
+		return "CAST(extract(epoch FROM clock_timestamp()) AS BIGINT)", "INSERT INTO",
+			"CREATE TABLE IF NOT EXISTS " + leaseTable + " (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires BIGINT NOT NULL)"
+	}
 	if d.kind == MySQL {
 		return "UNIX_TIMESTAMP()", "INSERT IGNORE INTO",
 			"CREATE TABLE IF NOT EXISTS " + leaseTable + " (name VARCHAR(128) PRIMARY KEY, holder VARCHAR(255) NOT NULL, expires BIGINT NOT NULL) ENGINE=InnoDB"
@@ -232,13 +245,32 @@ func (d *sqlDB) leaseSQL() (now, insertIgnore, create string) {
 		"CREATE TABLE IF NOT EXISTS " + leaseTable + " (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires BIGINT NOT NULL)"
 }
 
+// leaseQuery is a lease statement written with ? placeholders in the
+// dialect's own ($1, $2, … for PostgreSQL).
+func (d *sqlDB) leaseQuery(q string) string {
+	if d.kind != Postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // leaseExec runs one statement of the lease, waiting for a busy write
 // lock where the dialect does (dqlite refuses it at once).
 func (d *sqlDB) leaseExec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	var res sql.Result
 	run := func() error {
 		var err error
-		res, err = d.db.ExecContext(ctx, q, args...)
+		res, err = d.db.ExecContext(ctx, d.leaseQuery(q), args...)
 		return err
 	}
 	var err error
@@ -276,7 +308,7 @@ func (d *sqlDB) lockLease(ctx context.Context, inUse InUseError) (*TableLock, er
 			return fail(err)
 		}
 		_, insErr := d.leaseExec(ctx, insertIgnore+" "+leaseTable+" (name, holder, expires) VALUES (?, ?, "+now+" + ?)", name, me, ttl)
-		err := d.db.QueryRowContext(ctx, "SELECT holder, expires - "+now+" FROM "+leaseTable+" WHERE name = ?", name).Scan(&holder, &left)
+		err := d.db.QueryRowContext(ctx, d.leaseQuery("SELECT holder, expires - "+now+" FROM "+leaseTable+" WHERE name = ?"), name).Scan(&holder, &left)
 		if err == nil {
 			break
 		}

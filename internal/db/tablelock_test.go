@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,6 +104,16 @@ func TestTableLockIsExclusive(t *testing.T) {
 	})
 	t.Run("mariadb", func(t *testing.T) {
 		checkExclusive(t, testservice.MySQL(t), testservice.Table(), testservice.Table(), "server connection ", "--table")
+	})
+	t.Run("postgres, several hosts", func(t *testing.T) {
+		// A failover cluster's address: a replicated lease row, not an
+		// advisory lock, which a failover would end.
+		u, err := url.Parse(testservice.Postgres(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Host += "," + u.Host
+		checkExclusive(t, u.String(), testservice.Table(), testservice.Table(), "isoscope pid "+pid, "--table")
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		addr := "sqlite://" + filepath.Join(t.TempDir(), "run.db")

@@ -43,8 +43,33 @@ const (
 	Clock Kind = "clock"
 )
 
+// The faults of a cluster's primary, which move (a PrimaryTarget's):
+// each is its plain fault on the node that is the primary when the fault
+// begins, so that every one of them forces a failover.
+const (
+	// PartitionPrimary is Partition of the primary.
+	PartitionPrimary Kind = "partition-primary"
+	// KillPrimary is Kill of the primary.
+	KillPrimary Kind = "kill-primary"
+	// PausePrimary is Pause of the primary.
+	PausePrimary Kind = "pause-primary"
+)
+
 // Kinds lists every fault, in the order the help names them.
 var Kinds = []Kind{Partition, Kill, Pause, Restart, Cut, Clock}
+
+// PrimaryKinds lists the faults of the primary, which only a cluster
+// whose primary moves takes; "all" does not name them.
+var PrimaryKinds = []Kind{PartitionPrimary, KillPrimary, PausePrimary}
+
+// onPrimary maps each fault of the primary to its plain fault.
+var onPrimary = map[Kind]Kind{PartitionPrimary: Partition, KillPrimary: Kill, PausePrimary: Pause}
+
+// PrimaryTarget is a Target whose primary moves (pg-auto-failover's).
+type PrimaryTarget interface {
+	// Primary returns the index of the node that is the primary now.
+	Primary(ctx context.Context) (int, error)
+}
 
 // ParseKinds reads a comma-separated list of faults ("all": every one).
 func ParseKinds(s string) ([]Kind, error) {
@@ -58,10 +83,10 @@ func ParseKinds(s string) ([]Kind, error) {
 			return slices.Clone(Kinds), nil
 		}
 		k := Kind(f)
-		if !slices.Contains(Kinds, k) {
-			names := make([]string, len(Kinds))
-			for i, k := range Kinds {
-				names[i] = string(k)
+		if !slices.Contains(Kinds, k) && !slices.Contains(PrimaryKinds, k) {
+			var names []string
+			for _, k := range append(slices.Clone(Kinds), PrimaryKinds...) {
+				names = append(names, string(k))
 			}
 			return nil, fmt.Errorf("unknown fault %q (%s, or all)", f, strings.Join(names, ", "))
 		}
@@ -137,9 +162,19 @@ func Run(ctx context.Context, t Target, cfg Config, now func() int64, record fun
 		}
 		kind := cfg.Faults[rng.IntN(len(cfg.Faults))]
 		i := rng.IntN(len(names))
-		node := names[i]
-		f := history.Fault{Kind: string(kind), Node: node, Begin: now()}
+		f := history.Fault{Kind: string(kind), Begin: now()}
 		var err error
+		if plain, ok := onPrimary[kind]; ok {
+			kind = plain
+			if i, err = primary(ctx, t); err != nil {
+				kind = ""
+			}
+		}
+		node := ""
+		if i >= 0 && i < len(names) {
+			node = names[i]
+		}
+		f.Node = node
 		switch kind {
 		case Partition:
 			if err = t.Isolate(i); err == nil {
@@ -184,12 +219,28 @@ func Run(ctx context.Context, t Target, cfg Config, now func() int64, record fun
 			err = skewClock(ctx, t, cfg, i, node, offset, &f, say)
 		}
 		f.End = now()
+		kind = Kind(f.Kind)
 		if err != nil {
 			f.Info = strings.TrimSpace(f.Info + " (failed: " + err.Error() + ")")
 		}
 		say(fmt.Sprintf("nemesis: %s %s healed: %s", kind, node, f.Info))
 		record(f)
 	}
+}
+
+// primary asks t for the node that is its primary now.
+func primary(ctx context.Context, t Target) (int, error) {
+	pt, ok := t.(PrimaryTarget)
+	if !ok {
+		return -1, fmt.Errorf("the cluster has no primary that moves")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	i, err := pt.Primary(ctx)
+	if err != nil {
+		return -1, fmt.Errorf("finding the primary: %v", err)
+	}
+	return i, nil
 }
 
 // sleep waits d or until ctx ends, and reports whether d passed.

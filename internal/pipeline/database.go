@@ -31,6 +31,8 @@ func (r *run) standUp(ctx context.Context) (*cluster.Cluster, error) {
 	dsns := cl.DSNs()
 	for i, n := range cl.Nodes {
 		switch {
+		case n.Role == "monitor":
+			// pg-auto-failover's monitor: no client's database.
 		case slices.Contains(r.DBs, dsns[i]):
 			// One address for every node (Redis's sentinels, which name
 			// the primary): one database.
