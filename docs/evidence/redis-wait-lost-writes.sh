@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # redis-wait-lost-writes.sh [TRIES]: a Redis primary, two replicas and
-# three sentinels on 127.0.0.1 (ports 27001-27003, 27101-27103), no
+# three sentinels on 127.0.0.1 (ports 17001-17003, 17101-17103), no
 # isoscope. Each try: SIGSTOP the primary for 2 s (sentinels:
 # down-after-milliseconds 1000), SIGCONT it, and at once write
 # keys try:N:W on it, each write followed by WAIT 1 1000 on the same
@@ -13,23 +13,31 @@ set -uo pipefail
 tries=${1:-5}
 dir=$(mktemp -d /tmp/redis-wait-lost-XXXX)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; sleep 1; if [ -n "${KEEP:-}" ]; then echo "logs kept in $dir"; else rm -rf "$dir"; fi; }
+cleanup() {
+  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+  sleep 3
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  if [ -n "${KEEP:-}" ]; then echo "logs kept in $dir"; else rm -rf "$dir"; fi
+}
 trap cleanup EXIT
+for port in 17001 17002 17003 17101 17102 17103; do
+  if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then echo "port $port is in use" >&2; exit 2; fi
+done
 for i in 1 2 3; do
-  p=$((27000 + i)); mkdir -p "$dir/n$i"
+  p=$((17000 + i)); mkdir -p "$dir/n$i"
   printf 'bind 127.0.0.1\nport %d\nprotected-mode no\ndir %s\nappendonly yes\nappendfsync everysec\n' "$p" "$dir/n$i" >"$dir/n$i/redis.conf"
-  [ "$i" = 1 ] || echo "replicaof 127.0.0.1 27001" >>"$dir/n$i/redis.conf"
+  [ "$i" = 1 ] || echo "replicaof 127.0.0.1 17001" >>"$dir/n$i/redis.conf"
   redis-server "$dir/n$i/redis.conf" >"$dir/n$i/log" 2>&1 & pids+=($!)
 done
 sleep 7
 for i in 1 2 3; do
-  p=$((27100 + i)); mkdir -p "$dir/s$i"
-  printf 'bind 127.0.0.1\nport %d\nprotected-mode no\ndir %s\nsentinel monitor m 127.0.0.1 27001 2\nsentinel down-after-milliseconds m 1000\nsentinel failover-timeout m 4000\n' "$p" "$dir/s$i" >"$dir/s$i/sentinel.conf"
+  p=$((17100 + i)); mkdir -p "$dir/s$i"
+  printf 'bind 127.0.0.1\nport %d\nprotected-mode no\ndir %s\nsentinel monitor m 127.0.0.1 17001 2\nsentinel down-after-milliseconds m 1000\nsentinel failover-timeout m 4000\n' "$p" "$dir/s$i" >"$dir/s$i/sentinel.conf"
   redis-sentinel "$dir/s$i/sentinel.conf" >"$dir/s$i/log" 2>&1 & pids+=($!)
 done
 sleep 5
-pid_of() { local port=$1 i; for i in 1 2 3; do [ $((27000 + i)) = "$port" ] && echo "${pids[$((i - 1))]}"; done; }
-primary() { redis-cli -p 27101 SENTINEL get-master-addr-by-name m | tail -1; }
+pid_of() { local port=$1 i; for i in 1 2 3; do [ $((17000 + i)) = "$port" ] && echo "${pids[$((i - 1))]}"; done; }
+primary() { redis-cli -p 17101 SENTINEL get-master-addr-by-name m | tail -1; }
 acked=0 lost=0
 for t in $(seq 1 "$tries"); do
   p=$(primary); pid=$(pid_of "$p")
