@@ -275,3 +275,60 @@ func TestRedisAdapter(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestRedisLock: a held lock is renewed (with a TTL of 1 s, a second run
+// is still refused after 2.5 s, naming the holder); a lock whose holder
+// stopped renewing it expires; after release the table can be locked
+// again. Run it under -race: the renewal is a goroutine.
+func TestRedisLock(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := upRedis(t, ctx, "redis:1")
+	oldTTL, oldRenew := redisLockTTL, redisLockRenew
+	redisLockTTL, redisLockRenew = time.Second, 200*time.Millisecond
+	defer func() { redisLockTTL, redisLockRenew = oldTTL, oldRenew }()
+	open := func() Database {
+		d, err := Open(ctx, cl.DSNs()[0], "redis_lock_test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	a, b := open(), open()
+	la, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	var inUse *InUseError
+	if _, err := b.Lock(ctx); !errors.As(err, &inUse) || !strings.Contains(inUse.Holder, "isoscope pid") {
+		t.Fatalf("a lock renewed for 2.5 s: the second run got %v", err)
+	}
+	if err := la.Release(); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := b.Lock(ctx)
+	if err != nil {
+		t.Fatalf("after the release: %v", err)
+	}
+	if err := lb.Release(); err != nil {
+		t.Fatal(err)
+	}
+	// A holder that crashed renews nothing: its key expires after the TTL.
+	if err := a.(*redisDB).primary.Set(ctx, redisLockKey("redis_lock_test"), "a crashed run", redisLockTTL).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Lock(ctx); !errors.As(err, &inUse) || !strings.Contains(inUse.Holder, "a crashed run") {
+		t.Fatalf("a crashed run's lock: %v, want the table held by it", err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	lc, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatalf("after the TTL without renewal: %v", err)
+	}
+	if err := lc.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
