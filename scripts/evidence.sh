@@ -39,6 +39,9 @@ if [ ${#rows[@]} -eq 0 ]; then
     nats-kv:3/serializable/partition,kill,pause/lwt/sser/--txns+30000
     nats-kv-leader:3/serializable/partition,kill,pause/lwt/sser/--txns+30000
     nats-kv-leader:3/serializable/partition,kill,pause/list-append/sser/--ops+1+--txns+8000
+    zookeeper:3/serializable/partition,kill,pause/lwt/ser/--txns+6000
+    zookeeper-sync:3/serializable/partition,kill,pause/lwt/sser/--txns+6000
+    zookeeper-sync:3/serializable/partition,kill,pause/mt/ser
   )
 fi
 mkdir -p "$out/histories"
