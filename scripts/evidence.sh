@@ -44,6 +44,9 @@ if [ ${#rows[@]} -eq 0 ]; then
     redis-replica-reads:3/serializable/partition,kill,pause/mt/sser/--duration+20s+--txns+1000000
     redis:3/serializable/partition,kill,pause/lwt/sser/--duration+20s+--txns+1000000
     redis-wait:3/serializable/partition,kill,pause/lwt/sser/--duration+20s+--txns+1000000
+    zookeeper:3/serializable/partition,kill,pause/lwt/ser/--txns+6000
+    zookeeper-sync:3/serializable/partition,kill,pause/lwt/sser/--txns+6000
+    zookeeper-sync:3/serializable/partition,kill,pause/mt/ser
   )
 fi
 mkdir -p "$out/histories"

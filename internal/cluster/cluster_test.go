@@ -72,12 +72,12 @@ func assertGone(t *testing.T, dir string, pids []int, addrs []string) {
 }
 
 func TestParseSpec(t *testing.T) {
-	for in, want := range map[string]Spec{"galera": {Galera, 3}, "galera:5": {Galera, 5}, "pg": {PostgresStandby, 2}, "postgres-standby:3": {PostgresStandby, 3}, "etcd": {Etcd, 3}, "dqlite": {Dqlite, 3}, "dqlite:5": {Dqlite, 5}, "nats-kv": {NatsKV, 3}, "nats-kv:1": {NatsKV, 1}, "nats-kv-leader:5": {NatsKVLeader, 5}, "redis": {Redis, 3}, "redis:1": {Redis, 1}, "redis-wait:5": {RedisWait, 5}, "redis-replica-reads": {RedisReplicaReads, 3}} {
+	for in, want := range map[string]Spec{"galera": {Galera, 3}, "galera:5": {Galera, 5}, "pg": {PostgresStandby, 2}, "postgres-standby:3": {PostgresStandby, 3}, "etcd": {Etcd, 3}, "dqlite": {Dqlite, 3}, "dqlite:5": {Dqlite, 5}, "nats-kv": {NatsKV, 3}, "nats-kv:1": {NatsKV, 1}, "nats-kv-leader:5": {NatsKVLeader, 5}, "redis": {Redis, 3}, "redis:1": {Redis, 1}, "redis-wait:5": {RedisWait, 5}, "redis-replica-reads": {RedisReplicaReads, 3}, "zookeeper": {Zookeeper, 3}, "zk:5": {Zookeeper, 5}, "zookeeper-sync:1": {ZookeeperSync, 1}} {
 		if got, err := ParseSpec(in); err != nil || got != want {
 			t.Errorf("%s: got %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"cockroach:3", "galera:x", "etcd:0", "galera:0", "pg:1", "galera:10", "dqlite:0", "dqlite:2", "dqlite:10", "nats-kv:0", "nats-kv:10", "redis:0", "redis:10", "redis-wait:1", "redis-replica-reads:1"} {
+	for _, bad := range []string{"cockroach:3", "galera:x", "etcd:0", "galera:0", "pg:1", "galera:10", "dqlite:0", "dqlite:2", "dqlite:10", "nats-kv:0", "nats-kv:10", "redis:0", "redis:10", "redis-wait:1", "redis-replica-reads:1", "zookeeper:0", "zookeeper-sync:10"} {
 		if _, err := ParseSpec(bad); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: got %v, want an error naming it", bad, err)
 		}
