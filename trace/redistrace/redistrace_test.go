@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -362,5 +364,28 @@ func TestRefused(t *testing.T) {
 	}
 	if h.Len() != 1 || len(h.Txn(0).Ops) != 1 {
 		t.Fatalf("recorded %d transactions, want the one that appended first", h.Len())
+	}
+}
+
+// TestExample runs Example, which needs the machine's Redis, and checks
+// what it prints.
+func TestExample(t *testing.T) {
+	connect(t) // skips without a Redis
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	Example()
+	os.Stdout = stdout
+	_ = w.Close()
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "counter 1\n2 transactions: satisfied\nr counter null\nw counter 1\nr counter 1\n"
+	if string(out) != want {
+		t.Fatalf("Example printed\n%s\nwant\n%s", out, want)
 	}
 }
