@@ -1,13 +1,16 @@
 package redistrace_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -181,17 +184,6 @@ func TestConcurrentProgram(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	var total int64
-	for i := range 2 {
-		v, err := rc.Get(ctx, counter(i)).Int64()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			t.Fatal(err)
-		}
-		total += v / 1_000_000
-	}
-	if total != increments.Load() {
-		t.Fatalf("the counters count %d increments; %d committed", total, increments.Load())
-	}
 	for i, rec := range []*isoscope.Recorder{regRec, listRec} {
 		name := []string{"counters", "lists"}[i]
 		h, err := rec.History()
@@ -208,6 +200,17 @@ func TestConcurrentProgram(t *testing.T) {
 		}
 		res := isoscopetest.RequireLevel(t, h, isoscope.Serializable)
 		t.Logf("%s: %d transactions (%d aborted by EXEC nil), %d operations: %v by %s", name, st.Transactions, st.Aborted, st.Operations, res.Outcome, res.Checker)
+	}
+	var total int64
+	for i := range 2 {
+		v, err := rc.Get(ctx, counter(i)).Int64()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatal(err)
+		}
+		total += v / 1_000_000
+	}
+	if total != increments.Load() {
+		t.Fatalf("the counters count %d increments; %d committed", total, increments.Load())
 	}
 }
 
@@ -387,5 +390,193 @@ func TestExample(t *testing.T) {
 	want := "counter 1\n2 transactions: satisfied\nr counter null\nw counter 1\nr counter 1\n"
 	if string(out) != want {
 		t.Fatalf("Example printed\n%s\nwant\n%s", out, want)
+	}
+}
+
+// cutProxy forwards TCP connections to Redis and, on a connection whose
+// client sends a request containing cut (a command as RESP writes it,
+// "$4\r\nexec\r\n"), forwards that request and then drops every answer
+// and closes the connection: the command ran, and its answer was lost.
+type cutProxy struct {
+	ln  net.Listener
+	cut []byte
+	wg  sync.WaitGroup
+}
+
+func newCutProxy(t *testing.T, cut string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, cut: []byte(cut)}
+	p.wg.Add(1)
+	go p.serve()
+	t.Cleanup(func() { _ = ln.Close(); p.wg.Wait() })
+	return p
+}
+
+func (p *cutProxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", addr)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		var cut atomic.Bool
+		p.wg.Add(2)
+		go func() { // client → server
+			defer p.wg.Done()
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := c.Read(buf)
+				if n > 0 {
+					if bytes.Contains(bytes.ToLower(buf[:n]), p.cut) {
+						cut.Store(true)
+					}
+					if _, err := s.Write(buf[:n]); err != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+			_ = s.Close()
+		}()
+		go func() { // server → client, until the cut
+			defer p.wg.Done()
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := s.Read(buf)
+				if cut.Load() {
+					time.Sleep(50 * time.Millisecond) // the command has run
+					break
+				}
+				if n > 0 {
+					if _, err := c.Write(buf[:n]); err != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+			_ = c.Close()
+			_ = s.Close()
+		}()
+	}
+}
+
+// TestLostAnswer loses the answer to an EXEC and to an RPUSH (a proxy
+// forwards the command to Redis and closes the connection instead of
+// answering): the program sees an error that is not Redis's answer, each
+// transaction is recorded unknown with its writes, and Redis shows that
+// both took effect, which unknown allows.
+func TestLostAnswer(t *testing.T) {
+	rc, prefix := connect(t)
+	ctx := context.Background()
+	k, l := prefix+"k", prefix+"l"
+	for _, cut := range []string{"$4\r\nexec\r\n", "$5\r\nrpush\r\n"} {
+		proxy := newCutProxy(t, cut)
+		pc := redis.NewClient(&redis.Options{Addr: proxy.ln.Addr().String(), MaxRetries: -1})
+		rec := newRecorder(t, "redistrace lost answers")
+		c, err := redistrace.New(pc, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cut[1] == '4' {
+			err = c.Watch(ctx, func(tx *redistrace.Tx) error {
+				if err := tx.Get(ctx, k).Err(); !errors.Is(err, redis.Nil) {
+					return fmt.Errorf("GET %s: %v, want redis.Nil", k, err)
+				}
+				_, err := tx.TxPipelined(ctx, func(p *redistrace.Pipe) error {
+					p.Set(ctx, k, "v1", 0)
+					p.Get(ctx, k)
+					return nil
+				})
+				return err
+			}, k)
+		} else {
+			err = c.RPush(ctx, l, 7, "eight").Err()
+		}
+		_ = pc.Close()
+		var re redis.Error
+		if err == nil || errors.As(err, &re) {
+			t.Fatalf("cut at %q: %v, want a lost connection", cut, err)
+		}
+		h, err := rec.History()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := h.Stats(); h.Len() != 1 || st.Unknown != 1 {
+			t.Fatalf("cut at %q: %d transactions, %d unknown; want one, unknown", cut, h.Len(), st.Unknown)
+		}
+		var got []string
+		for _, op := range h.Txn(0).Ops {
+			got = append(got, fmt.Sprint(op.Kind, " ", op.Value))
+		}
+		want := map[byte]string{'4': "[r null w v1]", '5': "[append 7 append eight]"}[cut[1]]
+		if fmt.Sprint(got) != want {
+			t.Fatalf("cut at %q: recorded %v, want %s", cut, got, want)
+		}
+	}
+	if v, err := rc.Get(ctx, k).Result(); err != nil || v != "v1" {
+		t.Errorf("GET %s: %q, %v: the EXEC did not run", k, v, err)
+	}
+	if v, err := rc.LRange(ctx, l, 0, -1).Result(); err != nil || fmt.Sprint(v) != "[7 eight]" {
+		t.Errorf("LRANGE %s: %q, %v: the RPUSH did not run", l, v, err)
+	}
+}
+
+// TestFailureInsideExec runs a MULTI/EXEC one of whose commands fails
+// when EXEC runs it (RPUSH to a string: WRONGTYPE). Redis runs the
+// others: the transaction is committed with them, the failed command
+// left out; and a GET of an absent key inside EXEC is a read of null.
+func TestFailureInsideExec(t *testing.T) {
+	rc, prefix := connect(t)
+	ctx := context.Background()
+	str, k, absent := prefix+"str", prefix+"k", prefix+"absent"
+	if err := rc.Set(ctx, str, "a string", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder(t, "redistrace failure inside EXEC")
+	c, err := redistrace.New(rc, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Watch(ctx, func(tx *redistrace.Tx) error {
+		_, err := tx.TxPipelined(ctx, func(p *redistrace.Pipe) error {
+			p.RPush(ctx, str, 1)
+			p.Set(ctx, k, 5, 0)
+			p.Get(ctx, absent)
+			return nil
+		})
+		return err
+	}, k)
+	if err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		t.Fatalf("EXEC: %v, want WRONGTYPE", err)
+	}
+	if v, err := rc.Get(ctx, k).Result(); err != nil || v != "5" {
+		t.Fatalf("GET %s: %q, %v: want 5, the SET EXEC ran", k, v, err)
+	}
+	h, err := rec.History()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Len() != 1 || h.Stats().Committed != 1 {
+		t.Fatalf("%d transactions, %d committed; want one, committed", h.Len(), h.Stats().Committed)
+	}
+	var got []string
+	for _, op := range h.Txn(0).Ops {
+		got = append(got, fmt.Sprint(op.Kind, " ", op.Value))
+	}
+	if fmt.Sprint(got) != "[w 5 r null]" {
+		t.Fatalf("recorded %v, want [w 5 r null]", got)
 	}
 }
