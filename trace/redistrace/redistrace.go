@@ -72,6 +72,22 @@
 // with an error is aborted; one whose answer was lost is unknown when it
 // writes, and left out when it reads. Reads whose answer was lost are
 // never recorded.
+//
+// # Using it
+//
+// Keys that hold values before the program starts belong in the
+// Recorder's initial state (isoscope.RecorderOptions.Initial); a test is
+// simplest on keys of a prefix of its own, absent at first. isoscope's
+// checkers decide histories of registers (GET, SET) or of lists (RPUSH,
+// LRANGE), not both in one: record the two kinds of keys in two
+// Recorders, through two Clients. A call through a Session's Client
+// inside a Watch of the same session is a second transaction begun in a
+// busy session, which the Recorder reports (isoscope.Recorder.Err).
+//
+// The wrapper is a type rather than a redis.Hook: a hook sees each
+// command, but not which WATCH … EXEC it belongs to when transactions
+// run concurrently, and cannot keep a program from sending a command the
+// history could not state.
 package redistrace
 
 import (
