@@ -301,7 +301,9 @@ func TestLostUpdate(t *testing.T) {
 func TestRefused(t *testing.T) {
 	rc, prefix := connect(t)
 	ctx := context.Background()
-	if _, err := redistrace.New(redis.NewClient(&redis.Options{Addr: addr}), newRecorder(t, "")); !errors.Is(err, redistrace.ErrRefused) {
+	retrying := redis.NewClient(&redis.Options{Addr: addr})
+	defer retrying.Close()
+	if _, err := redistrace.New(retrying, newRecorder(t, "")); !errors.Is(err, redistrace.ErrRefused) {
 		t.Fatalf("New of a client that retries: %v, want ErrRefused", err)
 	}
 	rec := newRecorder(t, "redistrace refusals")
