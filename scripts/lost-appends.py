@@ -12,6 +12,13 @@ never had, so the longest read is not the measure). Appends that
 committed after the last read of their key began are not judged. Prints one line per history:
 
   FILE  committed-appends  judged  lost-appends  txns-with-a-lost-append
+        vanished-committed  vanished-unknown
+
+where the vanished appends are those a committed transaction read that
+are missing from the last read of their key, by whether the appending
+transaction committed or its outcome is unknown (its COMMIT got no
+answer): an unknown one read and then lost is a write made visible
+before it was durable.
 
 and, with -v, each lost append (key, value, its transaction, the read).
 """
@@ -26,11 +33,18 @@ def opener(path):
 
 def lost(path, verbose=False):
     appends = []  # (key, value, txn id, end)
+    status = {}  # (key, value) -> the appending transaction's status
     reads = {}  # key -> [(begin, length, set, txn id)]
     with opener(path) as f:
         for line in f:
             t = json.loads(line)
-            if "ops" not in t or t.get("status", "committed") != "committed":
+            if "ops" not in t:
+                continue
+            st = t.get("status", "committed")
+            for op in t["ops"]:
+                if op[0] == "append":
+                    status[(op[1], op[2])] = st
+            if st != "committed":
                 continue
             for op in t["ops"]:
                 if op[0] == "append":
@@ -55,7 +69,16 @@ def lost(path, verbose=False):
             txns.add(tid)
             if verbose:
                 print(f"  key {k}: T{tid} appended {v}, missing from T{r[3]}'s read of {r[1]} elements")
-    return len(appends), judged, n, len(txns)
+    vanished = {"committed": 0, "unknown": 0}
+    for k, rs in reads.items():
+        seen = set()
+        for r in rs:
+            seen.update(r[2])
+        for v in seen - set(last[k][2]):
+            st = status.get((k, v))
+            if st in vanished:
+                vanished[st] += 1
+    return len(appends), judged, n, len(txns), vanished["committed"], vanished["unknown"]
 
 
 def main():

@@ -235,9 +235,25 @@ full_page_writes = off
 			}
 			return p, err
 		}
+		if i > 1 {
+			// A standby joins a settled group: the primary in state
+			// primary, the others secondaries (a create that meets the
+			// group still moving can give up).
+			if err := pgafSettled(ctx, c, monitorDSN, i, c.ReadyTimeout); err != nil {
+				return fmt.Errorf("pg-auto-failover: before creating %s: %v", node.Name, err)
+			}
+		}
 		say("pg-auto-failover: creating " + node.Name)
 		if err := runEnv("pg_autoctl create postgres", node.Log, pgUser, env(dir), 3*time.Minute, create...); err != nil {
-			return fmt.Errorf("pg-auto-failover: %s: %v", node.Name, err)
+			// A create that registered the node and wrote its
+			// configuration but stopped short (a timeout of its own on a
+			// loaded machine) is completed by pg_autoctl run ("the
+			// `pg_autoctl create` did not complete, completing now").
+			cfg := filepath.Join(dir, "config", "pg_autoctl", strings.TrimPrefix(node.Dir, "/"), "pg_autoctl.cfg")
+			if _, serr := os.Stat(cfg); serr != nil {
+				return fmt.Errorf("pg-auto-failover: %s: pg_autoctl create: %v; %s", node.Name, err, logExcerpt(node.Log))
+			}
+			say(fmt.Sprintf("pg-auto-failover: %s: pg_autoctl create ended early (%v); pg_autoctl run completes it", node.Name, err))
 		}
 		// The keeper reads its timeouts when it starts.
 		if err := runEnv("pg_autoctl config set", filepath.Join(dir, "config.log"), pgUser, env(dir), time.Minute,
@@ -259,7 +275,7 @@ full_page_writes = off
 			}
 		}
 	}
-	if err := pgafSettled(ctx, c, monitorDSN, c.ReadyTimeout); err != nil {
+	if err := pgafSettled(ctx, c, monitorDSN, n, c.ReadyTimeout); err != nil {
 		return err
 	}
 	return nil
@@ -357,9 +373,9 @@ func pgafNodeReady(ctx context.Context, c *Cluster, i int, monitorDSN string) er
 	})
 }
 
-// pgafSettled waits (at most limit) until the monitor has every data node
-// in a stable state, one of them the primary.
-func pgafSettled(ctx context.Context, c *Cluster, dsn string, limit time.Duration) error {
+// pgafSettled waits (at most limit) until the monitor knows n data nodes,
+// each in a stable state, one of them the primary.
+func pgafSettled(ctx context.Context, c *Cluster, dsn string, n int, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	return poll(ctx, 300*time.Millisecond, func(ctx context.Context) error {
@@ -367,8 +383,8 @@ func pgafSettled(ctx context.Context, c *Cluster, dsn string, limit time.Duratio
 		if err != nil {
 			return err
 		}
-		if len(states) != c.Spec.Nodes {
-			return fmt.Errorf("the monitor knows %d nodes of %d", len(states), c.Spec.Nodes)
+		if len(states) != n {
+			return fmt.Errorf("the monitor knows %d nodes of %d", len(states), n)
 		}
 		var bad []string
 		primaries := 0

@@ -85,7 +85,7 @@ func TestPGAutoFailover(t *testing.T) {
 		t.Fatal("no write on the new primary")
 	}
 	c.Heal()
-	if err := pgafSettled(ctx, c, c.DSNs()[3], 90*time.Second); err != nil {
+	if err := pgafSettled(ctx, c, c.DSNs()[3], 3, 150*time.Second); err != nil {
 		t.Fatalf("after healing: %v; n1's log:\n%s", err, logTail(c.Nodes[0].Log, 30))
 	}
 	var n int
@@ -106,7 +106,7 @@ func TestPGAutoFailover(t *testing.T) {
 	if err := c.Start(ctx, promoted); err != nil {
 		t.Fatalf("%s started again: %v", c.Nodes[promoted].Name, err)
 	}
-	if err := pgafSettled(ctx, c, c.DSNs()[3], 90*time.Second); err != nil {
+	if err := pgafSettled(ctx, c, c.DSNs()[3], 3, 150*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := pgafWrites(dsns[0], 4, 10*time.Second); err != nil {

@@ -186,3 +186,59 @@ func TestClockOffsets(t *testing.T) {
 
 // noClock is a Target whose clocks cannot be skewed.
 type noClock struct{ Target }
+
+// primaryJournal is a journal whose primary is node 2 (n3), or whose
+// monitor does not answer.
+type primaryJournal struct {
+	journal
+	down bool
+}
+
+// Primary says n3, or fails when the monitor is down.
+func (p *primaryJournal) Primary(context.Context) (int, error) {
+	if p.down {
+		return 0, fmt.Errorf("the monitor does not answer")
+	}
+	return 2, nil
+}
+
+// TestRunPrimaryFaults: the faults of the primary act on the node the
+// target names as its primary, whatever node the seed draws, and are
+// recorded under their own kind; a target that cannot name its primary
+// (or has none) gets each recorded as failed, with nothing done.
+func TestRunPrimaryFaults(t *testing.T) {
+	p := &primaryJournal{}
+	faults := runNemesis(t, p, Config{Faults: PrimaryKinds, Interval: 5 * time.Millisecond, Seed: 4}, 9)
+	for _, f := range faults {
+		if !slices.Contains(PrimaryKinds, Kind(f.Kind)) || f.Node != "n3" || strings.Contains(f.Info, "failed") {
+			t.Errorf("fault %+v: want a fault of the primary on n3", f)
+		}
+	}
+	for _, c := range p.calls {
+		if !strings.HasSuffix(c, " 2") && c != "heal" {
+			t.Errorf("%s: want every fault on node 2, the primary", c)
+		}
+	}
+	p = &primaryJournal{down: true}
+	for _, f := range runNemesis(t, p, Config{Faults: []Kind{PartitionPrimary}, Interval: 5 * time.Millisecond, Seed: 4}, 2) {
+		if f.Node != "" || !strings.Contains(f.Info, "failed: finding the primary: the monitor does not answer") {
+			t.Errorf("fault %+v: want a failure naming why", f)
+		}
+	}
+	if len(p.calls) != 0 {
+		t.Errorf("with no primary found the nemesis did %v", p.calls)
+	}
+	for _, target := range []Target{&journal{}} {
+		for _, f := range runNemesis(t, target, Config{Faults: []Kind{KillPrimary}, Interval: 5 * time.Millisecond, Seed: 1}, 1) {
+			if !strings.Contains(f.Info, "no primary that moves") {
+				t.Errorf("kill-primary on a target without a primary: %+v", f)
+			}
+		}
+	}
+	if k, err := ParseKinds("partition-primary,kill"); err != nil || !slices.Equal(k, []Kind{PartitionPrimary, Kill}) {
+		t.Errorf("ParseKinds: %v, %v", k, err)
+	}
+	if k, _ := ParseKinds("all"); slices.ContainsFunc(k, func(k Kind) bool { return slices.Contains(PrimaryKinds, k) }) {
+		t.Errorf("all names the faults of the primary: %v", k)
+	}
+}
