@@ -118,13 +118,14 @@ func (a *analysis) elements(t history.TxnID, ref history.OpRef, k history.KeyID,
 // (collecting its edges first); check calls it once, last.
 func (a *analysis) graph(l level.Level) *dsg.Graph {
 	a.collect(l)
+	// Past the graph no step looks at the reads again (the guess and the
+	// solver, which snapshot isolation with open keys reaches, look at
+	// the appends and the edges): the graph is built without them.
+	a.listReads = nil
 	if !snapshot(l) || len(a.open) == 0 {
-		// Past the graph only the guess and the solver, which snapshot
-		// isolation with open keys reaches, look at the appends and the
-		// reads again: the graph is built without them.
-		// Nor at the edges: build lets them go once they are in the
-		// graph, before it is laid out.
-		a.appends, a.listReads = appendIndex{}, nil
+		// Nor at the appends and the edges: build lets the edges go once
+		// they are in the graph, before it is laid out.
+		a.appends = appendIndex{}
 		a.lastBuild = true
 	}
 	return a.build(l, snapshot(l), nil)

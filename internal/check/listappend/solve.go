@@ -30,8 +30,8 @@ func (a *analysis) guess(ctx context.Context, l level.Level, g *dsg.Graph) (bool
 		return false, err
 	}
 	n := len(a.h.Txns)
-	merged := a.build(l, false, nil)
-	comp, _ := merged.G.SCC(merged.Mask)
+	// g's order first: g is not needed past it, and is let go before the
+	// other graphs are built.
 	pos := make([]int, n)
 	if order, ok := g.G.TopoOrder(g.Mask); ok {
 		for i, v := range order {
@@ -40,6 +40,10 @@ func (a *analysis) guess(ctx context.Context, l level.Level, g *dsg.Graph) (bool
 			}
 		}
 	}
+	g = nil
+	merged := a.build(l, false, nil)
+	comp, _ := merged.G.SCC(merged.Mask)
+	merged = nil
 	withOrder := a.build(l, true, a.openChains(comp, pos))
 	_, acyclic := withOrder.G.TopoOrder(withOrder.Mask)
 	return acyclic, ctx.Err()
