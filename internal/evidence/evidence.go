@@ -183,6 +183,79 @@ type Finder struct {
 	// known is the graph of known dependencies for Inferred, built on
 	// first need.
 	known *knownGraph
+	// readUncommitted says the level lets reads see uncommitted writes:
+	// a transaction of unknown outcome takes effect only as the index
+	// says, not by being read.
+	readUncommitted bool
+	// appended marks the transactions of unknown outcome that took effect
+	// by an append an effective transaction read (the index resolves
+	// registers only; the list-append checker does the same for lists),
+	// built on first need; appendedDone says it is.
+	appended     []bool
+	appendedDone bool
+}
+
+// effective reports whether t took effect: as the index says (committed,
+// or of unknown outcome and read as a register), or of unknown outcome
+// with an element an effective transaction's list read holds.
+func (f *Finder) effective(t history.TxnID) bool {
+	if f.ix.Effective(t) {
+		return true
+	}
+	if !f.appendedDone {
+		f.resolveAppended()
+	}
+	return f.appended != nil && t >= 0 && int(t) < len(f.appended) && f.appended[t]
+}
+
+// resolveAppended marks the transactions of unknown outcome whose
+// appended element an effective transaction read, to a fixpoint, as the
+// list-append checker resolves them (none at read uncommitted).
+func (f *Finder) resolveAppended() {
+	f.appendedDone = true
+	h := f.h
+	type elem struct {
+		k history.KeyID
+		v history.Value
+	}
+	byElem := map[elem]history.TxnID{}
+	for i := range h.Txns {
+		if h.Txns[i].Status != history.Unknown || f.ix.Effective(history.TxnID(i)) {
+			continue
+		}
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.Append {
+				if _, ok := byElem[elem{op.Key, op.Value}]; !ok {
+					byElem[elem{op.Key, op.Value}] = history.TxnID(i)
+				}
+			}
+		}
+	}
+	if len(byElem) == 0 || f.readUncommitted {
+		return
+	}
+	f.appended = make([]bool, len(h.Txns))
+	var work []history.TxnID
+	for i := range h.Txns {
+		if f.ix.Effective(history.TxnID(i)) {
+			work = append(work, history.TxnID(i))
+		}
+	}
+	for len(work) > 0 {
+		t := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, op := range h.Txns[t].Ops {
+			if op.Kind != history.ReadList {
+				continue
+			}
+			for _, v := range op.List {
+				if w, ok := byElem[elem{op.Key, v}]; ok && w != t && !f.appended[w] {
+					f.appended[w] = true
+					work = append(work, w)
+				}
+			}
+		}
+	}
 }
 
 // New returns a Finder over ix's history (indexed with the check's
@@ -200,6 +273,7 @@ func New(ix *history.Index, l level.Level, modules []string) *Finder {
 	default:
 		f.single = true
 	}
+	f.readUncommitted = l.ID == level.ReadUncommitted
 	for _, m := range modules {
 		switch m {
 		case "commit-order":
@@ -352,7 +426,7 @@ func (f *Finder) sources(r history.TxnID, o history.Observation) []history.TxnID
 	}
 	f.ix.Sources(o, func(id int32) bool {
 		w := f.ix.WriteRef(id)
-		if w.Txn != r && f.ix.WriteIsFinal(id) && f.ix.Effective(w.Txn) && !slices.Contains(out, w.Txn) {
+		if w.Txn != r && f.ix.WriteIsFinal(id) && f.effective(w.Txn) && !slices.Contains(out, w.Txn) {
 			out = append(out, w.Txn)
 		}
 		return true

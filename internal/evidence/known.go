@@ -104,7 +104,7 @@ func (f *Finder) graph() *knownGraph {
 	}
 	for i := range h.Txns {
 		r := history.TxnID(i)
-		if !f.ix.Effective(r) {
+		if !f.effective(r) {
 			continue
 		}
 		f.ix.Observations(r, func(o history.Observation) {
@@ -138,7 +138,7 @@ func (f *Finder) graph() *knownGraph {
 			list := h.Txns[rd.Txn].Ops[rd.Op].List
 			w := history.Init
 			for j := len(list) - 1; j >= 0; j-- {
-				if a, ok := kf.elems[list[j]]; ok && a.Txn != rd.Txn && f.ix.Effective(a.Txn) {
+				if a, ok := kf.elems[list[j]]; ok && a.Txn != rd.Txn && f.effective(a.Txn) {
 					w = a.Txn
 					break
 				}
@@ -154,7 +154,7 @@ func (f *Finder) graph() *knownGraph {
 		last := map[int32]history.TxnID{}
 		for i := range h.Txns {
 			t := history.TxnID(i)
-			if !f.ix.Effective(t) {
+			if !f.effective(t) {
 				continue
 			}
 			s := h.Txns[i].Session

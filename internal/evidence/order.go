@@ -60,7 +60,7 @@ func (f *Finder) index(keys []history.KeyID) {
 	var rmw []history.TxnID // writers of a wanted key, whose reads may order them
 	for i := range h.Txns {
 		t := history.TxnID(i)
-		effective := f.ix.Effective(t)
+		effective := f.effective(t)
 		wrote := false
 		for j, op := range h.Txns[i].Ops {
 			kf := want[op.Key]
@@ -166,7 +166,7 @@ func (f *Finder) listLinks(kf *keyFacts) {
 	h := f.h
 	appender := func(v history.Value) (history.TxnID, bool) {
 		a, ok := kf.elems[v]
-		if !ok || !f.ix.Effective(a.Txn) {
+		if !ok || !f.effective(a.Txn) {
 			return 0, false
 		}
 		return a.Txn, true
@@ -407,7 +407,7 @@ func (f *Finder) listAntiEdge(e *Edge, kf *keyFacts, bestFound bool) {
 		src := history.Init
 		readFrom := InitialOp(kf.key)
 		for i := len(list) - 1; i >= 0; i-- {
-			if a, ok := kf.elems[list[i]]; ok && a.Txn != e.From && f.ix.Effective(a.Txn) {
+			if a, ok := kf.elems[list[i]]; ok && a.Txn != e.From && f.effective(a.Txn) {
 				src, readFrom = a.Txn, Op{Ref: a, Key: kf.key}
 				break
 			}
