@@ -19,13 +19,12 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/isoscope/isoscope/internal/check"
-	"github.com/isoscope/isoscope/internal/gen"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
 
 // BenchmarkOnlineStream streams ONLINE_BENCH_TXNS (default 1,000,000)
-// generated list-append transactions (gen's list-append workload: 10
+// generated list-append transactions (listStream, a serial list store: 10
 // sessions, 10 active keys retired after 100 appends, 1–4 operations,
 // half reads; a fence every ONLINE_BENCH_FENCE of a session's
 // transactions, default 200: a list fence reads the whole fence list, so
@@ -66,14 +65,19 @@ func BenchmarkOnlineStream(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		src := history.New()
-		fk := src.Key(fenceName)
+		// Each batch has a table of keys of its own (the checker keeps
+		// keys by name), so the stream's producer holds no table that
+		// grows with the keys retired.
+		newSrc := func() *history.History {
+			h := history.New()
+			for i := range 10 {
+				h.Sessions = append(h.Sessions, history.IntValue(int64(i)))
+			}
+			return h
+		}
+		src := newSrc()
 		var (
 			batch   []history.Txn
-			flist   []history.Value
-			fid     = int64(1) << 40
-			since   = map[int32]int{}
-			started = map[int32]bool{}
 			fed     int
 			planted = map[history.Value]plantedAt{}
 			lat     []plantedAt
@@ -87,6 +91,7 @@ func BenchmarkOnlineStream(b *testing.B) {
 			}
 			fed += len(batch)
 			batch = batch[:0]
+			src = newSrc()
 			for _, f := range got {
 				for _, t := range f.Anomaly.Txns {
 					if p, ok := planted[f.History.Txns[t].ID]; ok {
@@ -115,29 +120,11 @@ func BenchmarkOnlineStream(b *testing.B) {
 				csv.Flush()
 			}
 		}
+		g := newListStream(1, 10, 10, 100, fenceEvery)
 		nextSample, nextPlant, plants := 0, plantEvery, 0
-		emit := func(h *history.History, tx *history.Txn) error {
-			for len(src.Sessions) < len(h.Sessions) {
-				src.Sessions = append(src.Sessions, h.Sessions[len(src.Sessions)])
-			}
-			s := tx.Session
-			if !started[s] || since[s] >= fenceEvery {
-				started[s], since[s] = true, 0
-				fid++
-				e := history.IntValue(fid)
-				batch = append(batch, history.Txn{ID: history.IntValue(fid), Session: s,
-					Ops: []history.Op{{Kind: history.ReadList, Key: fk, List: append([]history.Value(nil), flist...)}, {Kind: history.Append, Key: fk, Value: e}}})
-				flist = append(flist, e)
-			}
-			since[s]++
-			cp := *tx
-			cp.Ops = append([]history.Op(nil), tx.Ops...)
-			for j := range cp.Ops {
-				cp.Ops[j].List = append([]history.Value(nil), cp.Ops[j].List...)
-				cp.Ops[j].Key = src.Key(h.Keys[cp.Ops[j].Key])
-			}
-			batch = append(batch, cp)
-			if fed+len(batch) >= nextPlant && s == 0 {
+		for produced := 0; produced < n; produced++ {
+			batch = append(batch, g.next(src)...)
+			if fed+len(batch) >= nextPlant && nextPlant+plantEvery/2 < n {
 				// A lost update on a key of its own: two transactions of
 				// sessions 0 and 1 read it empty and append, a third
 				// (session 0) reads both appends.
@@ -161,18 +148,13 @@ func BenchmarkOnlineStream(b *testing.B) {
 			}
 			if len(batch) >= 256 {
 				if err := flush(); err != nil {
-					return err
+					b.Fatal(err)
 				}
 				if fed >= nextSample {
 					sample()
 					nextSample += 250000
 				}
 			}
-			return nil
-		}
-		if _, _, err := gen.GenerateListAppend(gen.ListAppendConfig{Txns: n, Sessions: 10, ActiveKeys: 10, AppendsPerKey: 100,
-			MaxOps: 4, ReadRatio: 0.5, Seed: 1, Emit: emit}); err != nil {
-			b.Fatal(err)
 		}
 		if err := flush(); err != nil {
 			b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
@@ -68,6 +69,11 @@ func disagree(h *history.History, l level.Level, on Result) string {
 		if why := badEdge(h, f); why != "" {
 			return fmt.Sprintf("online finding %s (%v): %s", f.Anomaly.Kind, names(f), why)
 		}
+	}
+	if on.Outcome == check.Undecided && on.Stats.DroppedKeys > 0 && strings.Contains(on.Reason, "dropped under the memory bound") {
+		// A key dropped under a small bound was touched again: the
+		// checker says it cannot judge, which is no verdict to compare.
+		return ""
 	}
 	if on.Outcome != off.Outcome {
 		return fmt.Sprintf("online says %s (%s), offline %s (%d anomalies, first %v)", on.Outcome, on.Reason, off.Outcome, len(off.Anomalies), firstKind(off))
@@ -223,7 +229,7 @@ func TestDifferentialSimulated(t *testing.T) {
 	if testing.Short() {
 		n = 120
 	}
-	var cases, violated, forgot, rounds, findings, dropped int
+	var cases, violated, undecided, forgot, rounds, findings, dropped int
 	for i := range n {
 		r := rand.New(rand.NewPCG(uint64(i), 35))
 		c := simConfig{txns: 300 + r.IntN(900), sessions: 2 + r.IntN(5), keys: 2 + r.IntN(5), appendsPerKey: 5 + r.IntN(30),
@@ -254,12 +260,18 @@ func TestDifferentialSimulated(t *testing.T) {
 		if res.Outcome == check.Violated {
 			violated++
 		}
+		if res.Outcome == check.Undecided {
+			undecided++
+		}
 		forgot += int(res.Stats.Forgotten)
 		rounds += int(res.Stats.Rounds)
 		dropped += int(res.Stats.DroppedKeys)
 		findings += len(res.Findings)
 	}
-	t.Logf("%d histories, %d violated, %d findings, %d rounds, %d transactions forgotten, %d keys dropped", cases, violated, findings, rounds, forgot, dropped)
+	t.Logf("%d histories, %d violated, %d undecided (a dropped key touched again), %d findings, %d rounds, %d transactions forgotten, %d keys dropped", cases, violated, undecided, findings, rounds, forgot, dropped)
+	if undecided > cases/20 {
+		t.Fatalf("%d of %d undecided", undecided, cases)
+	}
 	if violated == 0 || violated == cases || forgot == 0 || dropped == 0 {
 		t.Fatalf("the cases do not exercise the checker: %d violated of %d, %d forgotten", violated, cases, forgot)
 	}

@@ -313,7 +313,8 @@ func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Re
 				ids = append(ids, h.Txns[t].ID)
 			}
 		}
-		s.report(Finding{Anomaly: a, History: h, Arrived: s.arrived}, ids)
+		small, b := shrink(h, a)
+		s.report(Finding{Anomaly: b, History: small, Arrived: s.arrived}, ids)
 	}
 	return res, nil
 }
