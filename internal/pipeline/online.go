@@ -65,6 +65,10 @@ func (r *run) startOnline() (*onlineChecker, error) {
 	srv, err := serve.New(serve.Config{
 		BlackBox: &serve.BlackBoxConfig{Level: r.Online.Level, MemoryBytes: r.Online.MemoryBytes, FenceKey: fence},
 		Out:      lines, Explain: report.Explain,
+		// The run is the only client, on loopback: a batch waits for the
+		// checker as long as a round takes (a refused batch would leave
+		// the check incomplete).
+		ReadTimeout: 24 * time.Hour, BodyTimeout: time.Hour,
 	})
 	if err != nil {
 		return nil, err
@@ -164,8 +168,9 @@ func (f *findingLines) counts() string {
 // onlineVerdict says the online checker's verdict on standard output and
 // the checker's summary on standard error, and returns the run's
 // status: violated when it found a violation, undecided when the run was
-// cut short or a batch was refused (the check is then incomplete).
-func (r *run) onlineVerdict(sum serve.Summary, err error, cut bool) (Result, error) {
+// cut short or a batch was refused or lost (incomplete: the check is then
+// incomplete, and a finding may be about a missing transaction).
+func (r *run) onlineVerdict(sum serve.Summary, err error, cut, incomplete bool) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("the online checker: %v", err)
 	}
@@ -183,12 +188,16 @@ func (r *run) onlineVerdict(sum serve.Summary, err error, cut bool) (Result, err
 		refused += n
 	}
 	switch {
+	case refused > 0 || incomplete:
+		// Transactions are missing: a finding may be about a read of
+		// one of them (a thin-air read), and a cycle through one is
+		// missed. Undecided, whatever was found.
+		fmt.Fprintf(r.io.Stdout, "%s undecided online: batches were refused (%d transactions lost to the checker); %s found, which the missing transactions may explain (%s)\n",
+			lv, sum.RejectedTxns, textfmt.Count(int(sum.Violations), "violation"), r.onlineCounts())
+		return Result{Status: Undecided}, nil
 	case sum.Violations > 0:
 		fmt.Fprintf(r.io.Stdout, "%s violated, found online: %s (%s)\n", lv, textfmt.Count(int(sum.Violations), "violation"), r.onlineCounts())
 		return Result{Status: Violated}, nil
-	case refused > 0:
-		fmt.Fprintf(r.io.Stdout, "%s undecided online: the checker refused %s (%d transactions)\n", lv, textfmt.Count(int(refused), "batch"), sum.RejectedTxns)
-		return Result{Status: Undecided}, nil
 	case cut:
 		fmt.Fprintf(r.io.Stdout, "%s holds online for what ran, but the run was cut short\n", lv)
 		return Result{Status: Undecided}, nil

@@ -310,11 +310,8 @@ func (r *run) run(ctx context.Context) (Result, error) {
 		// The collector's batches first, then the checker's final verdict.
 		result := r.collected(ctx, cw, Result{Status: Holds}, nil)
 		sum, serr := r.online.stop()
+		out, err := r.onlineVerdict(sum, serr, cut, result.Status == Undecided)
 		r.online = nil
-		out, err := r.onlineVerdict(sum, serr, cut)
-		if err == nil && result.Status == Undecided && out.Status == Holds {
-			out.Status = Undecided
-		}
 		return out, err
 	}
 	result, err := r.check(ctx, res, cut)

@@ -49,6 +49,16 @@ type session struct {
 	// timedOut says a request of the current transaction got no answer
 	// in time.
 	timedOut bool
+	// fenced says the session committed a fence, under label fenceLabel;
+	// fenceSince counts its workload transactions since (fenceDue).
+	fenced     bool
+	fenceLabel int64
+	fenceSince int
+}
+
+// isFence says pt is the plan's fence (its operations on the fence key).
+func (s *session) isFence(pt *workload.Txn) bool {
+	return len(pt.Ops) > 0 && pt.Ops[0].Key == s.r.c.Plan.Config.FenceKey()
 }
 
 // maxFailures is how many transactions in a row may fail with unexpected
@@ -88,27 +98,9 @@ func (s *session) run(ctx context.Context) {
 	if s.r.c.Endless != nil {
 		next = s.r.c.Endless.Txn
 	}
-	pc := &s.r.c.Plan.Config
-	var fence workload.Txn
-	if pc.FenceEvery > 0 {
-		fence = pc.Fence()
-	}
-	fenced, since := false, 0
 	for i := 0; ; i++ {
 		if !s.r.deadline.IsZero() && !time.Now().Before(s.r.deadline) {
 			return
-		}
-		if pc.FenceEvery > 0 && (!fenced || since >= pc.FenceEvery) {
-			committed, ok := s.runTxn(ctx, &fence)
-			if !ok {
-				return
-			}
-			if committed {
-				fenced, since = true, 0
-			}
-			if !s.r.deadline.IsZero() && !time.Now().Before(s.r.deadline) {
-				return
-			}
 		}
 		pt := next(s.idx, i)
 		if pt == nil {
@@ -117,8 +109,29 @@ func (s *session) run(ctx context.Context) {
 		if _, ok := s.runTxn(ctx, pt); !ok {
 			return
 		}
-		since++
+		s.fenceSince++
 	}
+}
+
+// fenceDue says whether the session runs a fence before its next attempt
+// at a workload transaction: with fences on, when it has committed none
+// under its current label (its first transaction, and the first after a
+// reconnection, which makes it a new session of the history), or has run
+// FenceEvery workload transactions since its last.
+func (s *session) fenceDue() bool {
+	every := s.r.c.Plan.Config.FenceEvery
+	return every > 0 && (!s.fenced || s.fenceLabel != s.label || s.fenceSince >= every)
+}
+
+// runFence runs a fence until one commits under the session's label or
+// the run's retries run out; ok as runTxn's.
+func (s *session) runFence(ctx context.Context) bool {
+	fence := s.r.c.Plan.Config.Fence()
+	committed, ok := s.runTxn(ctx, &fence)
+	if ok && committed {
+		s.fenced, s.fenceLabel, s.fenceSince = true, s.label, 0
+	}
+	return ok
 }
 
 // runTxn runs pt, retrying it when the database aborts it (up to the
@@ -126,9 +139,18 @@ func (s *session) run(ctx context.Context) {
 // stop (the context ended, the database was lost for good, or too many
 // transactions failed); committed says pt committed.
 func (s *session) runTxn(ctx context.Context, pt *workload.Txn) (committed, ok bool) {
+	fence := s.r.c.Plan.Config.FenceEvery > 0 && s.isFence(pt)
 	for attempt := 0; ; attempt++ {
 		if ctx.Err() != nil {
 			return false, false
+		}
+		if !fence && s.fenceDue() {
+			if !s.runFence(ctx) {
+				return false, false
+			}
+			if ctx.Err() != nil {
+				return false, false
+			}
 		}
 		status, class, why, err := s.attempt(ctx, pt)
 		committed = status == history.Committed
