@@ -37,7 +37,7 @@ gen() {
 row() {
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	out=$( { /usr/bin/time -f "TIME %e %U %S %M" "$BIN" check --no-holds --level "$3" "$2" 2>&1; } 2>&1 || true)
-	verdict=$(printf '%s\n' "$out" | grep -v '^TIME' | grep -o '^[a-z-]* \(holds\|is violated\|undecided\)[^(]*' | head -1 | sed 's/ *$//')
+	verdict=$(printf '%s\n' "$out" | grep -m1 '(checker' | sed 's/ *(checker.*//; s/:.*//')
 	stats=$(printf '%s\n' "$out" | sed -n 's/.*(checker \([a-z-]*\); \([0-9]*\) transactions.*, \([0-9]*\) operations.*/\1 \2 \3/p' | head -1 | sed 's/ *$//')
 	set -- "$1" "$2" "$3" $(printf '%s\n' "$out" | grep '^TIME' | tail -1 | cut -d' ' -f2-) $stats
 	# $4 wall, $5 user, $6 sys, $7 RSS KB, $8 checker, $9 txns, ${10} ops
