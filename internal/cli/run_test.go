@@ -119,7 +119,7 @@ func TestRunExitStatuses(t *testing.T) {
 		{"sqlite rr", []string{"--isolation", "repeatable-read"}, ExitBadInput, "", "only serializable"},
 		{"bad isolation", []string{"--isolation", "snapshot"}, ExitBadInput, "", "unknown isolation"},
 		{"bad workload", []string{"--workload", "tpcc"}, ExitBadInput, "", "unknown workload"},
-		{"bad db", []string{"--db", "redis://x"}, ExitBadInput, "", "unknown database address"},
+		{"bad db", []string{"--db", "cockroach://x"}, ExitBadInput, "", "unknown database address"},
 		{"bad level", []string{"--level", "nope"}, ExitBadInput, "", "unknown isolation level"},
 		{"bad table", []string{"--table", "a-b"}, ExitBadInput, "", "table name"},
 		{"duplicates on mt", []string{"--duplicates", "0.5"}, ExitBadInput, "", "duplicates"},

@@ -31,7 +31,7 @@ func TestUsageErrorsSuggest(t *testing.T) {
 		{[]string{"check", "--format", "jepson", hist}, "--format: unknown format", `did you mean "jepsen"?`, "auto, isoscope, cobra, "},
 		{[]string{"convert", "--from", "dbcp", hist, filepath.Join(dir, "out.jsonl")}, "--from: unknown format", `did you mean "dbcop"?`, "auto, isoscope, cobra, "},
 		{[]string{"run", "--workload", "list-apend"}, "--workload: unknown workload", `did you mean "list-append"?`, "mt, general, list-append, "},
-		{[]string{"gen", "--workload", "randombnch"}, "--workload: unknown workload", `did you mean "randombench"?`, "mt, general, randombench, "},
+		{[]string{"gen", "--workload", "randombnch"}, "--workload: unknown workload", `did you mean "randombench"?`, "mt, general, list-append, awdit, randombench, "},
 		{[]string{"gen", "--txns", "10", "--plant", "lost-updat"}, "--plant: unknown plantable anomaly", `did you mean "lost-update"?`, ", lost-update, write-skew, "},
 		{[]string{"gen", "--txns", "10", "--plant", "cycle"}, `--plant: unknown plantable anomaly "cycle"`, "", ", lost-update, write-skew, "},
 		{[]string{"gen", "--mode", "serail"}, "--mode: unknown mode", `did you mean "serial"?`, "serial, si, causal"},
