@@ -62,7 +62,7 @@ func (s *state) arrive(src *history.History, t *history.Txn) {
 	label := src.Sessions[t.Session]
 	ss := s.sess[label]
 	if ss == nil {
-		ss = &session{label: label, fenceVis: -1}
+		ss = &session{label: label, fenceVis: -1, idx: len(s.order)}
 		s.sess[label] = ss
 		s.order = append(s.order, ss)
 	}
@@ -99,11 +99,15 @@ func (s *state) arrive(src *history.History, t *history.Txn) {
 		}
 		r.ops[j] = p
 	}
-	if r.fence && r.ops[0].kind == history.ReadList {
+	// Only a committed fence is one: an aborted fence's read shows
+	// nothing (no path runs through it) and its append no read shows,
+	// and a fence of unknown outcome may never have taken effect.
+	fence := r.fence && r.status == history.Committed
+	if fence && r.ops[0].kind == history.ReadList {
 		ss.fenceVis = max(ss.fenceVis, r.ops[0].full)
 	}
 	r.fenceVis = ss.fenceVis
-	if r.fence {
+	if fence {
 		for _, w := range ss.waiting {
 			w.nextFence = r
 		}
@@ -119,6 +123,23 @@ func (s *state) arrive(src *history.History, t *history.Txn) {
 // ends inside the prefix or departs from it.
 func (s *state) cutRead(r *rec, t *history.Txn, j int, p *op, list []history.Value) {
 	ks := s.keys[p.key]
+	if ks != nil && len(ks.aborted) > 0 {
+		for _, e := range list {
+			id, ok := ks.aborted[e]
+			if !ok {
+				continue
+			}
+			// An element of a forgotten aborted transaction.
+			p.stale = true
+			switch r.status {
+			case history.Committed:
+				s.localFinding(r, t, anomaly.AbortedRead, anomaly.G1a, p.key, e, id)
+			case history.Unknown:
+				s.unjudged = append(s.unjudged, r)
+			}
+			return
+		}
+	}
 	if ks == nil || len(ks.settled) == 0 && len(ks.ghosts) == 0 {
 		p.list = slices.Clone(list)
 		return

@@ -65,6 +65,20 @@
 // prefix too. An append of an element already settled is refused as
 // input.
 //
+// Only a committed fence counts as one: an aborted fence's read shows
+// nothing and no read shows its element, and one of unknown outcome may
+// never have taken effect. Session order runs between the transactions
+// that may take effect, past the aborted ones.
+//
+// An aborted transaction is in no cycle; what a later arrival can still
+// make of it is an aborted read (G1a). It is forgotten once no held read
+// shows its elements, which its keys keep, with its id: a later read
+// that shows one is reported as an aborted read on arrival.
+//
+// A session that first arrives after an element was settled was not
+// asked to read past it: a read of it that misses the element, with no
+// certain path, leaves the verdict Undecided, and the Result says so.
+//
 // At SER and SI, an append no read has shown (the last appends to a key
 // no one reads again) may be forgotten too, as its key's ghost, when
 // every held transaction that appended unseen to the key goes with it;

@@ -18,9 +18,13 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 	}
 	v := s.buildView()
 	s.judgeAll(v)
-	pending := 0
+	pending, late := 0, 0
 	for _, st := range s.stale {
-		if !st.judged {
+		switch {
+		case st.judged:
+		case st.r.sess.idx >= st.el.sessions:
+			late++
+		default:
 			pending++
 		}
 	}
@@ -28,6 +32,9 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 	var why []string
 	if n := pending + s.unresolved; n > 0 {
 		why = append(why, fmt.Sprintf("%d committed list reads returned a state older than one the checker had settled and forgotten, with no path from the forgotten appender to the reader certain: whether they close a cycle depends on what was forgotten", n))
+	}
+	if late > 0 {
+		why = append(why, fmt.Sprintf("%d committed list reads, by sessions that first arrived after the element they missed was forgotten, returned a state older than it: the fences of a session not yet seen cannot be asked to read past what is forgotten", late))
 	}
 	if s.misplaced > 0 {
 		why = append(why, fmt.Sprintf("%d committed list reads showed an element whose appender was forgotten before any read showed it after elements appended since", s.misplaced))

@@ -93,7 +93,7 @@ func (s *state) evict() {
 			break
 		}
 		ks := s.keys[x.k]
-		s.keyElems -= len(ks.settled) + len(ks.ghosts)
+		s.keyElems -= len(ks.settled) + len(ks.ghosts) + len(ks.aborted)
 		delete(s.keys, x.k)
 		s.markDropped(x.k)
 		s.droppedKeys++

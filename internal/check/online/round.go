@@ -96,10 +96,16 @@ func (s *state) buildView() *view {
 	v := &view{keys: map[history.Value]*kview{}, prev: map[*rec]*rec{}, writers: map[[2]history.Value]*rec{}, src: map[*rec][]*rec{}, csrc: map[*rec][]*rec{}}
 	last := map[*session]*rec{}
 	for _, r := range s.held {
-		if p := last[r.sess]; p != nil {
-			v.prev[r] = p
+		// Session order runs between the transactions that may take
+		// effect: an aborted one is in no cycle (its reads count for
+		// nothing, a read of its element is an aborted read), and an edge
+		// from it would hold every later transaction of its session.
+		if r.status != history.Aborted {
+			if p := last[r.sess]; p != nil {
+				v.prev[r] = p
+			}
+			last[r.sess] = r
 		}
-		last[r.sess] = r
 		for j, o := range r.ops {
 			if o.stale && o.kind != history.ReadList {
 				continue // on a key whose state was dropped
@@ -339,6 +345,7 @@ func (s *state) round() error {
 	s.judgeAll(v)
 	if !s.registers {
 		s.forget(v, in)
+		s.forgetAborted()
 		s.recount()
 		s.evict()
 	}
@@ -505,7 +512,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 		}
 		for _, e := range kv.order[:n] {
 			a := kv.apps[e]
-			el := elem{val: e, app: a.r.seq, appID: a.r.id, bfence: -1, last: a.last}
+			el := elem{val: e, app: a.r.seq, appID: a.r.id, bfence: -1, last: a.last, sessions: len(s.order)}
 			if s.ser {
 				el.bfence = s.fencePos(v, a.r.nextFence)
 			}
@@ -571,7 +578,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 					continue
 				}
 				g := len(ks.ghosts)
-				ks.ghosts = append(ks.ghosts, elem{val: o.val, app: r.seq, appID: r.id, bfence: s.fencePos(v, r.nextFence), last: isLast})
+				ks.ghosts = append(ks.ghosts, elem{val: o.val, app: r.seq, appID: r.id, bfence: s.fencePos(v, r.nextFence), last: isLast, sessions: len(s.order)})
 				s.keyElems++
 				for i := range old {
 					if r.fenceVis > ks.ghosts[i].bfence {
@@ -813,4 +820,90 @@ func (s *state) groupReach(v *view, groups []groupRef) {
 			}
 		}
 	}
+}
+
+// forgetAborted forgets the held aborted transactions whose elements no
+// held read shows, keeping only their elements (with their ids) in their
+// keys' state. An aborted transaction is in no cycle — its reads count
+// for nothing — so what a later arrival can still make of it is an
+// aborted read: a read that shows one of its elements, which cutRead
+// reports on arrival. A held read that shows one keeps it, so that the
+// round's check of the window finds that aborted read.
+func (s *state) forgetAborted() {
+	var aborted []*rec
+	elems := map[[2]history.Value]bool{}
+	for _, r := range s.held {
+		if r.status != history.Aborted {
+			continue
+		}
+		aborted = append(aborted, r)
+		for _, o := range r.ops {
+			if o.kind == history.Append {
+				elems[[2]history.Value{o.key, o.val}] = true
+			}
+		}
+	}
+	if len(aborted) == 0 {
+		return
+	}
+	shown := map[[2]history.Value]bool{}
+	for _, r := range s.held {
+		if r.status == history.Aborted {
+			continue
+		}
+		for _, o := range r.ops {
+			if o.kind != history.ReadList {
+				continue
+			}
+			for _, e := range o.list {
+				if k := [2]history.Value{o.key, e}; elems[k] {
+					shown[k] = true
+				}
+			}
+		}
+	}
+	gone := map[*rec]bool{}
+	for _, r := range aborted {
+		keep := false
+		for _, o := range r.ops {
+			if o.kind == history.Append && shown[[2]history.Value{o.key, o.val}] {
+				keep = true
+			}
+		}
+		if keep {
+			continue
+		}
+		for _, o := range r.ops {
+			if o.kind != history.Append || o.stale {
+				continue
+			}
+			ks := s.keys[o.key]
+			if ks == nil {
+				ks = &keyState{index: map[history.Value]int{}, touched: s.arrived}
+				s.keys[o.key] = ks
+			}
+			if ks.aborted == nil {
+				ks.aborted = map[history.Value]history.Value{}
+			}
+			if _, dup := ks.aborted[o.val]; !dup {
+				ks.aborted[o.val] = r.id
+				s.keyElems++
+			}
+		}
+		gone[r] = true
+	}
+	if len(gone) == 0 {
+		return
+	}
+	kept := s.held[:0]
+	for _, r := range s.held {
+		if gone[r] {
+			r.gone = true
+			s.forgot++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(s.held[len(kept):])
+	s.held = kept
 }

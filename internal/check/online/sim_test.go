@@ -124,8 +124,10 @@ func simLists(r *rand.Rand, c simConfig) *history.History {
 
 // withFences returns h with fences inserted as the convention says: one
 // as each session's first transaction and after every n of its own, each
-// reading the fence list as the fences before it in file order left it.
-func withFences(h *history.History, n int) *history.History {
+// reading the fence list as the fences before it in file order left it;
+// with chance abort a fence aborts first (its element in no list) and is
+// run again, as run does after a serialization failure.
+func withFences(r *rand.Rand, h *history.History, n int, abort float64) *history.History {
 	out := history.New()
 	out.Header = h.Header
 	out.Sessions = slices.Clone(h.Sessions)
@@ -142,6 +144,12 @@ func withFences(h *history.History, n int) *history.History {
 		s := t.Session
 		if !started[s] || since[s] >= n {
 			started[s], since[s] = true, 0
+			for abort > 0 && r.Float64() < abort {
+				next++
+				id++
+				out.Txns = append(out.Txns, history.Txn{ID: history.IntValue(id), Session: s, Status: history.Aborted,
+					Ops: []history.Op{{Kind: history.ReadList, Key: fence, List: slices.Clone(list)}, {Kind: history.Append, Key: fence, Value: history.IntValue(next)}}})
+			}
 			next++
 			id++
 			e := history.IntValue(next)

@@ -47,6 +47,9 @@ type rec struct {
 // session is what the checker knows of one session.
 type session struct {
 	label history.Value
+	// idx is the session's place in state.order: sessions are numbered
+	// as they first arrive.
+	idx int
 	// fenceVis is the session's rec.fenceVis so far.
 	fenceVis int
 	// waiting are the session's held transactions still without a next
@@ -65,6 +68,10 @@ type elem struct {
 	bfence int
 	// last says the element is its appender's last append to the key.
 	last bool
+	// sessions is how many sessions had arrived when the element was
+	// settled: a session numbered from there on arrived after it, and
+	// no fence of its was asked to read past it.
+	sessions int
 }
 
 // keyState is a list key's settled prefix: the elements every held and
@@ -88,6 +95,9 @@ type keyState struct {
 	// touched is the arrival number of the last transaction that touched
 	// the key.
 	touched uint64
+	// aborted maps the elements of forgotten aborted transactions to
+	// their ids: a later read that shows one is an aborted read (G1a).
+	aborted map[history.Value]history.Value
 }
 
 // state is everything the checker holds.
