@@ -39,6 +39,12 @@ type Finding struct {
 	// became certain (the latency of a finding is measured from the
 	// arrival of its last transaction to this count).
 	Arrived uint64
+	// Chosen says the cycle rests on an order of appends no read had
+	// shown when it was reported (the solver's choice): the violation is
+	// certain, and this cycle one that shows it; later reads may show
+	// the appends in another order, and the offline checker then names
+	// another cycle.
+	Chosen bool
 }
 
 // Result is the final verdict Drain gives.

@@ -3,6 +3,7 @@ package online
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
@@ -300,7 +301,8 @@ func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Re
 		return res, err
 	}
 	for _, a := range res.Anomalies {
-		if v != nil && !determined(v, h, recs, &a) {
+		chosen := v != nil && !determined(v, h, recs, &a)
+		if chosen && s.wait(h, &a) {
 			for _, t := range a.Txns {
 				if t >= 0 && int(t) < len(recs) {
 					s.keep[recs[t]] = true
@@ -320,9 +322,39 @@ func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Re
 			}
 		}
 		small, b := shrink(h, a)
-		s.report(Finding{Anomaly: b, History: small, Arrived: s.arrived}, ids)
+		s.report(Finding{Anomaly: b, History: small, Arrived: s.arrived, Chosen: chosen}, ids)
 	}
 	return res, nil
+}
+
+// waitRounds is how many rounds a finding whose cycle rests on an order
+// no read has shown waits, holding its transactions, for reads that
+// settle that order; then it is reported as it is.
+const waitRounds = 1
+
+// wait says whether undetermined anomaly a (of window h) should wait
+// another round for the reads that settle its cycle. The violation is
+// certain either way (the window is read-closed); only its cycle may
+// change. Held for ever, its transactions would hold every later one
+// that reads or follows them, and the window would grow without end.
+func (s *state) wait(h *history.History, a *anomaly.Anomaly) bool {
+	ids := make([]string, 0, len(a.Txns))
+	for _, t := range a.Txns {
+		if t >= 0 && int(t) < len(h.Txns) {
+			ids = append(ids, h.Txns[t].ID.String())
+		}
+	}
+	slices.Sort(ids)
+	k := strings.Join(ids, ",")
+	if s.undetermined == nil {
+		s.undetermined = map[string]int{}
+	}
+	s.undetermined[k]++
+	if s.undetermined[k] <= waitRounds {
+		return true
+	}
+	delete(s.undetermined, k)
+	return false
 }
 
 // round runs one garbage-collection round: the read-closed part of the

@@ -141,6 +141,9 @@ type state struct {
 	// keep are the transactions of findings not yet determined this
 	// round: they are not forgotten.
 	keep map[*rec]bool
+	// undetermined counts the rounds each finding not yet determined has
+	// waited, by its transactions' ids.
+	undetermined map[string]int
 
 	arrived, forgot, rounds uint64
 	nextRound               int
