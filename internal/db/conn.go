@@ -167,3 +167,32 @@ func (c *sqlConn) Discard() error {
 	_ = c.c.Raw(func(any) error { return driver.ErrBadConn })
 	return c.c.Close()
 }
+
+// registerConn is a connection's read of a register and its write of one,
+// which its commit validates against what it read.
+type registerConn interface {
+	Read(ctx context.Context, k int64) ([]int64, error)
+	Write(ctx context.Context, k, v int64) error
+}
+
+// compareAndSet reads k through c and, when it holds old, writes new: it
+// says whether it did. The key-value adapters' compare-and-set, whose
+// commit sets the key only if it is still as read.
+func compareAndSet(ctx context.Context, c registerConn, k, old, new int64) (bool, error) {
+	vs, err := c.Read(ctx, k)
+	if err != nil || len(vs) == 0 || vs[0] != old {
+		return false, err
+	}
+	return true, c.Write(ctx, k, new)
+}
+
+// insertIfAbsent reads k through c and, when it is absent, writes v: it
+// says whether it did. The key-value adapters' insert, whose commit
+// creates the key only if it is still absent.
+func insertIfAbsent(ctx context.Context, c registerConn, k, v int64) (bool, error) {
+	vs, err := c.Read(ctx, k)
+	if err != nil || len(vs) > 0 {
+		return false, err
+	}
+	return true, c.Write(ctx, k, v)
+}

@@ -304,23 +304,21 @@ func (c *etcdConn) ReadList(ctx context.Context, k int64) ([]int64, error) {
 // CompareAndSet reads k and, when it holds old, writes new; the key is
 // validated at commit at every level (an etcd compare on its version).
 func (c *etcdConn) CompareAndSet(ctx context.Context, k, old, new int64) (bool, error) {
-	vs, err := c.Read(ctx, k)
-	if err != nil || len(vs) == 0 || vs[0] != old {
-		return false, err
+	ok, err := compareAndSet(ctx, c, k, old, new)
+	if ok {
+		c.validate[etcdKey(c.d.prefix(), k)] = true
 	}
-	c.validate[etcdKey(c.d.prefix(), k)] = true
-	return true, c.Write(ctx, k, new)
+	return ok, err
 }
 
 // InsertIfAbsent reads k and, when absent, writes v; validated as
 // CompareAndSet.
 func (c *etcdConn) InsertIfAbsent(ctx context.Context, k, v int64) (bool, error) {
-	vs, err := c.Read(ctx, k)
-	if err != nil || len(vs) > 0 {
-		return false, err
+	ok, err := insertIfAbsent(ctx, c, k, v)
+	if ok {
+		c.validate[etcdKey(c.d.prefix(), k)] = true
 	}
-	c.validate[etcdKey(c.d.prefix(), k)] = true
-	return true, c.Write(ctx, k, v)
+	return ok, err
 }
 
 // Commit sends one Txn: if every validated key still has the mod

@@ -391,21 +391,13 @@ func (c *natsKVConn) ReadList(ctx context.Context, k int64) ([]int64, error) {
 // CompareAndSet reads k and, when it holds old, buffers new: the commit
 // sets it only if the key's revision is still the one read.
 func (c *natsKVConn) CompareAndSet(ctx context.Context, k, old, new int64) (bool, error) {
-	vs, err := c.Read(ctx, k)
-	if err != nil || len(vs) == 0 || vs[0] != old {
-		return false, err
-	}
-	return true, c.Write(ctx, k, new)
+	return compareAndSet(ctx, c, k, old, new)
 }
 
 // InsertIfAbsent reads k and, when absent, buffers v: the commit creates
 // the key only if it is still absent.
 func (c *natsKVConn) InsertIfAbsent(ctx context.Context, k, v int64) (bool, error) {
-	vs, err := c.Read(ctx, k)
-	if err != nil || len(vs) > 0 {
-		return false, err
-	}
-	return true, c.Write(ctx, k, v)
+	return insertIfAbsent(ctx, c, k, v)
 }
 
 // Commit writes the buffered write: Update on the revision read, Create

@@ -519,20 +519,12 @@ func (c *redisConn) ReadList(ctx context.Context, k int64) ([]int64, error) {
 
 // CompareAndSet reads k (watched) and, when it holds old, buffers new.
 func (c *redisConn) CompareAndSet(ctx context.Context, k, old, new int64) (bool, error) {
-	vs, err := c.Read(ctx, k)
-	if err != nil || len(vs) == 0 || vs[0] != old {
-		return false, err
-	}
-	return true, c.Write(ctx, k, new)
+	return compareAndSet(ctx, c, k, old, new)
 }
 
 // InsertIfAbsent reads k (watched) and, when absent, buffers v.
 func (c *redisConn) InsertIfAbsent(ctx context.Context, k, v int64) (bool, error) {
-	vs, err := c.Read(ctx, k)
-	if err != nil || len(vs) > 0 {
-		return false, err
-	}
-	return true, c.Write(ctx, k, v)
+	return insertIfAbsent(ctx, c, k, v)
 }
 
 // Commit runs the buffered writes in one MULTI/EXEC on the connection

@@ -483,21 +483,13 @@ func (c *zkConn) ReadList(ctx context.Context, k int64) ([]int64, error) {
 // sets it only if its version is still the one read (setData with a
 // version).
 func (c *zkConn) CompareAndSet(ctx context.Context, k, old, new int64) (bool, error) {
-	vs, err := c.Read(ctx, k)
-	if err != nil || len(vs) == 0 || vs[0] != old {
-		return false, err
-	}
-	return true, c.Write(ctx, k, new)
+	return compareAndSet(ctx, c, k, old, new)
 }
 
 // InsertIfAbsent reads k and, when absent, buffers v: the commit creates
 // it, which fails if another transaction created it first.
 func (c *zkConn) InsertIfAbsent(ctx context.Context, k, v int64) (bool, error) {
-	vs, err := c.Read(ctx, k)
-	if err != nil || len(vs) > 0 {
-		return false, err
-	}
-	return true, c.Write(ctx, k, v)
+	return insertIfAbsent(ctx, c, k, v)
 }
 
 // ops are the commit's multi: a version check of every znode read and
