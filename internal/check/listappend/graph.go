@@ -7,6 +7,7 @@ import (
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/dsg"
+	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -115,20 +116,49 @@ func (a *analysis) elements(t history.TxnID, ref history.OpRef, k history.KeyID,
 }
 
 // graph builds the dependency graph that the lists' version order gives
-// (collecting its edges first); check calls it once, last.
+// (collecting its edges first), without the split encoding, which
+// snapshot isolation searches on it (splitOrder, split); check calls it
+// once, last.
 func (a *analysis) graph(l level.Level) *dsg.Graph {
 	a.collect(l)
-	// Past the graph no step looks at the reads again (the guess and the
-	// solver, which snapshot isolation with open keys reaches, look at
-	// the appends and the edges): the graph is built without them.
+	// Past the graph no step looks at the reads, the appends' index or
+	// the lists' orders again (the guess looks at the graph and the open
+	// keys; the solver, which snapshot isolation with open keys may
+	// reach, collects the edges anew: again): the graph is built without
+	// them, and build lets the edges go once they are in it, before it is
+	// laid out.
 	a.listReads = nil
-	if !snapshot(l) || len(a.open) == 0 {
-		// Nor at the appends and the edges: build lets the edges go once
-		// they are in the graph, before it is laid out.
-		a.appends = appendIndex{}
-		a.lastBuild = true
-	}
-	return a.build(l, snapshot(l), nil)
+	a.appends = appendIndex{}
+	a.orders = nil
+	a.lastBuild, a.spent = true, true
+	return a.build(l, nil)
+}
+
+// splitAnti holds the labels of the anti-dependencies the lists give
+// (antiDep): rw edges only.
+var splitAnti = dsg.Mask(anomaly.RW)
+
+// splitOrder returns a topological order of the split encoding of g, a
+// graph build made (the snapshot-isolation graph, internal/check/dsg, with
+// transaction t's second node Node(t)+n+1), without building it: the
+// order TopoOrder gives on the built one (split), or false when it has a
+// cycle. Snapshot isolation has no real time, so g has no auxiliary
+// nodes.
+func splitOrder(g *dsg.Graph) ([]int32, bool) {
+	return graph.SplitTopoOrder(splitAnti, g.Mask, g.G)
+}
+
+// split returns the split encoding of g, a graph build made, built: the
+// graph dsg.NewEdges builds from the same edges with split set, edge for
+// edge and in the same order.
+func (a *analysis) split(g *dsg.Graph) *dsg.Graph {
+	second := int32(len(a.h.Txns) + 1)
+	return &dsg.Graph{G: g.G.Split(splitAnti), Mask: g.Mask, Nodes: func(v int32) (history.TxnID, bool) {
+		if v >= second {
+			v -= second
+		}
+		return history.TxnID(v - 1), true
+	}}
 }
 
 // collect gathers the edges the lists give, key by key, in edges, the keys whose unobserved appends the lists leave
@@ -175,23 +205,13 @@ func (a *analysis) collect(l level.Level) {
 }
 
 // build builds a graph of the collected edges and extra (ww edges), with
-// the split encoding when split is set, and session order and real time
-// as l asks.
-func (a *analysis) build(l level.Level, split bool, extra []checker.Edge) *dsg.Graph {
+// session order and real time as l asks, without the split encoding.
+func (a *analysis) build(l level.Level, extra []checker.Edge) *dsg.Graph {
 	h := a.h
-	// The split encoding enters a dependency twice (session order too):
-	// the builder's arrays are sized for that, or growing them would
-	// leave copies behind.
+	// The builder's arrays are sized for every edge, or growing them
+	// would leave copies behind.
 	hint := len(a.edges) + len(extra) + len(h.Txns)
-	if split {
-		for _, d := range a.edges {
-			if !d.anti {
-				hint++
-			}
-		}
-		hint += len(extra) + len(h.Txns)
-	}
-	e := dsg.NewEdges(len(h.Txns), split, hint)
+	e := dsg.NewEdges(len(h.Txns), false, hint)
 	for _, d := range a.edges {
 		if d.anti {
 			e.Anti(d.From, d.To, d.Dep, d.Key)
@@ -364,7 +384,7 @@ func (a *analysis) cursorGuess(l level.Level) (map[history.KeyID][]history.TxnID
 	if len(a.open) == 0 {
 		return nil, nil, true
 	}
-	merged := a.build(l, false, nil)
+	merged := a.build(l, nil)
 	comp, _ := merged.G.SCC(merged.Mask & dsg.Mask(anomaly.WW, anomaly.WR))
 	readAll := map[keyTxn]bool{} // read the whole observed list of the key
 	for _, r := range a.listReads {

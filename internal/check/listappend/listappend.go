@@ -198,7 +198,7 @@ func checkWith(ctx context.Context, ix *history.Index, appends appendIndex, l le
 	if l.ID == level.ReadUncommitted {
 		// G0: a cycle of the certain ww edges (package comment).
 		a.collect(l)
-		g := a.build(l, false, nil)
+		g := a.build(l, nil)
 		found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask&dsg.Mask(anomaly.WW), g.Nodes)
 		return append(a.found, found...), err
 	}
@@ -215,7 +215,7 @@ func checkWith(ctx context.Context, ix *history.Index, appends appendIndex, l le
 		if !ok {
 			return a.solve(ctx, l, o)
 		}
-		g := a.build(l, false, extra)
+		g := a.build(l, extra)
 		found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask&dsg.Mask(anomaly.WW, anomaly.WR), g.Nodes)
 		if err != nil {
 			return found, err
@@ -260,7 +260,7 @@ func checkWith(ctx context.Context, ix *history.Index, appends appendIndex, l le
 			strong = level.Get(level.Serializable)
 		}
 		if strong.Implies(l.ID) {
-			if ser := a.build(strong, false, nil); len(ser.G.NontrivialSCCs(ser.Mask)) == 0 {
+			if ser := a.build(strong, nil); len(ser.G.NontrivialSCCs(ser.Mask)) == 0 {
 				return nil, nil
 			}
 		}
@@ -272,11 +272,12 @@ func checkWith(ctx context.Context, ix *history.Index, appends appendIndex, l le
 			si = level.Get(level.SnapshotIsolation)
 		}
 		if si.Implies(l.ID) {
-			if g := a.build(si, true, nil); len(g.G.NontrivialSCCs(g.Mask)) == 0 {
+			g := a.build(si, nil)
+			if order, ok := splitOrder(g); ok {
 				if len(a.open) == 0 {
 					return nil, nil
 				}
-				if ok, err := a.guess(ctx, si, g); ok || err != nil {
+				if ok, err := a.guess(ctx, si, g, order); ok || err != nil {
 					return nil, err
 				}
 			}
@@ -284,11 +285,23 @@ func checkWith(ctx context.Context, ix *history.Index, appends appendIndex, l le
 		return a.solve(ctx, l, o)
 	}
 	g := a.graph(l)
-	found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask, g.Nodes)
-	if len(found) > 0 || err != nil || len(a.found) > 0 || len(a.open) == 0 || !snapshot(l) {
+	if !snapshot(l) {
+		found, err := dsg.FindCycles(ctx, a.h, g.G, g.Mask, g.Nodes)
 		return append(a.found, found...), err
 	}
-	if ok, err := a.guess(ctx, l, g); ok || err != nil {
+	// Snapshot isolation: the split encoding of g, searched without being
+	// built, and built only to name the cycles it has.
+	order, acyclic := splitOrder(g)
+	if !acyclic {
+		s := a.split(g)
+		g = nil
+		found, err := dsg.FindCycles(ctx, a.h, s.G, s.Mask, s.Nodes)
+		return append(a.found, found...), err
+	}
+	if len(a.found) > 0 || len(a.open) == 0 {
+		return a.found, nil
+	}
+	if ok, err := a.guess(ctx, l, g, order); ok || err != nil {
 		return nil, err
 	}
 	return a.solve(ctx, l, o)
@@ -335,8 +348,10 @@ type analysis struct {
 	edges []depEdge
 	open  []openKey
 	// lastBuild says the next graph built is the last, and edges can go
-	// once they are in it.
+	// once they are in it; spent says the graph let the edges and the
+	// appends' index go (the solver, when it follows, collects them anew).
 	lastBuild bool
+	spent     bool
 	// orders holds each key's order of observed elements: its longest
 	// list read (collect fills it).
 	orders map[history.KeyID][]history.Value

@@ -23,7 +23,7 @@ import (
 // either, it witnesses PL-2+. Otherwise
 // plus reports false, and the solver searches the orders.
 func (a *analysis) plus(ctx context.Context, l level.Level) ([]anomaly.Anomaly, bool, error) {
-	g := a.build(l, false, nil)
+	g := a.build(l, nil)
 	dep := g.Mask & dsg.Mask(anomaly.WW, anomaly.WR)
 	if found, err := dsg.FindCycles(ctx, a.h, g.G, dep, g.Nodes); len(found) > 0 || err != nil {
 		return found, true, err
@@ -38,16 +38,16 @@ func (a *analysis) plus(ctx context.Context, l level.Level) ([]anomaly.Anomaly, 
 	if !ok { // cannot happen: FindCycles found no cycle of dep
 		return nil, false, nil
 	}
-	pos := make([]int, len(a.h.Txns))
+	pos := make([]int32, len(a.h.Txns))
 	for i, v := range order {
 		if t, ok := g.Nodes(v); ok && t != history.Init {
-			pos[t] = i
+			pos[t] = int32(i)
 		}
 	}
 	// Along the components of the whole graph first (an edge from u to v
 	// has comp[u] >= comp[v]), so that a graph without cycles stays so.
 	comp, _ := g.G.SCC(g.Mask)
-	withOrder := a.build(l, false, a.openChains(comp, pos))
+	withOrder := a.build(l, a.openChains(comp, pos))
 	found, err := dsg.FindSingleAnti(ctx, a.h, withOrder.G, withOrder.Mask, withOrder.Nodes)
 	return nil, len(found) == 0 && err == nil, err
 }

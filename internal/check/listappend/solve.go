@@ -9,50 +9,53 @@ import (
 	"github.com/isoscope/isoscope/internal/check/checker"
 	"github.com/isoscope/isoscope/internal/check/dsg"
 	"github.com/isoscope/isoscope/internal/check/polygraph"
+	"github.com/isoscope/isoscope/internal/graph"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
 
 // guess tries one order of the unobserved appends of every open key, in
-// linear time, before any search: the order of a topological sort of the
-// graph without the split encoding (the serializability graph: its
+// linear time, before any search: the order of a topological sort of g,
+// the graph without the split encoding (the serializability graph: its
 // strongly connected components in topological order), ties broken by
-// the order of the transactions' first nodes in a topological sort of g,
-// the split graph (acyclic here). When the split graph with those ww
-// edges added is acyclic, that order witnesses snapshot isolation: the
-// collected edges with the chosen ww chains are the dependency graph of
-// that version order, up to edges its paths imply (rw and ww edges to
-// every unobserved appender where the graph has them to the first). It
-// reports false when the guess closes a cycle, which proves nothing: the
-// solver decides then.
-func (a *analysis) guess(ctx context.Context, l level.Level, g *dsg.Graph) (bool, error) {
+// the order of the transactions' first nodes in order, a topological
+// order of g's split encoding (splitOrder; acyclic here). When the split
+// graph with those ww edges added is acyclic, that order witnesses
+// snapshot isolation: the collected edges with the chosen ww chains are
+// the dependency graph of that version order, up to edges its paths
+// imply (rw and ww edges to every unobserved appender where the graph has
+// them to the first). It reports false when the guess closes a cycle,
+// which proves nothing: the solver decides then. No split graph is built:
+// the last one is searched as g's and the chains' split encoding.
+func (a *analysis) guess(ctx context.Context, l level.Level, g *dsg.Graph, order []int32) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
 	n := len(a.h.Txns)
-	// g's order first: g is not needed past it, and is let go before the
-	// other graphs are built.
-	pos := make([]int, n)
-	if order, ok := g.G.TopoOrder(g.Mask); ok {
-		for i, v := range order {
-			if v >= 1 && int(v) <= n { // the first node of transaction v-1
-				pos[v-1] = i
-			}
+	pos := make([]int32, n)
+	for i, v := range order {
+		if v >= 1 && int(v) <= n { // the first node of transaction v-1
+			pos[v-1] = int32(i)
 		}
 	}
-	g = nil
-	merged := a.build(l, false, nil)
-	comp, _ := merged.G.SCC(merged.Mask)
-	merged = nil
-	withOrder := a.build(l, true, a.openChains(comp, pos))
-	_, acyclic := withOrder.G.TopoOrder(withOrder.Mask)
+	order = nil
+	comp, _ := g.G.SCC(g.Mask)
+	chains := a.openChains(comp, pos)
+	comp, pos = nil, nil
+	e := dsg.NewEdges(n, false, len(chains))
+	for _, c := range chains {
+		e.Dep(c.From, c.To, c.Dep, c.Key)
+	}
+	chains = nil
+	x := e.Finish()
+	_, acyclic := graph.SplitTopoOrder(splitAnti, g.Mask|x.Mask, g.G, x.G)
 	return acyclic, ctx.Err()
 }
 
 // openChains orders the unobserved appenders of every open key along the
 // components comp of a graph (an edge from u to v has comp[u] >= comp[v])
 // and, within one, by pos, and returns the order as chains of ww edges.
-func (a *analysis) openChains(comp []int32, pos []int) []checker.Edge {
+func (a *analysis) openChains(comp []int32, pos []int32) []checker.Edge {
 	var extra []checker.Edge
 	for _, o := range a.open {
 		ts := slices.Clone(o.txns)
@@ -81,6 +84,9 @@ func (a *analysis) openChains(comp []int32, pos []int) []checker.Edge {
 //
 // The solver runs within o's limits and memory bound.
 func (a *analysis) solve(ctx context.Context, l level.Level, o checker.Options) ([]anomaly.Anomaly, error) {
+	if a.spent {
+		a = a.again()
+	}
 	rw := a.registers()
 	var ww []checker.Edge
 	for _, e := range a.edges {
@@ -98,6 +104,17 @@ func (a *analysis) solve(ctx context.Context, l level.Level, o checker.Options) 
 		return nil, err
 	}
 	return check(ctx)
+}
+
+// again returns a's history analysed anew up to the collected edges, with
+// the appends' index they need, for the solver when the graph let them go
+// (spent): what resolve, reads and collect find the first time, again.
+func (a *analysis) again() *analysis {
+	b := newAnalysis(a.h, a.l)
+	b.resolve()
+	b.reads()
+	b.collect(a.l)
+	return b
 }
 
 // registers returns the history as reads and writes with the same
