@@ -120,18 +120,26 @@ func (a *analysis) elements(t history.TxnID, ref history.OpRef, k history.KeyID,
 // snapshot isolation searches on it (splitOrder, split); check calls it
 // once, last.
 func (a *analysis) graph(l level.Level) *dsg.Graph {
+	// Past the graph no step looks at the reads, the appends' index, the
+	// lists' orders or the edges again (the guess looks at the graph and
+	// the open keys; the solver, which snapshot isolation with open keys
+	// may reach, collects the edges anew: again): the edges go straight
+	// into the graph's builder, sized for about a wr and an rw edge per
+	// read, a ww edge per append and the session and real-time edges, and
+	// the rest goes before the graph is laid out.
+	n := len(a.h.Txns)
+	hint := len(a.listReads) + a.appends.len() + n
+	if l.ID != level.ReadCommitted && l.ID != level.ReadUncommitted {
+		hint += len(a.listReads) // rw edges (collect)
+	}
+	if l.RealTime {
+		hint += 3 * n
+	}
+	a.sink, a.spent = dsg.NewEdges(n, false, hint), true
 	a.collect(l)
-	// Past the graph no step looks at the reads, the appends' index or
-	// the lists' orders again (the guess looks at the graph and the open
-	// keys; the solver, which snapshot isolation with open keys may
-	// reach, collects the edges anew: again): the graph is built without
-	// them, and build lets the edges go once they are in it, before it is
-	// laid out.
-	a.listReads = nil
-	a.appends = appendIndex{}
-	a.orders = nil
-	a.lastBuild, a.spent = true, true
-	return a.build(l, nil)
+	e := a.sink
+	a.sink, a.listReads, a.appends, a.orders = nil, nil, appendIndex{}, nil
+	return a.finish(l, e)
 }
 
 // splitAnti holds the labels of the anti-dependencies the lists give
@@ -181,6 +189,9 @@ func (a *analysis) collect(l level.Level) {
 		next[r.k]++
 	}
 	next = nil
+	if a.sink != nil {
+		a.listReads = nil // graph looks at them no more
+	}
 	// The elements of each key that the flat tables do not hold.
 	var others map[history.KeyID][]history.Value
 	for ek := range a.appends.others {
@@ -190,7 +201,7 @@ func (a *analysis) collect(l level.Level) {
 		others[ek.k] = append(others[ek.k], ek.e)
 	}
 	anti := l.ID != level.ReadCommitted && l.ID != level.ReadUncommitted
-	if a.edges == nil {
+	if a.edges == nil && a.sink == nil {
 		// About a wr and an rw edge per read and a ww edge per append.
 		a.edges = make([]depEdge, 0, 2*len(reads)+a.appends.len())
 	}
@@ -222,9 +233,13 @@ func (a *analysis) build(l level.Level, extra []checker.Edge) *dsg.Graph {
 	for _, d := range extra {
 		e.Dep(d.From, d.To, d.Dep, d.Key)
 	}
-	if a.lastBuild {
-		a.edges = nil
-	}
+	return a.finish(l, e)
+}
+
+// finish adds session order and real time to e as l asks and builds the
+// graph.
+func (a *analysis) finish(l level.Level, e *dsg.Edges) *dsg.Graph {
+	h := a.h
 	if l.SessionOrder {
 		e.SessionOrder(h, a.isEffective)
 	}
@@ -240,11 +255,23 @@ type depEdge struct {
 	anti bool
 }
 
+// dep collects a dependency that is not an anti-dependency, in the
+// graph's builder when graph collects.
 func (a *analysis) dep(from, to history.TxnID, d anomaly.Dep, k history.KeyID) {
+	if a.sink != nil {
+		a.sink.Dep(from, to, d, k)
+		return
+	}
 	a.edges = append(a.edges, depEdge{Edge: checker.Edge{From: from, To: to, Dep: d, Key: k}})
 }
 
+// antiDep collects an anti-dependency, in the graph's builder when graph
+// collects.
 func (a *analysis) antiDep(from, to history.TxnID, d anomaly.Dep, k history.KeyID) {
+	if a.sink != nil {
+		a.sink.Anti(from, to, d, k)
+		return
+	}
 	a.edges = append(a.edges, depEdge{Edge: checker.Edge{From: from, To: to, Dep: d, Key: k}, anti: true})
 }
 

@@ -347,11 +347,12 @@ type analysis struct {
 	// open (collect fills them).
 	edges []depEdge
 	open  []openKey
-	// lastBuild says the next graph built is the last, and edges can go
-	// once they are in it; spent says the graph let the edges and the
-	// appends' index go (the solver, when it follows, collects them anew).
-	lastBuild bool
-	spent     bool
+	// sink, while graph collects, is the builder of its graph, which
+	// takes the edges instead of edges; spent says the graph let the
+	// edges and the appends' index go (the solver, when it follows,
+	// collects them anew).
+	sink  *dsg.Edges
+	spent bool
 	// orders holds each key's order of observed elements: its longest
 	// list read (collect fills it).
 	orders map[history.KeyID][]history.Value
