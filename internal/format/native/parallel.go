@@ -171,8 +171,6 @@ var errLong = errors.New("line over the limit")
 // newWorker returns a reader for parsing chunks of r's input alone.
 func (r *Reader) newWorker() *Reader {
 	w := &Reader{
-		local:       true,
-		intKeys:     make(map[int64]history.KeyID),
 		strKeys:     make(map[string]history.KeyID),
 		intSessions: make(map[int64]int32),
 		strSessions: make(map[string]int32),
@@ -191,9 +189,8 @@ func (w *Reader) parse(c *chunk) {
 	}
 	w.h = &history.History{Keys: make([]history.Value, 0, keys), Sessions: make([]history.Value, 0, sessions)}
 	w.keyKind, w.keyKindLine, w.initDone, w.lists = history.Null, 0, true, false
-	clear(w.denseKeys)
+	w.intKeys.reset()
 	clear(w.denseSessions)
-	clear(w.intKeys)
 	clear(w.strKeys)
 	clear(w.intSessions)
 	clear(w.strSessions)

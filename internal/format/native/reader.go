@@ -40,11 +40,11 @@ type Reader struct {
 	keyKind     history.ValueKind
 	keyKindLine int
 
-	// Keys and session labels that are small non-negative integers are
-	// found in dense tables (index+1, 0 for none); others in the maps.
-	denseKeys     []int32
+	// Integer keys are found in intKeys, string keys in strKeys; session
+	// labels that are small non-negative integers in a dense table
+	// (index+1, 0 for none), others in the maps.
+	intKeys       intTable
 	denseSessions []int32
-	intKeys       map[int64]history.KeyID
 	strKeys       map[string]history.KeyID
 	intSessions   map[int64]int32
 	strSessions   map[string]int32
@@ -69,11 +69,6 @@ type Reader struct {
 	shared    history.Lists
 	listArena []history.Value
 	listReads []listRead
-
-	// local marks a worker of Read, parsing chunks with keys of its own:
-	// its tables of keys are complete, and the history's index of keys
-	// is not kept.
-	local bool
 
 	// opts are the options of the read, with their defaults filled in.
 	opts Options
@@ -151,7 +146,6 @@ func NewReaderWith(r io.Reader, name string, opts Options) (*Reader, error) {
 		opts:        opts,
 		h:           history.New(),
 		br:          br,
-		intKeys:     make(map[int64]history.KeyID),
 		strKeys:     make(map[string]history.KeyID),
 		intSessions: make(map[int64]int32),
 		strSessions: make(map[string]int32),
