@@ -3,7 +3,8 @@ package native
 // intTable maps integers (keys of a history) to ids. Small non-negative
 // integers are found in a dense table (id+1 at the integer, 0 for none),
 // grown as dense allows; the others in an open-addressed hash table with
-// linear probing. Neither holds a pointer, so the collector has nothing
+// linear probing. Every integer the dense table covers is in it: when it
+// grows, the hash table's integers it now covers move to it. Neither holds a pointer, so the collector has nothing
 // to trace in them, and a lookup is an index or a short probe of one
 // array instead of a Go map's hashing.
 type intTable struct {
@@ -28,9 +29,8 @@ func (t *intTable) hashInt(k int64) uint64 {
 // get returns the id of k, if t has it.
 func (t *intTable) get(k int64) (int32, bool) {
 	if uint64(k) < uint64(len(t.dense)) {
-		if id := t.dense[k]; id != 0 {
-			return id - 1, true
-		}
+		id := t.dense[k]
+		return id - 1, id != 0
 	}
 	if t.n == 0 {
 		return 0, false
@@ -47,15 +47,19 @@ func (t *intTable) get(k int64) (int32, bool) {
 	}
 }
 
-// put records that k, which t does not have, has id id; used is how many
-// ids there are (which bounds the dense table, see dense).
-func (t *intTable) put(k int64, id int32, used int) {
-	if slot := dense(&t.dense, k, used); slot != nil {
+// put records that k, which t does not have, has id id; the dense table
+// may grow to 2*bound+65536 integers (see dense).
+func (t *intTable) put(k int64, id int32, bound int) {
+	covered := len(t.dense)
+	if slot := dense(&t.dense, k, bound); slot != nil {
 		*slot = id + 1
+		if len(t.dense) > covered && t.n > 0 {
+			t.rehash(len(t.slots))
+		}
 		return
 	}
 	if 4*(t.n+1) > 3*len(t.slots) {
-		t.grow()
+		t.rehash(max(2*len(t.slots), 1024))
 	}
 	mask := uint64(len(t.slots) - 1)
 	i := t.hashInt(k)
@@ -66,18 +70,23 @@ func (t *intTable) put(k int64, id int32, used int) {
 	t.n++
 }
 
-// grow doubles the hash table (to 1024 slots at first) and puts the
-// entries back.
-func (t *intTable) grow() {
+// rehash makes the hash table size slots long (a power of two) and puts
+// its entries back, those the dense table covers there.
+func (t *intTable) rehash(size int) {
 	old := t.slots
-	size := max(2*len(old), 1024)
 	t.slots = make([]intSlot, size)
 	t.shift = uint8(64 - log2(size))
+	t.n = 0
 	mask := uint64(size - 1)
 	for _, s := range old {
 		if s.id == 0 {
 			continue
 		}
+		if uint64(s.k) < uint64(len(t.dense)) {
+			t.dense[s.k] = s.id
+			continue
+		}
+		t.n++
 		i := t.hashInt(s.k)
 		for t.slots[i].id != 0 {
 			i = (i + 1) & mask

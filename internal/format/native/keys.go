@@ -51,9 +51,9 @@ func (r *Reader) intern(k history.Value) history.KeyID {
 		if id, ok := r.intKeys.get(k.N); ok {
 			return history.KeyID(id)
 		}
-		used := len(r.h.Keys)
+		bound := max(len(r.h.Keys), r.keyBound)
 		id := r.h.AddKey(k)
-		r.intKeys.put(k.N, int32(id), used)
+		r.intKeys.put(k.N, int32(id), bound)
 		return id
 	}
 	if id, ok := r.strKeys[k.S]; ok {

@@ -284,6 +284,8 @@ func (r *Reader) merge(c *chunk, sp *splitter) error {
 	}
 	r.lists = r.lists || c.lists
 	r.h.Faults = append(r.h.Faults, c.faults...)
+	r.merged += len(c.data)
+	r.keyBound = r.merged / 16
 	c.sessionMap = make([]int32, len(c.sessions))
 	for i, v := range c.sessions {
 		c.sessionMap[i] = r.internSession(v)

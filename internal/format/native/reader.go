@@ -46,8 +46,14 @@ type Reader struct {
 	intKeys       intTable
 	denseSessions []int32
 	strKeys       map[string]history.KeyID
-	intSessions   map[int64]int32
-	strSessions   map[string]int32
+	// keyBound lets the dense table of keys grow to 2*keyBound+65536
+	// integers when there are fewer keys: a sixteenth of the bytes of
+	// the chunks merged, so that a history whose integer keys are spread
+	// over a range a few times their count soon finds them all there.
+	keyBound    int
+	merged      int // bytes of the parsed chunks merged
+	intSessions map[int64]int32
+	strSessions map[string]int32
 
 	// Transaction ids: dense[id] is TxnID+1 for small non-negative integer
 	// ids; the maps hold the others. lines[t] is the line of TxnID t.
