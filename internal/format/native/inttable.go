@@ -2,28 +2,25 @@ package native
 
 // intTable maps integers (keys of a history) to ids. Small non-negative
 // integers are found in a dense table (id+1 at the integer, 0 for none),
-// grown as dense allows; the others in an open-addressed hash table with
-// linear probing. Every integer the dense table covers is in it: when it
-// grows, the hash table's integers it now covers move to it. Neither holds a pointer, so the collector has nothing
-// to trace in them, and a lookup is an index or a short probe of one
-// array instead of a Go map's hashing.
+// grown as dense allows; the other integers of [0, 2^32) in an
+// open-addressed hash table with linear probing whose slot is one word
+// (the integer above id+1); the rest, rare, in a map. Every integer the
+// dense table covers is in it: when it grows, the hash table's integers
+// it now covers move to it. The dense and hash tables hold no pointer,
+// so the collector has nothing to trace in them, and a lookup is an
+// index or a short probe of one array instead of a Go map's hashing.
 type intTable struct {
 	dense []int32
-	slots []intSlot // a power of two long, or empty
-	n     int       // slots in use
-	shift uint8     // 64 - log2(len(slots))
-}
-
-// intSlot is a slot of the hash table: key k has id id-1; id 0 is empty.
-type intSlot struct {
-	k  int64
-	id int32
+	slots []uint64 // a power of two long, or empty
+	n     int      // slots in use
+	shift uint8    // 64 - log2(len(slots))
+	wide  map[int64]int32
 }
 
 // hashInt spreads k over the table's slots (Fibonacci hashing: the top
 // bits of k times 2^64/φ).
-func (t *intTable) hashInt(k int64) uint64 {
-	return (uint64(k) * 0x9e3779b97f4a7c15) >> t.shift
+func (t *intTable) hashInt(k uint64) uint64 {
+	return (k * 0x9e3779b97f4a7c15) >> t.shift
 }
 
 // get returns the id of k, if t has it.
@@ -32,17 +29,21 @@ func (t *intTable) get(k int64) (int32, bool) {
 		id := t.dense[k]
 		return id - 1, id != 0
 	}
+	if uint64(k) >= 1<<32 {
+		id, ok := t.wide[k]
+		return id, ok
+	}
 	if t.n == 0 {
 		return 0, false
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := t.hashInt(k); ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.id == 0 {
+	for i := t.hashInt(uint64(k)); ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
 			return 0, false
 		}
-		if s.k == k {
-			return s.id - 1, true
+		if s>>32 == uint64(k) {
+			return int32(uint32(s)) - 1, true
 		}
 	}
 }
@@ -58,15 +59,27 @@ func (t *intTable) put(k int64, id int32, bound int) {
 		}
 		return
 	}
+	if uint64(k) >= 1<<32 {
+		if t.wide == nil {
+			t.wide = make(map[int64]int32)
+		}
+		t.wide[k] = id
+		return
+	}
 	if 4*(t.n+1) > 3*len(t.slots) {
 		t.rehash(max(2*len(t.slots), 1024))
 	}
+	t.insert(uint64(k)<<32 | uint64(id+1))
+}
+
+// insert puts slot s (an integer and its id+1) in the hash table.
+func (t *intTable) insert(s uint64) {
 	mask := uint64(len(t.slots) - 1)
-	i := t.hashInt(k)
-	for t.slots[i].id != 0 {
+	i := t.hashInt(s >> 32)
+	for t.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	t.slots[i] = intSlot{k: k, id: id + 1}
+	t.slots[i] = s
 	t.n++
 }
 
@@ -74,24 +87,18 @@ func (t *intTable) put(k int64, id int32, bound int) {
 // its entries back, those the dense table covers there.
 func (t *intTable) rehash(size int) {
 	old := t.slots
-	t.slots = make([]intSlot, size)
+	t.slots = make([]uint64, size)
 	t.shift = uint8(64 - log2(size))
 	t.n = 0
-	mask := uint64(size - 1)
 	for _, s := range old {
-		if s.id == 0 {
+		if s == 0 {
 			continue
 		}
-		if uint64(s.k) < uint64(len(t.dense)) {
-			t.dense[s.k] = s.id
+		if k := s >> 32; k < uint64(len(t.dense)) {
+			t.dense[k] = int32(uint32(s))
 			continue
 		}
-		t.n++
-		i := t.hashInt(s.k)
-		for t.slots[i].id != 0 {
-			i = (i + 1) & mask
-		}
-		t.slots[i] = s
+		t.insert(s)
 	}
 }
 
@@ -102,6 +109,7 @@ func (t *intTable) reset() {
 		clear(t.slots)
 		t.n = 0
 	}
+	clear(t.wide)
 }
 
 // log2 is the base-2 logarithm of n, a power of two.
