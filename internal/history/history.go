@@ -279,6 +279,15 @@ func (h *History) Key(k Value) KeyID {
 	return id
 }
 
+// AddKey appends k, which the history must not have, to its keys and
+// returns its id: for a reader that interns keys with tables of its own.
+// The index Key and LookupKey use is rebuilt when next needed.
+func (h *History) AddKey(k Value) KeyID {
+	h.keyIndex = nil
+	h.Keys = append(h.Keys, k)
+	return KeyID(len(h.Keys) - 1)
+}
+
 // LookupKey returns the id of k, if the history has it.
 func (h *History) LookupKey(k Value) (KeyID, bool) {
 	h.indexKeys()

@@ -98,23 +98,21 @@ type state struct {
 	// took effect, and at each one's index in it.
 	topo []history.TxnID
 	at   []int32
-	// marks is the sequential passes' scratch; the parallel inferences
-	// have their own.
+	// marks is the sequential passes' scratch.
 	*marks
 	inf []inference
 }
 
-// marks are scratch marks, by key and by transaction, with the epoch of
-// the reader being processed.
+// marks are scratch marks by transaction, with the epoch of the reader
+// being processed.
 type marks struct {
 	epoch   uint32
-	keyMark []uint32
 	txnMark []uint32
 	first   []int32 // per transaction marked: the reader's first read from it
 }
 
 func (s *state) newMarks() *marks {
-	return &marks{keyMark: make([]uint32, len(s.h.Keys)), txnMark: make([]uint32, s.n), first: make([]int32, s.n)}
+	return &marks{txnMark: make([]uint32, s.n), first: make([]int32, s.n)}
 }
 
 // Check decides ix's history at l (rc-session, read atomic or causal), as
@@ -358,42 +356,6 @@ func (s *state) keyReadFrom(reader, w history.TxnID) history.KeyID {
 // writes returns the keys t writes, sorted.
 func (s *state) writes(t history.TxnID) []history.KeyID { return s.wKey[s.wFirst[t]:s.wFirst[t+1]] }
 
-// markReads starts a reader: a fresh epoch of m, and its read keys
-// marked. It returns the distinct keys, in the order first read.
-func (s *state) markReads(m *marks, t history.TxnID, keys []history.KeyID) []history.KeyID {
-	m.epoch++
-	keys = keys[:0]
-	for r := s.rFirst[t]; r < s.rFirst[t+1]; r++ {
-		if k := s.rKey[r]; m.keyMark[k] != m.epoch {
-			m.keyMark[k] = m.epoch
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
-
-// common returns, in out, every key source writes that the reader being
-// processed reads (marked in m by markReads; keys are its read keys),
-// walking the smaller of the two sets.
-func (s *state) common(m *marks, source history.TxnID, keys, out []history.KeyID) []history.KeyID {
-	out = out[:0]
-	ws := s.writes(source)
-	if len(ws) <= len(keys) {
-		for _, k := range ws {
-			if m.keyMark[k] == m.epoch {
-				out = append(out, k)
-			}
-		}
-		return out
-	}
-	for _, k := range keys {
-		if _, ok := slices.BinarySearch(ws, k); ok {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // parallelReads is how many reads make the inferences of read committed
 // and read atomic split their work across the processors.
 const parallelReads = 1 << 16
@@ -402,7 +364,7 @@ const parallelReads = 1 << 16
 // as many goroutines as there are processors (at most 4) when the history
 // is large, each with scratch of its own, and joins what they infer in
 // session order. A part stops when ctx ends.
-func (s *state) inParts(ctx context.Context, infer func(ctx context.Context, m *marks, sessions [][]history.TxnID) []inference) error {
+func (s *state) inParts(ctx context.Context, infer func(ctx context.Context, sessions [][]history.TxnID) []inference) error {
 	parts := min(runtime.GOMAXPROCS(0), 4)
 	if len(s.rKey) < parallelReads || parts < 2 {
 		parts = 1
@@ -423,11 +385,7 @@ func (s *state) inParts(ctx context.Context, infer func(ctx context.Context, m *
 	out := make([][]inference, len(cuts)-1)
 	var wg sync.WaitGroup
 	for p := range out {
-		m := s.marks
-		if p > 0 {
-			m = s.newMarks()
-		}
-		wg.Go(func() { out[p] = infer(ctx, m, s.bySession[cuts[p]:cuts[p+1]]) })
+		wg.Go(func() { out[p] = infer(ctx, s.bySession[cuts[p]:cuts[p+1]]) })
 	}
 	wg.Wait()
 	n := 0
@@ -445,36 +403,36 @@ func (s *state) inParts(ctx context.Context, infer func(ctx context.Context, m *
 // program order; a read of x from t1 takes an edge from every transaction
 // read earlier that writes x, and then t1 stands for them.
 func (s *state) inferRC(ctx context.Context) error {
-	return s.inParts(ctx, func(ctx context.Context, m *marks, sessions [][]history.TxnID) []inference {
+	return s.inParts(ctx, func(ctx context.Context, sessions [][]history.TxnID) []inference {
 		var inf []inference
-		head := make([]int32, len(s.h.Keys)) // per key read: a list in nodes
+		var rd reader
+		var head []int32 // per key read (its position in rd.keys): a list in nodes
 		type node struct {
 			t    history.TxnID
 			beta int32
 			next int32
 		}
 		var nodes []node
-		var keys, shared []history.KeyID
+		var shared []int32
 		done := 0
 		for _, txns := range sessions {
 			for _, t3 := range txns {
 				if done++; done%checkEvery == 0 && ctx.Err() != nil {
 					return nil
 				}
-				if s.rFirst[t3] == s.rFirst[t3+1] {
+				lo, hi := s.rFirst[t3], s.rFirst[t3+1]
+				if lo == hi {
 					continue
 				}
-				keys = s.markReads(m, t3, keys)
-				for _, k := range keys {
-					head[k] = -1
-				}
+				s.load(&rd, t3)
+				head = minusOnes(head, len(rd.keys))
 				nodes = nodes[:0]
-				push := func(k history.KeyID, t history.TxnID, beta int32) {
-					nodes = append(nodes, node{t, beta, head[k]})
-					head[k] = int32(len(nodes) - 1)
+				push := func(x int32, t history.TxnID, beta int32) {
+					nodes = append(nodes, node{t, beta, head[x]})
+					head[x] = int32(len(nodes) - 1)
 				}
-				for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
-					x, t1 := s.rKey[r], s.rWriter[r]
+				for r := lo; r < hi; r++ {
+					x, t1 := rd.at[r-lo], s.rWriter[r]
 					for p := head[x]; p >= 0; p = nodes[p].next {
 						if t2 := nodes[p].t; t2 != t1 {
 							inf = append(inf, inference{from: t2, to: t1, reader: t3, read: r, beta: nodes[p].beta, why: byRead})
@@ -484,12 +442,12 @@ func (s *state) inferRC(ctx context.Context) error {
 					if t1 == history.Init {
 						continue
 					}
-					if m.txnMark[t1] == m.epoch {
-						push(x, t1, m.first[t1])
+					if first, ok := rd.src.get(int32(t1)); ok {
+						push(x, t1, first)
 						continue
 					}
-					m.txnMark[t1], m.first[t1] = m.epoch, r
-					shared = s.common(m, t1, keys, shared)
+					rd.src.put(int32(t1), r)
+					shared = s.common(&rd, t1, shared)
 					for _, k := range shared {
 						push(k, t1, r)
 					}
@@ -500,6 +458,22 @@ func (s *state) inferRC(ctx context.Context) error {
 	})
 }
 
+// minusOnes returns a of length n (reusing its memory), every element -1.
+func minusOnes(a []int32, n int) []int32 {
+	a = slices.Grow(a[:0], n)[:n]
+	for i := range a {
+		a[i] = -1
+	}
+	return a
+}
+
+// lastWrite is, per key, the last writer of the key in the session being
+// processed, valid when session is that session's epoch.
+type lastWrite struct {
+	t       history.TxnID
+	session uint32
+}
+
 // inferRA infers read atomic's edges: from every transaction a reader read
 // from to the writer of each key it read that the transaction also
 // writes, and from the last writer of the key earlier in the reader's
@@ -508,12 +482,12 @@ func (s *state) inferRA(ctx context.Context) error {
 	// Per key a reader reads: its reads, chained (one per writer); the
 	// reads are the parts' own, so one array serves them all.
 	next := make([]int32, len(s.rKey))
-	return s.inParts(ctx, func(ctx context.Context, m *marks, sessions [][]history.TxnID) []inference {
+	return s.inParts(ctx, func(ctx context.Context, sessions [][]history.TxnID) []inference {
 		inf := make([]inference, 0, len(s.rKey)/4)
-		head := make([]int32, len(s.h.Keys))
-		last := make([]history.TxnID, len(s.h.Keys)) // per key: the session's last writer so far
-		lastMark := make([]uint32, len(s.h.Keys))
-		var keys, shared []history.KeyID
+		var rd reader
+		var head []int32                         // per key read (its position in rd.keys)
+		last := make([]lastWrite, len(s.h.Keys)) // per key: the session's last writer so far
+		var shared []int32
 		var sessEpoch uint32
 		done := 0
 		for _, txns := range sessions {
@@ -522,12 +496,11 @@ func (s *state) inferRA(ctx context.Context) error {
 				if done++; done%checkEvery == 0 && ctx.Err() != nil {
 					return nil
 				}
-				keys = s.markReads(m, t3, keys)
-				for _, k := range keys {
-					head[k] = -1
-				}
-				for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
-					x, t1 := s.rKey[r], s.rWriter[r]
+				lo, hi := s.rFirst[t3], s.rFirst[t3+1]
+				s.load(&rd, t3)
+				head = minusOnes(head, len(rd.keys))
+				for r := lo; r < hi; r++ {
+					x, t1 := rd.at[r-lo], s.rWriter[r]
 					dup := false
 					for q := head[x]; q >= 0; q = next[q] {
 						dup = dup || s.rWriter[q] == t1
@@ -536,23 +509,27 @@ func (s *state) inferRA(ctx context.Context) error {
 						next[r], head[x] = head[x], r
 					}
 				}
-				for _, k := range keys {
-					if lastMark[k] != sessEpoch {
+				for i, k := range rd.keys {
+					l := last[k]
+					if l.session != sessEpoch {
 						continue
 					}
-					for q := head[k]; q >= 0; q = next[q] {
-						if t1 := s.rWriter[q]; last[k] != t1 {
-							inf = append(inf, inference{from: last[k], to: t1, reader: t3, read: q, beta: -1, why: bySession})
+					for q := head[i]; q >= 0; q = next[q] {
+						if t1 := s.rWriter[q]; l.t != t1 {
+							inf = append(inf, inference{from: l.t, to: t1, reader: t3, read: q, beta: -1, why: bySession})
 						}
 					}
 				}
-				for r := s.rFirst[t3]; r < s.rFirst[t3+1]; r++ {
+				for r := lo; r < hi; r++ {
 					t2 := s.rWriter[r]
-					if t2 == history.Init || m.txnMark[t2] == m.epoch {
+					if t2 == history.Init {
 						continue
 					}
-					m.txnMark[t2] = m.epoch
-					shared = s.common(m, t2, keys, shared)
+					if _, ok := rd.src.get(int32(t2)); ok {
+						continue
+					}
+					rd.src.put(int32(t2), r)
+					shared = s.common(&rd, t2, shared)
 					for _, k := range shared {
 						for q := head[k]; q >= 0; q = next[q] {
 							if w := s.rWriter[q]; w != t2 {
@@ -562,7 +539,7 @@ func (s *state) inferRA(ctx context.Context) error {
 					}
 				}
 				for _, k := range s.writes(t3) {
-					last[k], lastMark[k] = t3, sessEpoch
+					last[k] = lastWrite{t3, sessEpoch}
 				}
 			}
 		}

@@ -11,10 +11,12 @@ import (
 func (r *Reader) key(i int, what string) (history.KeyID, error) {
 	s := &r.s
 	if c := s.ws(); c-'0' <= 9 && r.keyKind == history.Int {
-		// The fast path: a small integer key already seen.
+		// The fast path: an integer key already seen.
 		start := s.i
-		if mag, _, kind, err := s.number(); err == nil && kind == numInt && mag < uint64(len(r.denseKeys)) && r.denseKeys[mag] != 0 {
-			return history.KeyID(r.denseKeys[mag] - 1), nil
+		if mag, _, kind, err := s.number(); err == nil && kind == numInt && mag <= 1<<63-1 {
+			if id, ok := r.intKeys.get(int64(mag)); ok {
+				return history.KeyID(id), nil
+			}
 		}
 		s.i = start
 	}
@@ -41,62 +43,24 @@ func (r *Reader) key(i int, what string) (history.KeyID, error) {
 	return r.intern(x.value()), nil
 }
 
-// intern adds key k to the history (or finds it).
+// intern adds key k to the history (or finds it). The reader's tables are
+// the truth: the history's own index of keys is not kept while reading
+// (history.AddKey).
 func (r *Reader) intern(k history.Value) history.KeyID {
-	if r.local {
-		return r.internLocal(k)
-	}
 	if k.Kind == history.Int {
-		// h.Key is the truth; the dense table and the map only speed it up.
-		if slot := dense(&r.denseKeys, k.N, len(r.h.Keys)); slot != nil {
-			if *slot == 0 {
-				*slot = int32(r.h.Key(k)) + 1
-			}
-			return history.KeyID(*slot - 1)
+		if id, ok := r.intKeys.get(k.N); ok {
+			return history.KeyID(id)
 		}
-		if id, ok := r.intKeys[k.N]; ok {
-			return id
-		}
-		id := r.h.Key(k)
-		r.intKeys[k.N] = id
+		bound := max(len(r.h.Keys), r.keyBound)
+		id := r.h.AddKey(k)
+		r.intKeys.put(k.N, int32(id), bound)
 		return id
 	}
 	if id, ok := r.strKeys[k.S]; ok {
 		return id
 	}
-	id := r.h.Key(k)
+	id := r.h.AddKey(k)
 	r.strKeys[k.S] = id
-	return id
-}
-
-// internLocal is intern for a worker: the dense table and the maps are
-// the truth.
-func (r *Reader) internLocal(k history.Value) history.KeyID {
-	h := r.h
-	if k.Kind == history.String {
-		id, ok := r.strKeys[k.S]
-		if !ok {
-			id = history.KeyID(len(h.Keys))
-			h.Keys = append(h.Keys, k)
-			r.strKeys[k.S] = id
-		}
-		return id
-	}
-	slot := dense(&r.denseKeys, k.N, len(h.Keys))
-	if slot != nil && *slot != 0 {
-		return history.KeyID(*slot - 1)
-	}
-	id, ok := r.intKeys[k.N]
-	if !ok {
-		id = history.KeyID(len(h.Keys))
-		h.Keys = append(h.Keys, k)
-		if slot == nil {
-			r.intKeys[k.N] = id
-		}
-	}
-	if slot != nil {
-		*slot = int32(id) + 1
-	}
 	return id
 }
 

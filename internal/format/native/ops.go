@@ -150,8 +150,8 @@ type listRead struct{ op, start, end int }
 // fastOps enables fastOp; off in a test, to compare.
 var fastOps = true
 
-// fastOp parses the most common operations, a read or write of a small
-// integer key already seen and a non-negative integer or null, written
+// fastOp parses the most common operations, a read or write of an
+// integer key of at most 18 digits and a non-negative integer or null, written
 // without spaces: ["r",k,v] or ["w",k,v]. For anything else it reports
 // false and consumes nothing, leaving the operation to op, which parses
 // every operation (and names what is wrong).
@@ -170,7 +170,7 @@ func (r *Reader) fastOp(op *history.Op) bool {
 		return false
 	}
 	k, i, ok := smallUint(b, i+5)
-	if !ok || k >= uint64(len(r.denseKeys)) || r.denseKeys[k] == 0 || i >= len(b) || b[i] != ',' {
+	if !ok || i >= len(b) || b[i] != ',' {
 		return false
 	}
 	i++
@@ -187,7 +187,11 @@ func (r *Reader) fastOp(op *history.Op) bool {
 	if i >= len(b) || b[i] != ']' {
 		return false
 	}
-	*op = history.Op{Kind: kind, Key: history.KeyID(r.denseKeys[k] - 1), Value: v}
+	id, seen := r.intKeys.get(int64(k))
+	if !seen {
+		id = int32(r.intern(history.IntValue(int64(k))))
+	}
+	*op = history.Op{Kind: kind, Key: history.KeyID(id), Value: v}
 	s.i = i + 1
 	return true
 }

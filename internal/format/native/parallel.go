@@ -171,8 +171,6 @@ var errLong = errors.New("line over the limit")
 // newWorker returns a reader for parsing chunks of r's input alone.
 func (r *Reader) newWorker() *Reader {
 	w := &Reader{
-		local:       true,
-		intKeys:     make(map[int64]history.KeyID),
 		strKeys:     make(map[string]history.KeyID),
 		intSessions: make(map[int64]int32),
 		strSessions: make(map[string]int32),
@@ -191,9 +189,8 @@ func (w *Reader) parse(c *chunk) {
 	}
 	w.h = &history.History{Keys: make([]history.Value, 0, keys), Sessions: make([]history.Value, 0, sessions)}
 	w.keyKind, w.keyKindLine, w.initDone, w.lists = history.Null, 0, true, false
-	clear(w.denseKeys)
+	w.intKeys.reset()
 	clear(w.denseSessions)
-	clear(w.intKeys)
 	clear(w.strKeys)
 	clear(w.intSessions)
 	clear(w.strSessions)
@@ -287,6 +284,8 @@ func (r *Reader) merge(c *chunk, sp *splitter) error {
 	}
 	r.lists = r.lists || c.lists
 	r.h.Faults = append(r.h.Faults, c.faults...)
+	r.merged += len(c.data)
+	r.keyBound = r.merged / 16
 	c.sessionMap = make([]int32, len(c.sessions))
 	for i, v := range c.sessions {
 		c.sessionMap[i] = r.internSession(v)

@@ -40,14 +40,20 @@ type Reader struct {
 	keyKind     history.ValueKind
 	keyKindLine int
 
-	// Keys and session labels that are small non-negative integers are
-	// found in dense tables (index+1, 0 for none); others in the maps.
-	denseKeys     []int32
+	// Integer keys are found in intKeys, string keys in strKeys; session
+	// labels that are small non-negative integers in a dense table
+	// (index+1, 0 for none), others in the maps.
+	intKeys       intTable
 	denseSessions []int32
-	intKeys       map[int64]history.KeyID
 	strKeys       map[string]history.KeyID
-	intSessions   map[int64]int32
-	strSessions   map[string]int32
+	// keyBound lets the dense table of keys grow to 2*keyBound+65536
+	// integers when there are fewer keys: a sixteenth of the bytes of
+	// the chunks merged, so that a history whose integer keys are spread
+	// over a range a few times their count soon finds them all there.
+	keyBound    int
+	merged      int // bytes of the parsed chunks merged
+	intSessions map[int64]int32
+	strSessions map[string]int32
 
 	// Transaction ids: dense[id] is TxnID+1 for small non-negative integer
 	// ids; the maps hold the others. lines[t] is the line of TxnID t.
@@ -69,11 +75,6 @@ type Reader struct {
 	shared    history.Lists
 	listArena []history.Value
 	listReads []listRead
-
-	// local marks a worker of Read, parsing chunks with keys of its own:
-	// its tables of keys are complete, and the history's index of keys
-	// is not kept.
-	local bool
 
 	// opts are the options of the read, with their defaults filled in.
 	opts Options
@@ -151,7 +152,6 @@ func NewReaderWith(r io.Reader, name string, opts Options) (*Reader, error) {
 		opts:        opts,
 		h:           history.New(),
 		br:          br,
-		intKeys:     make(map[int64]history.KeyID),
 		strKeys:     make(map[string]history.KeyID),
 		intSessions: make(map[int64]int32),
 		strSessions: make(map[string]int32),
