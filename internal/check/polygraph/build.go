@@ -42,9 +42,11 @@ type Polygraph struct {
 	Impossible []history.TxnID
 	// KnownAnti are anti-dependencies every dependency graph has, from
 	// reads with a known writer to the writers the known graph already
-	// orders after it (reduced to the first such writer of each session;
-	// later ones follow it in session order). Only the sparse
-	// construction makes them; the dense one derives them from Pairs.
+	// orders after it (reduced to the first such writer of each session,
+	// as later ones follow it in session order, and of those to the ones
+	// no other reaches, except at causal consistency: see
+	// firstWritersAfter). Only the sparse construction makes them; the
+	// dense one derives them from Pairs.
 	KnownAnti []Edge
 	// inferred are the commit-order edges read committed's or read
 	// atomic's axiom infers (spec.infer), each under the choices of

@@ -139,3 +139,34 @@ func (c *chains) reachedBy(g *graph.Graph, order []int32, gd *guard) []int32 {
 	}
 	return last
 }
+
+// minimal keeps, in place, the transactions of ts (one per chain at most)
+// that no other of them reaches: an edge into a dropped one is implied by
+// the edge into one that reaches it followed by that path.
+func (c *chains) minimal(ts []history.TxnID) []history.TxnID {
+	if len(ts) < 2 {
+		return ts
+	}
+	k := c.count
+	var buf [64]int32
+	least := buf[:0]
+	if k > len(buf) {
+		least = make([]int32, 0, k)
+	}
+	least = least[:k]
+	for s := range least {
+		least[s] = math.MaxInt32
+	}
+	for _, t := range ts {
+		for s, p := range c.first[int(t)*k : int(t)*k+k] {
+			least[s] = min(least[s], p)
+		}
+	}
+	out := ts[:0]
+	for _, t := range ts {
+		if least[c.sess[t]] > c.pos[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
