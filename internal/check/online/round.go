@@ -3,7 +3,6 @@ package online
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
@@ -292,8 +291,8 @@ func (s *state) build(recs []*rec) (*history.History, []*rec) {
 }
 
 // checkWindow runs the offline checker on recs and reports its findings;
-// with v (a round, not the drain), only those whose cycle's version
-// orders the lists already show (determined).
+// with v (a round, not the drain), those whose cycle runs through a
+// version order the lists do not show yet are marked Chosen.
 func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Result, error) {
 	h, _ := s.build(recs)
 	res, err := check.Run(ctx, h, s.cfg.Level, check.Options{})
@@ -301,20 +300,14 @@ func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Re
 		return res, err
 	}
 	for _, a := range res.Anomalies {
+		// A cycle through an order of appends no read has shown yet is
+		// reported at once all the same: the window is read-closed, so
+		// the violation is certain whatever later reads show; only which
+		// cycle shows it may change. Held for later reads, a finding's
+		// transactions would hold every later one that reads or follows
+		// them, and with violations coming every round (write skews at
+		// snapshot isolation) the window would grow without end.
 		chosen := v != nil && !determined(v, h, recs, &a)
-		if chosen && s.wait(h, &a) {
-			for _, t := range a.Txns {
-				if t >= 0 && int(t) < len(recs) {
-					s.keep[recs[t]] = true
-				}
-			}
-			for _, st := range a.Cycle {
-				if st.From >= 0 && int(st.From) < len(recs) {
-					s.keep[recs[st.From]] = true
-				}
-			}
-			continue
-		}
 		ids := make([]history.Value, 0, len(a.Txns))
 		for _, t := range a.Txns {
 			if t >= 0 {
@@ -327,42 +320,11 @@ func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Re
 	return res, nil
 }
 
-// waitRounds is how many rounds a finding whose cycle rests on an order
-// no read has shown waits, holding its transactions, for reads that
-// settle that order; then it is reported as it is.
-const waitRounds = 1
-
-// wait says whether undetermined anomaly a (of window h) should wait
-// another round for the reads that settle its cycle. The violation is
-// certain either way (the window is read-closed); only its cycle may
-// change. Held for ever, its transactions would hold every later one
-// that reads or follows them, and the window would grow without end.
-func (s *state) wait(h *history.History, a *anomaly.Anomaly) bool {
-	ids := make([]string, 0, len(a.Txns))
-	for _, t := range a.Txns {
-		if t >= 0 && int(t) < len(h.Txns) {
-			ids = append(ids, h.Txns[t].ID.String())
-		}
-	}
-	slices.Sort(ids)
-	k := strings.Join(ids, ",")
-	if s.undetermined == nil {
-		s.undetermined = map[string]int{}
-	}
-	s.undetermined[k]++
-	if s.undetermined[k] <= waitRounds {
-		return true
-	}
-	delete(s.undetermined, k)
-	return false
-}
-
 // round runs one garbage-collection round: the read-closed part of the
 // window is checked, then the transactions no later arrival can reach
 // are forgotten, their list elements settled.
 func (s *state) round() error {
 	s.rounds++
-	s.keep = map[*rec]bool{}
 	v := s.buildView()
 	in := s.readClosed(v)
 	var closed []*rec
@@ -424,7 +386,7 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 		if !in[r] || r.status != history.Committed {
 			continue
 		}
-		ok := !s.keep[r]
+		ok := true
 		for _, o := range r.ops {
 			if o.kind == history.Append && !o.stale {
 				if _, placed := v.keys[o.key].pos[o.val]; !placed && !s.ghostable(v, r, o) {
@@ -442,11 +404,18 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 	}
 	for {
 		s.close(v, cand)
-		// A key's unseen appends go as ghosts together or not at all.
+		// A key's unseen appends go as ghosts only where each held
+		// appender of one follows them by the fences: its session has
+		// read past the forgotten appender's next fence, so that its
+		// append follows theirs in every order the history allows, as
+		// an append that arrives later does. Otherwise a cold key,
+		// appended now and then and read by no one, would hold its
+		// first appender, and everything after it, until a read shows
+		// the key.
 		drop := false
 		for _, kv := range v.keys {
-			all := true
 			var in []*rec
+			bound := int(^uint(0) >> 1)
 			for e, a := range kv.apps {
 				if _, placed := kv.pos[e]; placed || a.r.status == history.Aborted {
 					continue
@@ -454,14 +423,14 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 				if cand[a.r] {
 					in = append(in, a.r)
 				} else {
-					all = false
+					bound = min(bound, a.r.fenceVis)
 				}
 			}
-			if !all && len(in) > 0 {
-				for _, r := range in {
+			for _, r := range in {
+				if s.fencePos(v, r.nextFence) >= bound {
 					delete(cand, r)
+					drop = true
 				}
-				drop = true
 			}
 		}
 		if !drop {

@@ -138,12 +138,6 @@ type state struct {
 	goneSeed     maphash.Seed
 	droppedKeys  uint64
 	droppedTouch int
-	// keep are the transactions of findings not yet determined this
-	// round: they are not forgotten.
-	keep map[*rec]bool
-	// undetermined counts the rounds each finding not yet determined has
-	// waited, by its transactions' ids.
-	undetermined map[string]int
 
 	arrived, forgot, rounds uint64
 	nextRound               int
