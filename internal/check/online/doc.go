@@ -86,16 +86,19 @@
 // At SER and SI, an append no read has shown (the last appends to a key
 // no one reads again) may be forgotten too, as its key's ghost, when
 // every held transaction that appended unseen to the key and stays
-// follows it by the fences (its session's fences read past the
-// forgotten appender's next fence, as a transaction that arrives later
-// does); the paths between the appenders forgotten together are
-// recorded. (Requiring all of a key's unseen appenders to go together
-// let a cold key, appended now and then and read by no one, hold its
-// first appender and everything after it.) A later read must show
+// follows it: its session's fences read past the forgotten appender's
+// next fence (as those of a transaction arriving later do), or a path
+// of session order, reads and appends after appends leads to it from
+// the forgotten appender. A store that keeps the level then orders its
+// append after the ghost; the checker records that it must, and the
+// paths between the appenders forgotten together. (A rule that a key's
+// unseen appends go all together or not at all would let a cold key,
+// appended now and then and read by no one, hold its first appender and
+// everything after it.) A later read must show
 // the key's ghosts right after its settled prefix, in an order the
 // recorded paths allow (else a cycle: reported); a read without one is a
-// read of a state that misses an append which, by the fences, precedes
-// it (reported once the path is certain); a ghost shown after elements
+// read of a state that misses an append which, by the fences or a
+// recorded path, precedes it (reported once the path is certain); a ghost shown after elements
 // appended since is counted and makes the verdict Undecided. At RC an
 // unseen append is held until a read shows it.
 //

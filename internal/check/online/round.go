@@ -163,12 +163,7 @@ func (s *state) sources(v *view, r *rec, out []*rec, certain bool) []*rec {
 			if o.stale {
 				continue
 			}
-			kv := v.keys[o.key]
-			for _, e := range ext(r, j) {
-				if a, ok := kv.apps[e]; ok && a.r != r {
-					out = append(out, a.r)
-				}
-			}
+			out = readFrom(v, r, j, out)
 		case history.Read:
 			if w := v.writers[[2]history.Value{o.key, o.val}]; w != nil && w != r {
 				out = append(out, w)
@@ -402,20 +397,21 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 			cand[r] = true
 		}
 	}
+	fw := &forward{}
 	for {
 		s.close(v, cand)
 		// A key's unseen appends go as ghosts only where each held
-		// appender of one follows them by the fences: its session has
-		// read past the forgotten appender's next fence, so that its
-		// append follows theirs in every order the history allows, as
-		// an append that arrives later does. Otherwise a cold key,
-		// appended now and then and read by no one, would hold its
-		// first appender, and everything after it, until a read shows
-		// the key.
+		// appender of one follows them: its session has read past the
+		// forgotten appender's next fence, as a transaction that
+		// arrives later has, or a path of session order, reads and
+		// appends after appends leads to it from the forgotten
+		// appender. Either way its append follows theirs in every
+		// order the history allows. Otherwise a cold key, appended now
+		// and then and read by no one, would hold its first appender,
+		// and everything after it, until a read shows the key.
 		drop := false
 		for _, kv := range v.keys {
-			var in []*rec
-			bound := int(^uint(0) >> 1)
+			var in, out []*rec
 			for e, a := range kv.apps {
 				if _, placed := kv.pos[e]; placed || a.r.status == history.Aborted {
 					continue
@@ -423,13 +419,16 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 				if cand[a.r] {
 					in = append(in, a.r)
 				} else {
-					bound = min(bound, a.r.fenceVis)
+					out = append(out, a.r)
 				}
 			}
-			for _, r := range in {
-				if s.fencePos(v, r.nextFence) >= bound {
-					delete(cand, r)
-					drop = true
+			for _, g := range in {
+				for _, x := range out {
+					if !s.follows(v, fw, g, x) {
+						delete(cand, g)
+						drop = true
+						break
+					}
 				}
 			}
 		}
@@ -449,6 +448,91 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 		return
 	}
 	s.settle(v, cand)
+}
+
+// forward is the held window's order edges (session order, reads of
+// elements, appends after appends: the dependencies no level lets a
+// store turn the other way), forwards, and what each transaction reaches
+// by them, built as asked for.
+type forward struct {
+	out   map[*rec][]*rec
+	reach map[*rec]map[*rec]bool
+}
+
+// follows says whether held x's unseen append follows g's in every order
+// the history allows: x's fences read past g's next fence, or a path of
+// order edges leads from g to x.
+func (s *state) follows(v *view, fw *forward, g, x *rec) bool {
+	if p := s.fencePos(v, g.nextFence); p >= 0 && x.fenceVis > p {
+		return true
+	}
+	if fw.out == nil {
+		fw.out = map[*rec][]*rec{}
+		fw.reach = map[*rec]map[*rec]bool{}
+		for _, r := range s.held {
+			for _, y := range s.orderIn(v, r) {
+				fw.out[y] = append(fw.out[y], r)
+			}
+		}
+	}
+	seen := fw.reach[g]
+	if seen == nil {
+		seen = map[*rec]bool{}
+		stack := []*rec{g}
+		for len(stack) > 0 {
+			r := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, y := range fw.out[r] {
+				if !seen[y] {
+					seen[y] = true
+					stack = append(stack, y)
+				}
+			}
+		}
+		fw.reach[g] = seen
+	}
+	return seen[x]
+}
+
+// readFrom appends to out the held appenders of the elements r's list
+// read at ops[j] shows.
+func readFrom(v *view, r *rec, j int, out []*rec) []*rec {
+	kv := v.keys[r.ops[j].key]
+	for _, e := range ext(r, j) {
+		if a, ok := kv.apps[e]; ok && a.r != r {
+			out = append(out, a.r)
+		}
+	}
+	return out
+}
+
+// orderIn returns the held transactions with an order edge into r:
+// its predecessor in its session, the appenders of the elements it read
+// and of the element before each it appended that a read shows.
+func (s *state) orderIn(v *view, r *rec) []*rec {
+	var out []*rec
+	if p := v.prev[r]; p != nil {
+		out = append(out, p)
+	}
+	for j, o := range r.ops {
+		if o.stale {
+			continue
+		}
+		switch o.kind {
+		case history.ReadList:
+			if r.status == history.Committed {
+				out = readFrom(v, r, j, out)
+			}
+		case history.Append:
+			kv := v.keys[o.key]
+			if i, ok := kv.pos[o.val]; ok && i > 0 {
+				if a, ok := kv.apps[kv.order[i-1]]; ok && a.r != r {
+					out = append(out, a.r)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // close shrinks cand to its largest subset closed under the edges into
@@ -582,7 +666,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 				ks.ghosts = append(ks.ghosts, elem{val: o.val, app: r.seq, appID: r.id, bfence: s.fencePos(v, r.nextFence), last: isLast, sessions: len(s.order)})
 				s.keyElems++
 				for i := range old {
-					if r.fenceVis > ks.ghosts[i].bfence {
+					if r.fenceVis > ks.ghosts[i].bfence || slices.Contains(r.after, ks.ghosts[i].app) {
 						ks.reach[[2]int{i, g}] = true
 					}
 				}
@@ -594,6 +678,22 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 	}
 	if len(multi) > 0 {
 		s.groupReach(v, multi)
+	}
+	// The held appenders the new ghosts stay beside follow them (forget
+	// made sure): a read that shows one of theirs and misses a ghost is
+	// a stale read with a certain path, and once they are ghosts too
+	// they follow them.
+	for k, rs := range group {
+		for e, a := range v.keys[k].apps {
+			if _, placed := v.keys[k].pos[e]; placed || gone[a.r] || a.r.status == history.Aborted {
+				continue
+			}
+			for _, g := range rs {
+				if !slices.Contains(a.r.after, g.seq) {
+					a.r.after = append(a.r.after, g.seq)
+				}
+			}
+		}
 	}
 	kept := s.held[:0]
 	for _, r := range s.held {
@@ -645,6 +745,8 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 	for _, x := range s.stale {
 		switch {
 		case x.judged:
+		case x.r.gone && x.r.sess.idx >= x.el.sessions:
+			s.lateGone++
 		case x.r.gone:
 			s.unresolved++
 		default:
@@ -670,7 +772,7 @@ func (s *state) judgeAll(v *view) {
 // transactions' edges), or the reader's own append to the key follows
 // the settled prefix.
 func (s *state) judgeStale(st *staleRead, v *view) {
-	certain := st.el.bfence >= 0 && st.r.fenceVis > st.el.bfence
+	certain := st.el.bfence >= 0 && st.r.fenceVis > st.el.bfence || slices.Contains(st.r.after, st.el.app)
 	if !certain && v != nil {
 		if kv := v.keys[st.key]; kv != nil && st.q >= 0 {
 			for _, o := range st.r.ops {
@@ -688,7 +790,7 @@ func (s *state) judgeStale(st *staleRead, v *view) {
 			for len(stack) > 0 && !certain {
 				r := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
-				if r.fenceVis > st.el.bfence {
+				if r.fenceVis > st.el.bfence || slices.Contains(r.after, st.el.app) {
 					certain = true
 					break
 				}

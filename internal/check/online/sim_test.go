@@ -28,24 +28,7 @@ type simConfig struct {
 // transaction reads an old snapshot with chance c.stale: the history in
 // commit order, with fences as the convention says.
 func simLists(r *rand.Rand, c simConfig) *history.History {
-	h := history.New()
-	h.Header = history.Header{Present: true, Version: 1, UniqueValues: true}
-	for s := range c.sessions {
-		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
-	}
-	type key struct {
-		id      history.KeyID
-		appends int
-	}
-	nextKey := 0
-	newKey := func() key {
-		nextKey++
-		return key{id: h.Key(history.IntValue(int64(nextKey)))}
-	}
-	active := make([]key, c.keys)
-	for i := range active {
-		active[i] = newKey()
-	}
+	h, active, newKey := simStart(c.sessions, c.keys)
 	fence := h.Key(fenceName)
 	// states holds the last committed states, newest last: each maps a
 	// key to its list.
@@ -120,6 +103,32 @@ func simLists(r *rand.Rand, c simConfig) *history.History {
 		commit(t, own, installed)
 	}
 	return h
+}
+
+// simKey is a simulated store's active key and its appends so far.
+type simKey struct {
+	id      history.KeyID
+	appends int
+}
+
+// simStart returns a simulated store's empty history with its sessions,
+// its first active keys, and a function that names a fresh key.
+func simStart(sessions, keys int) (*history.History, []simKey, func() simKey) {
+	h := history.New()
+	h.Header = history.Header{Present: true, Version: 1, UniqueValues: true}
+	for s := range sessions {
+		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
+	}
+	nextKey := 0
+	newKey := func() simKey {
+		nextKey++
+		return simKey{id: h.Key(history.IntValue(int64(nextKey)))}
+	}
+	active := make([]simKey, keys)
+	for i := range active {
+		active[i] = newKey()
+	}
+	return h, active, newKey
 }
 
 // withFences returns h with fences inserted as the convention says: one
