@@ -176,12 +176,7 @@ func withFences(r *rand.Rand, h *history.History, n int, abort float64) *history
 // session's order: sessions take turns at random, a few transactions at
 // a time, so some lag far behind others.
 func arrival(r *rand.Rand, h *history.History) *history.History {
-	out := history.New()
-	out.Header = h.Header
-	out.Sessions = h.Sessions
-	for _, k := range h.Keys {
-		out.Key(k)
-	}
+	out := emptyLike(h)
 	per := h.SessionOrder()
 	at := make([]int, len(per))
 	left := len(h.Txns)
@@ -202,6 +197,18 @@ func arrival(r *rand.Rand, h *history.History) *history.History {
 			at[s]++
 			left--
 		}
+	}
+	return out
+}
+
+// emptyLike returns a history with h's header, sessions and keys and no
+// transactions.
+func emptyLike(h *history.History) *history.History {
+	out := history.New()
+	out.Header = h.Header
+	out.Sessions = h.Sessions
+	for _, k := range h.Keys {
+		out.Key(k)
 	}
 	return out
 }
