@@ -20,7 +20,11 @@
 //     still follows its writer with no writer of its key between), so its
 //     findings are certain. One whose cycle runs through a version order
 //     no read has shown yet (the solver's choice between unseen appends)
-//     waits for a later round or the drain, and keeps its transactions.
+//     is reported all the same, as Chosen: the violation is certain,
+//     the cycle one that shows it. A finding's transactions are then
+//     forgotten like any others: held, they would hold every later
+//     transaction that reads or follows them, and at a store that makes
+//     write skews every round the window would grow without end.
 //  2. List-append only: the transactions no later arrival can reach are
 //     forgotten (below), their elements appended to each key's settled
 //     prefix, and every held or later read is cut by it.
@@ -81,12 +85,20 @@
 //
 // At SER and SI, an append no read has shown (the last appends to a key
 // no one reads again) may be forgotten too, as its key's ghost, when
-// every held transaction that appended unseen to the key goes with it;
-// the paths between those appenders are recorded. A later read must show
+// every held transaction that appended unseen to the key and stays
+// follows it: its session's fences read past the forgotten appender's
+// next fence (as those of a transaction arriving later do), or a path
+// of session order, reads and appends after appends leads to it from
+// the forgotten appender. A store that keeps the level then orders its
+// append after the ghost; the checker records that it must, and the
+// paths between the appenders forgotten together. (A rule that a key's
+// unseen appends go all together or not at all would let a cold key,
+// appended now and then and read by no one, hold its first appender and
+// everything after it.) A later read must show
 // the key's ghosts right after its settled prefix, in an order the
 // recorded paths allow (else a cycle: reported); a read without one is a
-// read of a state that misses an append which, by the fences, precedes
-// it (reported once the path is certain); a ghost shown after elements
+// read of a state that misses an append which, by the fences or a
+// recorded path, precedes it (reported once the path is certain); a ghost shown after elements
 // appended since is counted and makes the verdict Undecided. At RC an
 // unseen append is held until a read shows it.
 //

@@ -18,7 +18,7 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 	}
 	v := s.buildView()
 	s.judgeAll(v)
-	pending, late := 0, 0
+	pending, late := 0, s.lateGone
 	for _, st := range s.stale {
 		switch {
 		case st.judged:

@@ -3,7 +3,6 @@ package online
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check"
@@ -164,12 +163,7 @@ func (s *state) sources(v *view, r *rec, out []*rec, certain bool) []*rec {
 			if o.stale {
 				continue
 			}
-			kv := v.keys[o.key]
-			for _, e := range ext(r, j) {
-				if a, ok := kv.apps[e]; ok && a.r != r {
-					out = append(out, a.r)
-				}
-			}
+			out = readFrom(v, r, j, out)
 		case history.Read:
 			if w := v.writers[[2]history.Value{o.key, o.val}]; w != nil && w != r {
 				out = append(out, w)
@@ -292,8 +286,8 @@ func (s *state) build(recs []*rec) (*history.History, []*rec) {
 }
 
 // checkWindow runs the offline checker on recs and reports its findings;
-// with v (a round, not the drain), only those whose cycle's version
-// orders the lists already show (determined).
+// with v (a round, not the drain), those whose cycle runs through a
+// version order the lists do not show yet are marked Chosen.
 func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Result, error) {
 	h, _ := s.build(recs)
 	res, err := check.Run(ctx, h, s.cfg.Level, check.Options{})
@@ -301,20 +295,14 @@ func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Re
 		return res, err
 	}
 	for _, a := range res.Anomalies {
+		// A cycle through an order of appends no read has shown yet is
+		// reported at once all the same: the window is read-closed, so
+		// the violation is certain whatever later reads show; only which
+		// cycle shows it may change. Held for later reads, a finding's
+		// transactions would hold every later one that reads or follows
+		// them, and with violations coming every round (write skews at
+		// snapshot isolation) the window would grow without end.
 		chosen := v != nil && !determined(v, h, recs, &a)
-		if chosen && s.wait(h, &a) {
-			for _, t := range a.Txns {
-				if t >= 0 && int(t) < len(recs) {
-					s.keep[recs[t]] = true
-				}
-			}
-			for _, st := range a.Cycle {
-				if st.From >= 0 && int(st.From) < len(recs) {
-					s.keep[recs[st.From]] = true
-				}
-			}
-			continue
-		}
 		ids := make([]history.Value, 0, len(a.Txns))
 		for _, t := range a.Txns {
 			if t >= 0 {
@@ -327,42 +315,11 @@ func (s *state) checkWindow(ctx context.Context, recs []*rec, v *view) (check.Re
 	return res, nil
 }
 
-// waitRounds is how many rounds a finding whose cycle rests on an order
-// no read has shown waits, holding its transactions, for reads that
-// settle that order; then it is reported as it is.
-const waitRounds = 1
-
-// wait says whether undetermined anomaly a (of window h) should wait
-// another round for the reads that settle its cycle. The violation is
-// certain either way (the window is read-closed); only its cycle may
-// change. Held for ever, its transactions would hold every later one
-// that reads or follows them, and the window would grow without end.
-func (s *state) wait(h *history.History, a *anomaly.Anomaly) bool {
-	ids := make([]string, 0, len(a.Txns))
-	for _, t := range a.Txns {
-		if t >= 0 && int(t) < len(h.Txns) {
-			ids = append(ids, h.Txns[t].ID.String())
-		}
-	}
-	slices.Sort(ids)
-	k := strings.Join(ids, ",")
-	if s.undetermined == nil {
-		s.undetermined = map[string]int{}
-	}
-	s.undetermined[k]++
-	if s.undetermined[k] <= waitRounds {
-		return true
-	}
-	delete(s.undetermined, k)
-	return false
-}
-
 // round runs one garbage-collection round: the read-closed part of the
 // window is checked, then the transactions no later arrival can reach
 // are forgotten, their list elements settled.
 func (s *state) round() error {
 	s.rounds++
-	s.keep = map[*rec]bool{}
 	v := s.buildView()
 	in := s.readClosed(v)
 	var closed []*rec
@@ -424,7 +381,7 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 		if !in[r] || r.status != history.Committed {
 			continue
 		}
-		ok := !s.keep[r]
+		ok := true
 		for _, o := range r.ops {
 			if o.kind == history.Append && !o.stale {
 				if _, placed := v.keys[o.key].pos[o.val]; !placed && !s.ghostable(v, r, o) {
@@ -440,13 +397,21 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 			cand[r] = true
 		}
 	}
+	fw := &forward{}
 	for {
 		s.close(v, cand)
-		// A key's unseen appends go as ghosts together or not at all.
+		// A key's unseen appends go as ghosts only where each held
+		// appender of one follows them: its session has read past the
+		// forgotten appender's next fence, as a transaction that
+		// arrives later has, or a path of session order, reads and
+		// appends after appends leads to it from the forgotten
+		// appender. Either way its append follows theirs in every
+		// order the history allows. Otherwise a cold key, appended now
+		// and then and read by no one, would hold its first appender,
+		// and everything after it, until a read shows the key.
 		drop := false
 		for _, kv := range v.keys {
-			all := true
-			var in []*rec
+			var in, out []*rec
 			for e, a := range kv.apps {
 				if _, placed := kv.pos[e]; placed || a.r.status == history.Aborted {
 					continue
@@ -454,14 +419,17 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 				if cand[a.r] {
 					in = append(in, a.r)
 				} else {
-					all = false
+					out = append(out, a.r)
 				}
 			}
-			if !all && len(in) > 0 {
-				for _, r := range in {
-					delete(cand, r)
+			for _, g := range in {
+				for _, x := range out {
+					if !s.follows(v, fw, g, x) {
+						delete(cand, g)
+						drop = true
+						break
+					}
 				}
-				drop = true
 			}
 		}
 		if !drop {
@@ -480,6 +448,91 @@ func (s *state) forget(v *view, in map[*rec]bool) {
 		return
 	}
 	s.settle(v, cand)
+}
+
+// forward is the held window's order edges (session order, reads of
+// elements, appends after appends: the dependencies no level lets a
+// store turn the other way), forwards, and what each transaction reaches
+// by them, built as asked for.
+type forward struct {
+	out   map[*rec][]*rec
+	reach map[*rec]map[*rec]bool
+}
+
+// follows says whether held x's unseen append follows g's in every order
+// the history allows: x's fences read past g's next fence, or a path of
+// order edges leads from g to x.
+func (s *state) follows(v *view, fw *forward, g, x *rec) bool {
+	if p := s.fencePos(v, g.nextFence); p >= 0 && x.fenceVis > p {
+		return true
+	}
+	if fw.out == nil {
+		fw.out = map[*rec][]*rec{}
+		fw.reach = map[*rec]map[*rec]bool{}
+		for _, r := range s.held {
+			for _, y := range s.orderIn(v, r) {
+				fw.out[y] = append(fw.out[y], r)
+			}
+		}
+	}
+	seen := fw.reach[g]
+	if seen == nil {
+		seen = map[*rec]bool{}
+		stack := []*rec{g}
+		for len(stack) > 0 {
+			r := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, y := range fw.out[r] {
+				if !seen[y] {
+					seen[y] = true
+					stack = append(stack, y)
+				}
+			}
+		}
+		fw.reach[g] = seen
+	}
+	return seen[x]
+}
+
+// readFrom appends to out the held appenders of the elements r's list
+// read at ops[j] shows.
+func readFrom(v *view, r *rec, j int, out []*rec) []*rec {
+	kv := v.keys[r.ops[j].key]
+	for _, e := range ext(r, j) {
+		if a, ok := kv.apps[e]; ok && a.r != r {
+			out = append(out, a.r)
+		}
+	}
+	return out
+}
+
+// orderIn returns the held transactions with an order edge into r:
+// its predecessor in its session, the appenders of the elements it read
+// and of the element before each it appended that a read shows.
+func (s *state) orderIn(v *view, r *rec) []*rec {
+	var out []*rec
+	if p := v.prev[r]; p != nil {
+		out = append(out, p)
+	}
+	for j, o := range r.ops {
+		if o.stale {
+			continue
+		}
+		switch o.kind {
+		case history.ReadList:
+			if r.status == history.Committed {
+				out = readFrom(v, r, j, out)
+			}
+		case history.Append:
+			kv := v.keys[o.key]
+			if i, ok := kv.pos[o.val]; ok && i > 0 {
+				if a, ok := kv.apps[kv.order[i-1]]; ok && a.r != r {
+					out = append(out, a.r)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // close shrinks cand to its largest subset closed under the edges into
@@ -613,7 +666,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 				ks.ghosts = append(ks.ghosts, elem{val: o.val, app: r.seq, appID: r.id, bfence: s.fencePos(v, r.nextFence), last: isLast, sessions: len(s.order)})
 				s.keyElems++
 				for i := range old {
-					if r.fenceVis > ks.ghosts[i].bfence {
+					if r.fenceVis > ks.ghosts[i].bfence || slices.Contains(r.after, ks.ghosts[i].app) {
 						ks.reach[[2]int{i, g}] = true
 					}
 				}
@@ -625,6 +678,22 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 	}
 	if len(multi) > 0 {
 		s.groupReach(v, multi)
+	}
+	// The held appenders the new ghosts stay beside follow them (forget
+	// made sure): a read that shows one of theirs and misses a ghost is
+	// a stale read with a certain path, and once they are ghosts too
+	// they follow them.
+	for k, rs := range group {
+		for e, a := range v.keys[k].apps {
+			if _, placed := v.keys[k].pos[e]; placed || gone[a.r] || a.r.status == history.Aborted {
+				continue
+			}
+			for _, g := range rs {
+				if !slices.Contains(a.r.after, g.seq) {
+					a.r.after = append(a.r.after, g.seq)
+				}
+			}
+		}
 	}
 	kept := s.held[:0]
 	for _, r := range s.held {
@@ -676,6 +745,8 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 	for _, x := range s.stale {
 		switch {
 		case x.judged:
+		case x.r.gone && x.r.sess.idx >= x.el.sessions:
+			s.lateGone++
 		case x.r.gone:
 			s.unresolved++
 		default:
@@ -701,7 +772,7 @@ func (s *state) judgeAll(v *view) {
 // transactions' edges), or the reader's own append to the key follows
 // the settled prefix.
 func (s *state) judgeStale(st *staleRead, v *view) {
-	certain := st.el.bfence >= 0 && st.r.fenceVis > st.el.bfence
+	certain := st.el.bfence >= 0 && st.r.fenceVis > st.el.bfence || slices.Contains(st.r.after, st.el.app)
 	if !certain && v != nil {
 		if kv := v.keys[st.key]; kv != nil && st.q >= 0 {
 			for _, o := range st.r.ops {
@@ -719,7 +790,7 @@ func (s *state) judgeStale(st *staleRead, v *view) {
 			for len(stack) > 0 && !certain {
 				r := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
-				if r.fenceVis > st.el.bfence {
+				if r.fenceVis > st.el.bfence || slices.Contains(r.after, st.el.app) {
 					certain = true
 					break
 				}

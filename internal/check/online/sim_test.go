@@ -28,24 +28,7 @@ type simConfig struct {
 // transaction reads an old snapshot with chance c.stale: the history in
 // commit order, with fences as the convention says.
 func simLists(r *rand.Rand, c simConfig) *history.History {
-	h := history.New()
-	h.Header = history.Header{Present: true, Version: 1, UniqueValues: true}
-	for s := range c.sessions {
-		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
-	}
-	type key struct {
-		id      history.KeyID
-		appends int
-	}
-	nextKey := 0
-	newKey := func() key {
-		nextKey++
-		return key{id: h.Key(history.IntValue(int64(nextKey)))}
-	}
-	active := make([]key, c.keys)
-	for i := range active {
-		active[i] = newKey()
-	}
+	h, active, newKey := simStart(c.sessions, c.keys)
 	fence := h.Key(fenceName)
 	// states holds the last committed states, newest last: each maps a
 	// key to its list.
@@ -122,6 +105,32 @@ func simLists(r *rand.Rand, c simConfig) *history.History {
 	return h
 }
 
+// simKey is a simulated store's active key and its appends so far.
+type simKey struct {
+	id      history.KeyID
+	appends int
+}
+
+// simStart returns a simulated store's empty history with its sessions,
+// its first active keys, and a function that names a fresh key.
+func simStart(sessions, keys int) (*history.History, []simKey, func() simKey) {
+	h := history.New()
+	h.Header = history.Header{Present: true, Version: 1, UniqueValues: true}
+	for s := range sessions {
+		h.Sessions = append(h.Sessions, history.IntValue(int64(s)))
+	}
+	nextKey := 0
+	newKey := func() simKey {
+		nextKey++
+		return simKey{id: h.Key(history.IntValue(int64(nextKey)))}
+	}
+	active := make([]simKey, keys)
+	for i := range active {
+		active[i] = newKey()
+	}
+	return h, active, newKey
+}
+
 // withFences returns h with fences inserted as the convention says: one
 // as each session's first transaction and after every n of its own, each
 // reading the fence list as the fences before it in file order left it;
@@ -167,12 +176,7 @@ func withFences(r *rand.Rand, h *history.History, n int, abort float64) *history
 // session's order: sessions take turns at random, a few transactions at
 // a time, so some lag far behind others.
 func arrival(r *rand.Rand, h *history.History) *history.History {
-	out := history.New()
-	out.Header = h.Header
-	out.Sessions = h.Sessions
-	for _, k := range h.Keys {
-		out.Key(k)
-	}
+	out := emptyLike(h)
 	per := h.SessionOrder()
 	at := make([]int, len(per))
 	left := len(h.Txns)
@@ -193,6 +197,18 @@ func arrival(r *rand.Rand, h *history.History) *history.History {
 			at[s]++
 			left--
 		}
+	}
+	return out
+}
+
+// emptyLike returns a history with h's header, sessions and keys and no
+// transactions.
+func emptyLike(h *history.History) *history.History {
+	out := history.New()
+	out.Header = h.Header
+	out.Sessions = h.Sessions
+	for _, k := range h.Keys {
+		out.Key(k)
 	}
 	return out
 }

@@ -42,6 +42,11 @@ type rec struct {
 	// until it arrives).
 	nextFence *rec
 	gone      bool
+	// after are the arrival numbers of forgotten transactions whose
+	// unseen appends became ghosts of a key this one appended to unseen,
+	// and which precede it in every order the history allows (see
+	// forget).
+	after []uint64
 }
 
 // session is what the checker knows of one session.
@@ -122,8 +127,10 @@ type state struct {
 	// prefix: whether they count depends on what was forgotten.
 	unjudged []*rec
 	// unresolved counts stale reads whose reader was forgotten while no
-	// path from the forgotten appender to it was certain.
-	unresolved int
+	// path from the forgotten appender to it was certain; lateGone those
+	// of them by a session that first arrived after the element it
+	// missed was settled.
+	unresolved, lateGone int
 	// misplaced counts committed reads that showed a ghost element after
 	// elements appended since it was forgotten.
 	misplaced int
@@ -138,12 +145,6 @@ type state struct {
 	goneSeed     maphash.Seed
 	droppedKeys  uint64
 	droppedTouch int
-	// keep are the transactions of findings not yet determined this
-	// round: they are not forgotten.
-	keep map[*rec]bool
-	// undetermined counts the rounds each finding not yet determined has
-	// waited, by its transactions' ids.
-	undetermined map[string]int
 
 	arrived, forgot, rounds uint64
 	nextRound               int
