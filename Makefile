@@ -133,7 +133,8 @@ bench-shard-scale: build
 # x fault x workload) on clusters stood up on 127.0.0.1, each checked at
 # SSER, SER, SI and RC; tmp/evidence/runs.tsv and summary.md (docs/databases.md
 # holds the results). ROWS="galera:3/repeatable-read/partition/mt/si …"
-# chooses the rows; runs already in runs.tsv are skipped.
+# chooses the rows; runs already in runs.tsv are skipped. RUNS, TXNS, DURATION,
+# INTERVAL and CHECK_TIMEOUT (each check's limit, default 120s) as in scripts/evidence.sh.
 evidence: build
 	scripts/evidence.sh $(BIN) tmp/evidence $(ROWS)
 

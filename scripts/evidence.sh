@@ -10,12 +10,15 @@
 #   galera:3/read-committed/partition,pause/mt/rc/--hop+5   (FLAGS: + for spaces)
 # Without rows, the default rows below run. Runs are nice'd. Each run
 # is TXNS transactions (default 4000), or, with DURATION (e.g. 30s), that
-# long whatever the count.
+# long whatever the count. Each check may take CHECK_TIMEOUT (default 120s,
+# wall clock: give a loaded machine more); one that runs out is
+# "undecided" in runs.tsv.
 set -euo pipefail
 bin=$(realpath "$1"); out=$2; shift 2
 runs=${RUNS:-10}
 txns=${TXNS:-4000}
 interval=${INTERVAL:-2s}
+check_timeout=${CHECK_TIMEOUT:-120s}
 count=(--txns "$txns")
 [ -z "${DURATION:-}" ] || count=(--duration "$DURATION")
 rows=("$@")
@@ -54,7 +57,7 @@ tsv="$out/runs.tsv"
 [ -f "$tsv" ] || printf 'row\tseed\tcommitted\ttransactions\tfaults\tsser\tser\tsi\trc\tfile\n' >"$tsv"
 verdict() { # verdict LEVEL FILE: holds, VIOLATED or undecided
   local first
-  first=$(nice "$bin" check --level "$1" --no-holds --timeout 120s "$2" 2>/dev/null | head -1 || true)
+  first=$(nice "$bin" check --level "$1" --no-holds --timeout "$check_timeout" "$2" 2>/dev/null | head -1 || true)
   case "$first" in
     *" holds "*) echo holds ;;
     *VIOLATED*) echo "VIOLATED(${first#*VIOLATED: })" | sed 's/ anomal.*/)/' ;;

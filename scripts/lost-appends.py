@@ -51,8 +51,9 @@ def lost(path, verbose=False):
                     appends.append((op[1], op[2], t["id"], t["end"]))
                 elif op[0] == "r" and op[2] is not None:
                     reads.setdefault(op[1], []).append((t["begin"], len(op[2]), op[2], t["id"]))
-    # Per key: the read that began last.
-    last = {k: max(rs, key=lambda r: r[0]) for k, rs in reads.items()}
+    # Per key: the read that began last; of one transaction's reads of the
+    # key, its last (a read after the transaction's own append shows it).
+    last = {k: max(reversed(rs), key=lambda r: r[0]) for k, rs in reads.items()}
     sets = {}
     judged = n = 0
     txns = set()
