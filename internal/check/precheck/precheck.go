@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
+	"github.com/isoscope/isoscope/internal/check/smalltab"
 	"github.com/isoscope/isoscope/internal/history"
 	"github.com/isoscope/isoscope/internal/level"
 )
@@ -109,7 +110,7 @@ type checker struct {
 	// first and at are txn's scratch, kept from one transaction to the
 	// next so that checking a history allocates nothing per transaction.
 	first []firstObservation
-	at    map[history.KeyID]int
+	at    smalltab.Table
 }
 
 // firstObservation is a key's first external observation in a
@@ -123,24 +124,15 @@ type firstObservation struct {
 func (c *checker) txn(t history.TxnID) {
 	// first holds each key's first external observation.
 	first := c.first[:0]
-	// A large transaction finds a key's first observation in a map: the
-	// scan is quadratic in its size (Cobra's fauna-page has transactions
-	// of 860 operations).
-	var at map[history.KeyID]int
-	if len(c.h.Txns[t].Ops) > largeTxn {
-		if c.at == nil {
-			c.at = make(map[history.KeyID]int)
-		}
-		at = c.at
+	// A large transaction finds a key's first observation in a hash
+	// table: the scan is quadratic in its size (Cobra's fauna-page has
+	// transactions of 860 operations).
+	var at *smalltab.Table
+	if ops := len(c.h.Txns[t].Ops); ops > largeTxn {
+		at = &c.at
+		at.Reset(ops)
 	}
-	defer func() {
-		if at != nil {
-			for _, f := range first { // at holds exactly first's keys
-				delete(at, f.k)
-			}
-		}
-		c.first = first[:0]
-	}()
+	defer func() { c.first = first[:0] }()
 	c.ix.Observations(t, func(o history.Observation) {
 		ref := history.OpRef{Txn: t, Op: o.Op}
 		if o.Own >= 0 {
@@ -149,8 +141,8 @@ func (c *checker) txn(t history.TxnID) {
 		}
 		i := -1
 		if at != nil {
-			if j, ok := at[o.Key]; ok {
-				i = j
+			if j, ok := at.Get(int32(o.Key)); ok {
+				i = int(j)
 			}
 		} else {
 			for j := range first {
@@ -179,7 +171,7 @@ func (c *checker) txn(t history.TxnID) {
 		}
 		first = append(first, firstObservation{k: o.Key, o: o})
 		if at != nil {
-			at[o.Key] = len(first) - 1
+			at.Put(int32(o.Key), int32(len(first)-1))
 		}
 		c.externalRead(t, ref, o)
 	})

@@ -442,11 +442,11 @@ func (s *state) inferRC(ctx context.Context) error {
 					if t1 == history.Init {
 						continue
 					}
-					if first, ok := rd.src.get(int32(t1)); ok {
+					if first, ok := rd.src.Get(int32(t1)); ok {
 						push(x, t1, first)
 						continue
 					}
-					rd.src.put(int32(t1), r)
+					rd.src.Put(int32(t1), r)
 					shared = s.common(&rd, t1, shared)
 					for _, k := range shared {
 						push(k, t1, r)
@@ -525,10 +525,10 @@ func (s *state) inferRA(ctx context.Context) error {
 					if t2 == history.Init {
 						continue
 					}
-					if _, ok := rd.src.get(int32(t2)); ok {
+					if _, ok := rd.src.Get(int32(t2)); ok {
 						continue
 					}
-					rd.src.put(int32(t2), r)
+					rd.src.Put(int32(t2), r)
 					shared = s.common(&rd, t2, shared)
 					for _, k := range shared {
 						for q := head[k]; q >= 0; q = next[q] {
