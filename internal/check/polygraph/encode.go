@@ -117,9 +117,12 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 	for _, k := range p.KnownAnti {
 		e.anti(k.From, k.To, k.Dep, k.Key, yes)
 	}
+	if e.g.check() != nil {
+		return nil, e.g.err
+	}
 	e.pairs = make([]cond, len(p.Pairs))
 	for i, pr := range p.Pairs {
-		if e.g.grow(2*derivedBytes, "the edges of the pairs of writers") {
+		if e.g.step() { // the pair's edges count as edges (edge)
 			return nil, e.g.err
 		}
 		switch pr.Order {
@@ -160,6 +163,7 @@ func Encode(ctx context.Context, p *Polygraph, si bool, auxNodes int, twoWidth, 
 	if e.twoWidth != nil && p.chains != nil {
 		e.canonicalTwoWidth()
 	}
+	e.g.grow(int64(e.G.Vars())*varBytes+int64(len(e.G.Clauses))*clauseBytes, "the variables and clauses")
 	return e, e.g.check()
 }
 
@@ -489,7 +493,10 @@ func (e *Encoding) derivedAnti(r Read, w history.TxnID, wr, ww cond) bool {
 		return e.g.step()
 	}
 	e.anti(r.R, w, r.rwDep(), r.Key, e.and(wr, ww))
-	return e.g.grow(derivedBytes, "derived anti-dependencies")
+	if wr.Const == 0 && ww.Const == 0 {
+		return e.g.grow(derivedBytes, "derived anti-dependencies") // a conjunction, its variable and clauses
+	}
+	return e.g.step() // one condition holds: the edge alone, counted by edge
 }
 
 // sparseAnti adds the anti-dependencies of r reading from c (under
@@ -554,7 +561,11 @@ func (e *Encoding) anti(from, to history.TxnID, d anomaly.Dep, k history.KeyID, 
 }
 
 func (e *Encoding) edge(from, to int32, d anomaly.Dep, k history.KeyID, when cond) {
+	if when.Const < 0 {
+		return
+	}
 	e.G.Edge(from, to, d, k, when)
+	e.g.grow(irEdgeBytes, "the edges of the dependency graph") // the loops adding edges look at e.g.err
 }
 
 // FixedEdge adds an always-present edge between graph nodes (the real-time

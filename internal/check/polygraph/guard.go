@@ -93,19 +93,31 @@ func (e *MemoryError) Is(target error) bool { return target == checker.ErrUndeci
 
 // Bytes each kept item is counted for: a pair (its entry in Pairs, in the
 // pair map and twice in pairsOf), a candidate writer of a read (counted
-// by capacity), a read, an edge of the known graph, and an IR edge with
-// its conjunction and clauses. A pair keeps about 60 bytes live; it is
+// by capacity), a read, an edge of the known graph, an edge of the IR
+// graph (with the theory's copy of it once lowered), a variable and a
+// clause of the encoding, and a derived anti-dependency's conjunction
+// with its variable and clauses. A pair keeps about 60 bytes live; it is
 // counted at about twice that for the garbage its growing tables leave
 // behind until the next collection. Measured on a 6,000-transaction
 // blind-write history in 100 sessions: 4.4 M pairs and 4.0 M candidates
 // keep 278 MB live, allocate 830 MB in all, and are counted as 491 MB. A
 // derived anti-dependency keeps about 420 bytes once encoded and lowered
 // into the solver (on 300 such transactions, 1.1 M of them: 180 MB live
-// after Encode, 275 MB more after Lower, 2.2 GB allocated in all).
+// after Encode, 275 MB more after Lower, 2.2 GB allocated in all). An IR
+// edge keeps about 56 bytes once lowered and solved (24 in the IR, 12 in
+// the theory's edge list, 8 in its adjacency lists, the rest its literal's
+// list and the solver's trail), counted at 80: on the 100,000-transaction
+// general history of docs/benchmarks.md at snapshot isolation, 4.2 M
+// edges, 326 k variables and 220 k clauses add 310 MB to the live heap
+// between the known graph's cycle search and the end of the search, and
+// are counted as 413 MB.
 const (
 	pairBytes    = 112
 	candBytes    = 4
 	readBytes    = 48
 	edgeBytes    = 16
+	irEdgeBytes  = 80
+	varBytes     = 160
+	clauseBytes  = 96
 	derivedBytes = 768
 )

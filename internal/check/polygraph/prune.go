@@ -16,7 +16,12 @@ import (
 // to: callers look at p.Err.
 func (p *Polygraph) knownEdges(dOnly bool) [][]Edge {
 	var out []Edge
-	later := map[pairKey][]history.TxnID{} // (writer, 0, key) → writers known to follow it
+	// later maps (writer, 0, key) to the writers known to follow it; the
+	// sparse construction has them in pairsOf already.
+	var later map[pairKey][]history.TxnID
+	if !dOnly && p.pairsOf == nil {
+		later = map[pairKey][]history.TxnID{}
+	}
 	for _, pr := range p.Pairs {
 		if p.g.step() {
 			break
@@ -24,7 +29,9 @@ func (p *Polygraph) knownEdges(dOnly bool) [][]Edge {
 		if pr.Order != 0 && p.certain(pr.A) && p.certain(pr.B) {
 			a, b := pr.Before()
 			out = append(out, Edge{From: a, To: b, Dep: anomaly.WW, Key: pr.Key})
-			later[pairKey{a, 0, pr.Key}] = append(later[pairKey{a, 0, pr.Key}], b)
+			if later != nil {
+				later[pairKey{a, 0, pr.Key}] = append(later[pairKey{a, 0, pr.Key}], b)
+			}
 		}
 	}
 	if dOnly {
@@ -37,15 +44,32 @@ func (p *Polygraph) knownEdges(dOnly bool) [][]Edge {
 		if len(r.Cands) != 1 || !p.certain(r.R) || !p.certain(r.Cands[0]) {
 			continue
 		}
-		ws := later[pairKey{r.Cands[0], 0, r.Key}]
-		if r.Cands[0] == history.Init {
+		c := r.Cands[0]
+		if c == history.Init {
 			if p.chains != nil {
 				continue // in KnownAnti
 			}
-			ws = p.writers[r.Key]
+			for _, w := range p.writers[r.Key] {
+				if w != r.R && p.certain(w) {
+					out = append(out, Edge{From: r.R, To: w, Dep: r.rwDep(), Key: r.Key})
+				}
+			}
+			continue
 		}
-		for _, w := range ws {
-			if w != r.R && p.certain(w) {
+		if later != nil {
+			for _, w := range later[pairKey{c, 0, r.Key}] {
+				if w != r.R {
+					out = append(out, Edge{From: r.R, To: w, Dep: r.rwDep(), Key: r.Key})
+				}
+			}
+			continue
+		}
+		for _, pi := range p.pairsOf[pairKey{c, 0, r.Key}] {
+			pr := &p.Pairs[pi]
+			if pr.Order == 0 || !p.certain(pr.A) || !p.certain(pr.B) {
+				continue
+			}
+			if a, w := pr.Before(); a == c && w != r.R {
 				out = append(out, Edge{From: r.R, To: w, Dep: r.rwDep(), Key: r.Key})
 			}
 		}
