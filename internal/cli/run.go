@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -213,7 +214,7 @@ does.`,
 	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot, a picture of each anomaly as SVG and DOT)")
 	f.IntVar(&c.FenceEvery, "fence-every", 0, "mt, general, list-append, blindw: every session runs a fence transaction (read the fence key, the key after the workload's, then write or append to it; the header's fence_key) first, then after every N of its own transactions, so that the online checker can forget what no future cycle reaches (0: no fences)")
 	f.BoolVar(&c.Online, "online", false, "check the history online as the run goes, black-box (no timestamps: list-append and registers with unique values, at ser, si or rc), each violation said on standard error as it is found, memory held by --memory-mb and the fences (--fence-every, default 100 with --online) however long the run; the history file is still written, not checked again at the end")
-	f.Int64Var(&c.OnlineMemoryMB, "memory-mb", 1024, "with --online: the memory the online checker's state may take, in MiB (0: no bound)")
+	f.Int64Var(&c.OnlineMemoryMB, "memory-mb", 1024, "with --online: the memory the online checker's state may take, in MiB, and half the heap Go's collector holds the process under unless GOMEMLIMIT says otherwise (0: no bound)")
 	f.StringVar(&c.OnlineFindings, "online-findings", "", "with --online: also write each violation's JSON line (as isoscope serve writes them) to this file as it is found")
 	f.IntVar(&c.AppendsPerKey, "appends-per-key", 0, "list-append: a key is retired after this many appends and a fresh one takes its place, as Elle does, so that lists stay short in a long run (0: never)")
 	inGroup(f, groupCollector, "online", "memory-mb", "online-findings", "fence-every")
@@ -253,6 +254,14 @@ func (c *runCommand) Run(ctx context.Context) error {
 	cfg, err := c.config(bar)
 	if err != nil {
 		return err
+	}
+	if c.Online && c.OnlineMemoryMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		// The run keeps no history; the heap is the online checker's
+		// state, each round's garbage and the run's buffers. A batch
+		// check's raised GOGC (cmd/isoscope) lets it grow to five times
+		// what is live: the collector's soft limit holds it under twice
+		// the checker's bound.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(2 * c.OnlineMemoryMB << 20))
 	}
 	res, err := pipeline.Run(ctx, cfg, pipeline.IO{Stdout: c.io.Stdout, Stderr: c.io.Stderr})
 	var interrupted *pipeline.InterruptedError

@@ -10,7 +10,9 @@
 // # Rounds
 //
 // The checker holds a window of transactions. When the window reaches
-// four times what the last round left (4,096 at least), a round runs:
+// four times what the last round left (4,096 at least), a round runs; its
+// cost follows the window (and, under a memory bound, the keys' state),
+// not the length of the stream:
 //
 //  1. The read-closed part of the window — the held transactions every
 //     read of which names a writer that has arrived and is itself in the
