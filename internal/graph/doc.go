@@ -20,6 +20,9 @@
 //   - ShortestCycleThrough, ShortestPath and ShortestCycleWithExactlyOne
 //     use breadth-first search.
 //   - TopoOrder uses Kahn's algorithm.
+//   - SplitTopoOrder runs it on the split encoding of one or more graphs
+//     (snapshot isolation's: a second node per node, split.go) without
+//     building it; Split builds it.
 //
 // The breadth-first searches keep their scratch space in the Graph: a
 // visited-epoch stamp per node, a parent edge per node and a queue. That
