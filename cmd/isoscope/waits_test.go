@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -330,6 +331,14 @@ func TestChildDiesWithSupervisor(t *testing.T) {
 // Before, only SIGINT and SIGTERM were passed on: SIGHUP killed the
 // supervisor and left the child waiting.
 func TestSupervisorForwardsSignals(t *testing.T) {
+	if signal.Ignored(syscall.SIGHUP) {
+		// Started under nohup: a child would inherit SIGHUP ignored and
+		// keep it so, by design. Catching it here gives the child
+		// SIGHUP's default disposition, as from a terminal.
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGHUP)
+		t.Cleanup(func() { signal.Stop(c) })
+	}
 	w := startWaiting(t, nil, "check", fifo(t))
 	time.Sleep(500 * time.Millisecond)
 	child := childOf(t, w.cmd.Process.Pid)
