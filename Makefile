@@ -33,10 +33,12 @@ setup:
 
 # test: setup, formatting, vet, staticcheck and every test (the
 # databases of docs/services.md must be running for the integration tests).
+# Each package's tests may take up to 30 minutes: the long differential
+# runs take minutes on a loaded two-core machine, past go test's default 10.
 test:
 	@scripts/setup.sh || echo "make test: going on without what setup could not install (above); the tests that need it fail and name it"
 	@$(MAKE) --no-print-directory lint
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 # test-race: the short tests of every package under the race detector.
 # Every package, not a list: a package's tests reach the goroutines of the
