@@ -15,7 +15,7 @@ import (
 func TestForwardHoldsUntilReady(t *testing.T) {
 	cmd := exec.Command("sleep", "30")
 	if err := cmd.Start(); err != nil {
-		t.Skip("no sleep:", err)
+		t.Fatalf("start sleep(1), which every supported system has: %v", err)
 	}
 	ended := make(chan *os.ProcessState, 1)
 	go func() { _ = cmd.Wait(); ended <- cmd.ProcessState }()

@@ -695,17 +695,7 @@ func (s *state) settle(v *view, gone map[*rec]bool) {
 			}
 		}
 	}
-	kept := s.held[:0]
-	for _, r := range s.held {
-		if gone[r] {
-			r.gone = true
-			s.forgot++
-			continue
-		}
-		kept = append(kept, r)
-	}
-	clear(s.held[len(kept):])
-	s.held = kept
+	s.dropHeld(gone)
 	for _, r := range s.held {
 		for j := range r.ops {
 			o := &r.ops[j]
@@ -998,6 +988,12 @@ func (s *state) forgetAborted() {
 	if len(gone) == 0 {
 		return
 	}
+	s.dropHeld(gone)
+}
+
+// dropHeld takes the transactions of gone out of the held ones, marking
+// each gone and counting it as forgotten.
+func (s *state) dropHeld(gone map[*rec]bool) {
 	kept := s.held[:0]
 	for _, r := range s.held {
 		if gone[r] {

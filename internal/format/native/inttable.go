@@ -1,5 +1,7 @@
 package native
 
+import "math/bits"
+
 // intTable maps integers (keys of a history) to ids. Small non-negative
 // integers are found in a dense table (id+1 at the integer, 0 for none),
 // grown as dense allows; the other integers of [0, 2^32) in an
@@ -88,7 +90,7 @@ func (t *intTable) insert(s uint64) {
 func (t *intTable) rehash(size int) {
 	old := t.slots
 	t.slots = make([]uint64, size)
-	t.shift = uint8(64 - log2(size))
+	t.shift = uint8(64 - bits.TrailingZeros(uint(size)))
 	t.n = 0
 	for _, s := range old {
 		if s == 0 {
@@ -110,14 +112,4 @@ func (t *intTable) reset() {
 		t.n = 0
 	}
 	clear(t.wide)
-}
-
-// log2 is the base-2 logarithm of n, a power of two.
-func log2(n int) int {
-	l := 0
-	for n > 1 {
-		n >>= 1
-		l++
-	}
-	return l
 }
