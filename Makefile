@@ -110,7 +110,7 @@ bench-scale: build
 # (docs/benchmarks.md).
 .PHONY: bench-online
 bench-online:
-	mkdir -p tmp && ONLINE_BENCH_TXNS=$${ONLINE_TXNS:-50000000} ONLINE_BENCH_CSV=tmp/online-stream.csv ONLINE_PLOTS=tmp \
+	mkdir -p tmp && ONLINE_BENCH_TXNS=$${ONLINE_TXNS:-50000000} ONLINE_BENCH_CSV=$(CURDIR)/tmp/online-stream.csv ONLINE_PLOTS=$(CURDIR)/tmp \
 		$(GO) test -run='^$$' -bench=OnlineStream -benchtime=1x -timeout=0 ./internal/check/online
 
 # bench-weak: rc-session, read-atomic and causal on causal-store histories
