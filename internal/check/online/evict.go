@@ -7,9 +7,32 @@ import (
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-// goneBits is the size of the filter of dropped keys: 2^27 bits (16 MiB),
-// a false positive in about a million lookups at a million keys dropped.
-const goneBits = 1 << 27
+// The filter of dropped keys takes an eighth of the memory bound, from
+// minGoneBytes to maxGoneBytes: at a million keys dropped, a false
+// positive comes in about a million lookups at 16 MiB (2^27 bits), in
+// about 6,000 at 4 MiB (a key the filter mistakes for a dropped one is
+// not judged, and the verdict is then Undecided, as for a dropped key).
+const (
+	minGoneBytes = 1 << 20
+	maxGoneBytes = 16 << 20
+)
+
+// goneWords is the size of the filter of dropped keys for a memory bound
+// of bound bytes, in 64-bit words.
+func goneWords(bound int64) int {
+	return int(min(max(bound/8, minGoneBytes), maxGoneBytes) / 8)
+}
+
+// setBound sets the bound the estimate is kept under (see
+// Checker.SetBound) and drops idle keys' settled state at once to meet
+// it.
+func (s *state) setBound(b int64) {
+	if s.cfg.MemoryBytes <= 0 {
+		return
+	}
+	s.bound = min(max(b, 1), s.cfg.MemoryBytes)
+	s.evict()
+}
 
 // elemBytes and keyBytes are the estimate's cost of a settled element
 // and of a key's state.
@@ -26,8 +49,9 @@ func (s *state) dropped(k history.Value) bool {
 	}
 	h := maphash.Comparable(s.goneSeed, k)
 	a, b := h, h>>32|1
+	n := uint64(len(s.gone)) * 64
 	for i := range uint64(4) {
-		bit := (a + i*b) % goneBits
+		bit := (a + i*b) % n
 		if s.gone[bit/64]&(1<<(bit%64)) == 0 {
 			return false
 		}
@@ -37,24 +61,29 @@ func (s *state) dropped(k history.Value) bool {
 
 func (s *state) markDropped(k history.Value) {
 	if s.gone == nil {
-		s.gone = make([]uint64, goneBits/64)
+		s.gone = make([]uint64, goneWords(s.cfg.MemoryBytes))
 		s.goneSeed = maphash.MakeSeed()
 	}
 	h := maphash.Comparable(s.goneSeed, k)
 	a, b := h, h>>32|1
+	n := uint64(len(s.gone)) * 64
 	for i := range uint64(4) {
-		bit := (a + i*b) % goneBits
+		bit := (a + i*b) % n
 		s.gone[bit/64] |= 1 << (bit % 64)
 	}
 }
 
-// evict drops, under the memory bound, the settled state of the keys no
-// held transaction touches, least recently touched first, from half the
-// bound down to a quarter of it. A later transaction that touches a
-// dropped key is not judged on it, and the verdict is then Undecided.
+// evict drops, under the memory bound (s.bound: Config.MemoryBytes, or
+// lower when SetBound lowered it), the settled state of the keys no held
+// transaction touches, least recently touched first, from half the bound
+// (less the filter of dropped keys) down to a quarter of it. A later
+// transaction that touches a dropped key is not judged on it, and the
+// verdict is then Undecided.
 func (s *state) evict() {
-	held := s.heldBytes()
-	if s.cfg.MemoryBytes <= 0 || held+s.keysBytes() <= s.cfg.MemoryBytes/2 {
+	// The filter of dropped keys is a fixed cost that dropping does not
+	// lower: the half and the quarter are of the bound less the filter.
+	held, room := s.heldBytes(), s.bound-s.goneBytes()
+	if s.bound <= 0 || held+s.keysBytes() <= room/2 {
 		return
 	}
 	busy := map[history.Value]bool{}
@@ -89,7 +118,7 @@ func (s *state) evict() {
 		return 0
 	})
 	for _, x := range keys {
-		if held+s.keysBytes() <= s.cfg.MemoryBytes/4 {
+		if held+s.keysBytes() <= room/4 {
 			break
 		}
 		ks := s.keys[x.k]

@@ -134,6 +134,9 @@ type state struct {
 	// misplaced counts committed reads that showed a ghost element after
 	// elements appended since it was forgotten.
 	misplaced int
+	// bound is the bound the estimate is kept under: Config.MemoryBytes,
+	// or lower once SetBound lowered it (0: none).
+	bound int64
 	// recsB is the estimate of the held transactions' bytes.
 	recsB int64
 	// keyElems counts the settled and ghost elements of all keys.
@@ -160,6 +163,7 @@ type state struct {
 
 func (s *state) init(cfg Config) {
 	s.cfg = cfg
+	s.bound = cfg.MemoryBytes
 	s.ser = cfg.Level.ID != level.ReadCommitted
 	s.fkey = cfg.FenceKey
 	s.sess = map[history.Value]*session{}
