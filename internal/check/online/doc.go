@@ -115,13 +115,15 @@
 // # Memory
 //
 // Config.MemoryBytes bounds the checker's estimate of what it holds (the
-// held transactions, the keys' settled state, the filter of dropped
-// keys), compared after each round. Past half of the bound (less the
-// filter), the settled state of the keys no held transaction touches is
-// dropped, least recently touched first, down to a quarter: a later
+// held transactions, the keys' settled state, what remembers the dropped
+// keys), compared after each round. Past half of the bound (less what
+// remembers the dropped keys), the settled state of the keys no held
+// transaction touches is dropped, least recently touched first, down to
+// a quarter: a later
 // transaction that touches a dropped key is not judged on it, and the
-// verdict is then Undecided (Stats.DroppedKeys counts them; the filter
-// that remembers them takes an eighth of the bound, 1–16 MiB, and a key
+// verdict is then Undecided (Stats.DroppedKeys counts them; integer
+// keys are remembered exactly, in a compressed bitmap; other keys in a
+// filter that takes an eighth of the bound, 1–16 MiB, and a string key
 // it mistakes for a dropped one is treated as one). SetBound lowers the
 // bound below MemoryBytes, or raises it back, between batches: a service
 // holds its process's live heap so (the estimate counts what the checker

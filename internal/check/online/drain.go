@@ -89,8 +89,9 @@ func (s *state) keysBytes() int64 {
 	return int64(len(s.keys))*keyBytes + int64(s.keyElems)*elemBytes
 }
 
-// goneBytes is the filter of dropped keys (0 before the first).
-func (s *state) goneBytes() int64 { return int64(len(s.gone)) * 8 }
+// goneBytes is what remembers the dropped keys: the set of integer keys
+// and the filter of the others (0 before the first).
+func (s *state) goneBytes() int64 { return s.goneIntsB + int64(len(s.gone))*8 }
 
 // heldBytes is the estimate's part for the held transactions, the
 // sessions and the findings.

@@ -2,6 +2,7 @@ package online
 
 import (
 	"fmt"
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"hash/maphash"
 
 	"github.com/isoscope/isoscope/internal/history"
@@ -141,9 +142,13 @@ type state struct {
 	recsB int64
 	// keyElems counts the settled and ghost elements of all keys.
 	keyElems int
-	// gone is a Bloom filter of the keys whose settled state was dropped
-	// under the memory bound (nil before the first); droppedKeys counts
-	// them, droppedTouch the transactions that touched one after.
+	// goneInts is the exact set of the integer keys whose settled state
+	// was dropped under the memory bound, goneIntsB its size in bytes
+	// after the last drop, and gone a Bloom filter of the other keys
+	// dropped (each nil before the first); droppedKeys counts them,
+	// droppedTouch the transactions that touched one after.
+	goneInts     *roaring64.Bitmap
+	goneIntsB    int64
 	gone         []uint64
 	goneSeed     maphash.Seed
 	droppedKeys  uint64
