@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+
+	"github.com/isoscope/isoscope/internal/cli"
 )
 
 // gcPercent is the collector's percentage (GOGC) for a live heap of live
@@ -31,7 +33,8 @@ const (
 type gcSentinel struct{ _ [16]byte }
 
 // tuneGC sets the collector's percentage after every collection from the
-// live heap (gcPercent).
+// live heap (gcPercent), except while a command that sets it itself runs
+// (cli.TuneGCPercent).
 func tuneGC() {
 	debug.SetGCPercent(maxGCPercent)
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
@@ -40,7 +43,9 @@ func tuneGC() {
 		runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
 			metrics.Read(sample)
 			if sample[0].Value.Kind() == metrics.KindUint64 {
-				debug.SetGCPercent(gcPercent(sample[0].Value.Uint64()))
+				// A command that paces the collector itself (serve, run
+				// --online) keeps its percentage while it runs.
+				cli.TuneGCPercent(gcPercent(sample[0].Value.Uint64()))
 			}
 			arm()
 		})

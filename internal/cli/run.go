@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -214,7 +213,7 @@ does.`,
 	f.StringVar(&c.Report, "report", "", "write an HTML report to this directory: the run's plots (transactions per second, latency percentiles, abort reasons; SVG and PNG), and the check's verdict and anomalies (index.html, result.json, cycles.dot, a picture of each anomaly as SVG and DOT)")
 	f.IntVar(&c.FenceEvery, "fence-every", 0, "mt, general, list-append, blindw: every session runs a fence transaction (read the fence key, the key after the workload's, then write or append to it; the header's fence_key) first, then after every N of its own transactions, so that the online checker can forget what no future cycle reaches (0: no fences)")
 	f.BoolVar(&c.Online, "online", false, "check the history online as the run goes, black-box (no timestamps: list-append and registers with unique values, at ser, si or rc), each violation said on standard error as it is found, memory held by --memory-mb and the fences (--fence-every, default 100 with --online) however long the run; the history file is still written, not checked again at the end")
-	f.Int64Var(&c.OnlineMemoryMB, "memory-mb", 1024, "with --online: the memory the online checker's state may take, in MiB, and half the heap Go's collector holds the process under unless GOMEMLIMIT says otherwise (0: no bound)")
+	f.Int64Var(&c.OnlineMemoryMB, "memory-mb", 1024, "with --online: the resident memory (RSS) the process is held under, in MiB: Go's soft limit is what the program's code and the rest outside Go leave of it, and the checker drops idle keys' settled state to fit (GOMEMLIMIT set: Go's limit is that, and only the checker's estimate is bounded by this; 0: no bound; a value below what the program itself needs is refused)")
 	f.StringVar(&c.OnlineFindings, "online-findings", "", "with --online: also write each violation's JSON line (as isoscope serve writes them) to this file as it is found")
 	f.IntVar(&c.AppendsPerKey, "appends-per-key", 0, "list-append: a key is retired after this many appends and a fresh one takes its place, as Elle does, so that lists stay short in a long run (0: never)")
 	inGroup(f, groupCollector, "online", "memory-mb", "online-findings", "fence-every")
@@ -251,17 +250,30 @@ func (c *runCommand) Run(ctx context.Context) error {
 	// run goes on: one lock orders their lines.
 	bar := drawsProgress(c.Progress, c.io.Stderr)
 	c.io.Stderr = &serialWriter{w: c.io.Stderr}
+	var hold *memoryHold
+	if c.Online {
+		// The run keeps no history; the heap is the online checker's
+		// state, each round's garbage and the run's buffers. The
+		// collector runs at Go's default pace (not a batch check's
+		// raised one), and the process's resident memory is held under
+		// --memory-mb (memoryHold): Go's soft limit is what the program's
+		// code and the rest outside Go leave of it, the checker's bound
+		// half that limit (it drops idle keys' state past half its
+		// bound), and the live heap is held under half the limit too.
+		defer ownGC(100)()
+		var err error
+		if hold, err = memoryHoldFor("--memory-mb", c.OnlineMemoryMB); err != nil {
+			return badInput(err)
+		}
+		defer hold.stop()
+	}
 	cfg, err := c.config(bar)
 	if err != nil {
 		return err
 	}
-	if c.Online && c.OnlineMemoryMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		// The run keeps no history; the heap is the online checker's
-		// state, each round's garbage and the run's buffers. A batch
-		// check's raised GOGC (cmd/isoscope) lets it grow to five times
-		// what is live: the collector's soft limit holds it under twice
-		// the checker's bound.
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(2 * c.OnlineMemoryMB << 20))
+	if hold != nil && cfg.Online != nil {
+		cfg.Online.MemoryBytes = hold.checkerBound()
+		cfg.Online.HeapTarget = hold.heapTarget
 	}
 	res, err := pipeline.Run(ctx, cfg, pipeline.IO{Stdout: c.io.Stdout, Stderr: c.io.Stderr})
 	var interrupted *pipeline.InterruptedError

@@ -141,7 +141,7 @@ the checkpoint without publishing and goes on.`,
 	cmd.Flags().StringVar(&c.Level, "level", "si", "snapshot-isolation (si) or serializable (ser)")
 	cmd.Flags().DurationVar(&c.Timeout, "ext-timeout", serve.DefaultTimeout, "how long an Ext verdict stays pending (a delay, not a limit: check's and run's --timeout is a limit)")
 	renamed(cmd.Flags(), map[string]string{"timeout": "ext-timeout"})
-	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "the memory the service may use, in MiB: the checker spills to disk past 5/8 of it, and Go's collector holds the heap under it unless GOMEMLIMIT says otherwise (0: no bound, never spill)")
+	cmd.Flags().Int64Var(&c.MemoryMB, "memory-mb", 1024, "the memory the service may use, in MiB: the checker spills to disk past 5/8 of it, and Go's collector holds the heap under it unless GOMEMLIMIT says otherwise (0: no bound, never spill); with --checker blackbox, the resident memory (RSS) the process is held under, idle keys' settled state dropped to fit (a value below what the program itself needs is refused)")
 	cmd.Flags().StringVar(&c.SpillDir, "spill-dir", "", "where to spill (default: a fresh temporary directory, removed at exit)")
 	cmd.Flags().IntVar(&c.Queue, "queue", 64, "batches that may be read, parsed or wait for the checker at once before 429")
 	cmd.Flags().Int64Var(&c.MaxBodyMB, "max-body-mb", serve.DefaultMaxBatch>>20, "the largest batch body, in MiB (413 beyond); parsing takes up to 4 times as much, and a quarter of --memory-mb is kept for batches being parsed or waiting (429 when full); lowered to fit a --memory-mb under 1024 unless given")
@@ -184,12 +184,23 @@ func (c *serveCommand) Run(ctx context.Context) error {
 	// A long-running service: collect at Go's default pace, not the batch
 	// commands' (cmd/isoscope raises GOGC), so the heap stays near the
 	// checker's state.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(100))
-	}
-	// The rest of the bound is room for garbage between collections: the
-	// collector's soft limit keeps the heap under the whole.
-	if c.MemoryMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
+	defer ownGC(100)()
+	switch {
+	case cfg.BlackBox != nil:
+		// The black-box checker holds the process's resident memory
+		// under the bound (memoryHold, as run --online does).
+		hold, err := memoryHoldFor("--memory-mb", c.MemoryMB)
+		if err != nil {
+			return badInput(err)
+		}
+		defer hold.stop()
+		if hold != nil {
+			cfg.BlackBox.MemoryBytes = hold.checkerBound()
+			cfg.BlackBox.HeapTarget = hold.heapTarget
+		}
+	case c.MemoryMB > 0 && os.Getenv("GOMEMLIMIT") == "":
+		// The rest of the bound is room for garbage between collections:
+		// the collector's soft limit keeps the heap under the whole.
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(c.MemoryMB << 20))
 	}
 	var worker *natsshard.Worker

@@ -28,6 +28,7 @@ func (r *run) collected(ctx context.Context, cw *collect.Writer, res Result, fai
 		fmt.Fprintf(r.io.Stderr, "collector: %s took all %d batches (%d transactions)\n", r.Collector.URL, o.Batches, o.Txns)
 		return res
 	}
+	r.lost = o.RefusedTxns
 	fmt.Fprintf(r.io.Stderr, "collector: %s refused %d of %d batches (%d of %d transactions; a batch it could not be sent counts as refused)", r.Collector.URL, o.Refused, o.Batches, o.RefusedTxns, o.Txns)
 	if o.Unconfirmed > 0 {
 		fmt.Fprintf(r.io.Stderr, "; %d batches had no verdict within %s", o.Unconfirmed, r.Collector.Wait)

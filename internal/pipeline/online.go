@@ -32,6 +32,10 @@ type Online struct {
 	Level level.Level
 	// MemoryBytes bounds the checker's state (0: no bound).
 	MemoryBytes int64
+	// HeapTarget, when set, is the live heap the process is to stay
+	// under: the checker lowers its bound while the heap is above it
+	// (serve.BlackBoxConfig.HeapTarget).
+	HeapTarget func() int64
 	// Findings, when set, also receives each violation's JSON line, as
 	// isoscope serve writes it, as it is found.
 	Findings io.Writer
@@ -63,7 +67,7 @@ func (r *run) startOnline() (*onlineChecker, error) {
 	}
 	lines := &findingLines{w: r.io.Stderr, json: r.Online.Findings, kinds: map[string]int{}}
 	srv, err := serve.New(serve.Config{
-		BlackBox: &serve.BlackBoxConfig{Level: r.Online.Level, MemoryBytes: r.Online.MemoryBytes, FenceKey: fence},
+		BlackBox: &serve.BlackBoxConfig{Level: r.Online.Level, MemoryBytes: r.Online.MemoryBytes, FenceKey: fence, HeapTarget: r.Online.HeapTarget},
 		Out:      lines, Explain: report.Explain,
 		// The run is the only client, on loopback: a batch waits for the
 		// checker as long as a round takes (a refused batch would leave
@@ -179,6 +183,9 @@ func (r *run) onlineVerdict(sum serve.Summary, err error, cut, incomplete bool) 
 		fmt.Fprintf(r.io.Stderr, "online: %s checked, %s set aside; %s held at the end, %s forgotten, %d garbage-collection rounds, about %.1f MiB held\n",
 			textfmt.Count(int(sum.Checked), "committed transaction"), textfmt.Count(int(sum.Skipped), "other"),
 			textfmt.Count(int(bb.Held), "transaction"), textfmt.Count(int(bb.Forgotten), "transaction"), bb.Rounds, float64(bb.Bytes)/(1<<20))
+		if bb.DroppedKeys > 0 {
+			fmt.Fprintf(r.io.Stderr, "online: the settled state of %s no transaction touched lately was dropped to keep the memory bound\n", textfmt.Count(int(bb.DroppedKeys), "key"))
+		}
 		for _, w := range bb.Warnings {
 			fmt.Fprintf(r.io.Stderr, "online: WARNING: %s\n", w)
 		}
@@ -192,8 +199,12 @@ func (r *run) onlineVerdict(sum serve.Summary, err error, cut, incomplete bool) 
 		// Transactions are missing: a finding may be about a read of
 		// one of them (a thin-air read), and a cycle through one is
 		// missed. Undecided, whatever was found.
-		fmt.Fprintf(r.io.Stdout, "%s undecided online: batches were refused (%d transactions lost to the checker); %s found, which the missing transactions may explain (%s)\n",
-			lv, sum.RejectedTxns, textfmt.Count(int(sum.Violations), "violation"), r.onlineCounts())
+		what := fmt.Sprintf("batches were refused (%d transactions lost to the checker)", sum.RejectedTxns)
+		if refused == 0 {
+			what = fmt.Sprintf("%d transactions did not reach the checker (the collector's count)", r.lost)
+		}
+		fmt.Fprintf(r.io.Stdout, "%s undecided online: %s; %s found, which the missing transactions may explain (%s)\n",
+			lv, what, textfmt.Count(int(sum.Violations), "violation"), r.onlineCounts())
 		return Result{Status: Undecided}, nil
 	case sum.Violations > 0:
 		fmt.Fprintf(r.io.Stdout, "%s violated, found online: %s (%s)\n", lv, textfmt.Count(int(sum.Violations), "violation"), r.onlineCounts())

@@ -197,6 +197,9 @@ type run struct {
 	cluster *cluster.Cluster
 	// online is the service checking the run online (Config.Online).
 	online *onlineChecker
+	// lost counts the transactions the collector published that its
+	// service refused or never confirmed (collected).
+	lost int
 }
 
 // Run runs cfg's workload, records and publishes the history, checks it
@@ -277,7 +280,14 @@ func (r *run) run(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 		defer pub.Close()
-		cw = collect.NewWriter(ctx, pub)
+		wctx := ctx
+		if r.online != nil {
+			// The checker is in this process: an interrupted run still
+			// gives it every transaction it recorded, so that its
+			// verdict is on what ran.
+			wctx = context.WithoutCancel(ctx)
+		}
+		cw = collect.NewWriter(wctx, pub)
 		cw.Mutate = r.Hooks.Published
 		cfg.Out = io.MultiWriter(file, cw)
 		if r.online == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"time"
@@ -41,6 +42,15 @@ type BlackBoxConfig struct {
 	// Drain bounds the time the final verdicts may take at shutdown (1
 	// minute when 0).
 	Drain time.Duration
+	// HeapTarget, when set with MemoryBytes, gives the live heap (bytes)
+	// the process is to stay under. After each batch that follows a
+	// collection, the process's live heap as that collection left it
+	// (runtime/metrics /gc/heap/live:bytes) is held against it: above
+	// it, every keyspace's checker lowers its bound by a quarter
+	// (online.Checker.SetBound: idle keys' settled state is dropped at
+	// once), down to a quarter of MemoryBytes; below three quarters of
+	// it, the bounds rise back by a sixteenth of MemoryBytes at a time.
+	HeapTarget func() int64
 }
 
 // BlackBoxState is what the black-box checker holds and did, summed
@@ -57,8 +67,15 @@ type BlackBoxState struct {
 	Held      uint64 `json:"held"`
 	Forgotten uint64 `json:"forgotten"`
 	Rounds    uint64 `json:"rounds"`
-	// Bytes is the checkers' estimate of what they hold.
+	// Bytes is the checkers' estimate of what they hold; Bound the sum
+	// of the bounds they keep it under (lowered from the configured one
+	// while the process's heap is above its target).
 	Bytes int64 `json:"bytes"`
+	Bound int64 `json:"bound"`
+	// DroppedKeys counts the keys whose settled state was dropped to
+	// keep the bound (a later transaction that touches one leaves the
+	// verdict undecided).
+	DroppedKeys uint64 `json:"dropped_keys"`
 	// Warnings say when memory is not bounded as asked.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -80,6 +97,10 @@ type blackBox struct {
 	out    []aion.Violation
 	// checked and skipped count committed and other transactions taken.
 	checked, skipped uint64
+	// heap samples the live heap and the collections for HeapTarget;
+	// cycles is the count of collections at the last look.
+	heap   []metrics.Sample
+	cycles uint64
 }
 
 func newBlackBox(cfg BlackBoxConfig, names func(ks uint32) string) (*blackBox, error) {
@@ -91,7 +112,8 @@ func newBlackBox(cfg BlackBoxConfig, names func(ks uint32) string) (*blackBox, e
 	if cfg.Drain == 0 {
 		cfg.Drain = time.Minute
 	}
-	return &blackBox{cfg: cfg, names: names, spaces: map[uint32]*bbSpace{}}, nil
+	return &blackBox{cfg: cfg, names: names, spaces: map[uint32]*bbSpace{},
+		heap: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}}, nil
 }
 
 // CheckBlackBoxInput is the black-box mode's check of a batch's
@@ -204,7 +226,37 @@ func (b *blackBox) add(st *stream, src *history.History, txns []history.Txn) err
 		b.out = append(b.out, violationOf(f, now))
 	}
 	sp.reported += len(found)
+	b.relieve()
 	return nil
+}
+
+// relieve holds the checkers' bounds to the process's live heap
+// (BlackBoxConfig.HeapTarget), once per collection.
+func (b *blackBox) relieve() {
+	if b.cfg.HeapTarget == nil || b.cfg.MemoryBytes <= 0 {
+		return
+	}
+	metrics.Read(b.heap)
+	if b.heap[0].Value.Kind() != metrics.KindUint64 || b.heap[1].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	cycles := b.heap[1].Value.Uint64()
+	if cycles == b.cycles {
+		return // no collection since the last look: the same measurement
+	}
+	b.cycles = cycles
+	live, target := int64(b.heap[0].Value.Uint64()), b.cfg.HeapTarget()
+	floor := b.cfg.MemoryBytes / 4
+	for _, ks := range b.order {
+		c := b.spaces[ks].c
+		bound := c.Stats().Bound
+		switch {
+		case live > target && bound > floor:
+			c.SetBound(max(bound/4*3, floor))
+		case live < target/4*3 && bound < b.cfg.MemoryBytes:
+			c.SetBound(bound + b.cfg.MemoryBytes/16)
+		}
+	}
 }
 
 // violationOf is finding f as a violation, over a history of only the
@@ -319,6 +371,8 @@ func (b *blackBox) blackBox() *BlackBoxState {
 		out.Forgotten += s.Forgotten
 		out.Rounds += s.Rounds
 		out.Bytes += s.Bytes
+		out.Bound += s.Bound
+		out.DroppedKeys += s.DroppedKeys
 		if s.Warning != "" {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("keyspace %q: %s", sp.name, s.Warning))
 		}

@@ -367,3 +367,72 @@ func TestPlantedGCBugIsCaught(t *testing.T) {
 		t.Fatal("forgetting a transaction too early went unnoticed by the differential comparison")
 	}
 }
+
+// TestDifferentialSetBound streams simulated histories to checkers whose
+// bound SetBound moves between batches, as a service does under memory
+// pressure (from 1 KiB, which drops every idle key, to the configured
+// bound), so that idle keys are dropped between rounds too, and holds
+// every result against the offline checker's: equal, or undecided with
+// a dropped key touched again.
+func TestDifferentialSetBound(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 40
+	}
+	var violated, undecided, dropped, forgot int
+	for i := range n {
+		r := rand.New(rand.NewPCG(uint64(i), 38))
+		c := simConfig{txns: 300 + r.IntN(900), sessions: 2 + r.IntN(5), keys: 2 + r.IntN(5), appendsPerKey: 5 + r.IntN(30),
+			fenceEvery: []int{3, 8, 20}[r.IntN(3)], lag: 1 + r.IntN(20)}
+		if r.IntN(2) == 0 {
+			c.stale, c.abort, c.unknown = 0.005, 0.05, 0.03
+		}
+		h := arrival(r, simLists(r, c))
+		l := level.Get(levels[r.IntN(len(levels))])
+		f := fenceName
+		const mem = 64 << 20
+		ch, err := New(Config{Level: l, MemoryBytes: mem, FenceKey: &f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch.st.roundMin, ch.st.nextRound = 32+r.IntN(64), 32
+		for j := 0; j < len(h.Txns); {
+			k := min(1+r.IntN(48), len(h.Txns)-j)
+			if _, err := ch.Add(h, h.Txns[j:j+k]); err != nil {
+				t.Fatalf("case %d: %v", i, err)
+			}
+			j += k
+			switch r.IntN(4) {
+			case 0:
+				ch.SetBound(1 << (10 + r.IntN(8)))
+			case 1:
+				ch.SetBound(mem)
+			}
+			if st := ch.Stats(); st.Bound < 1 || st.Bound > mem {
+				t.Fatalf("case %d: bound %d outside 1..%d", i, st.Bound, mem)
+			}
+		}
+		res, err := ch.Drain(context.Background())
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if d := disagree(h, l, res); d != "" {
+			t.Fatalf("case %d (%+v, %s): %s", i, c, l.Name, d)
+		}
+		switch res.Outcome {
+		case check.Violated:
+			violated++
+		case check.Undecided:
+			undecided++
+		}
+		dropped += int(res.Stats.DroppedKeys)
+		forgot += int(res.Stats.Forgotten)
+	}
+	t.Logf("%d histories, %d violated, %d undecided, %d keys dropped, %d transactions forgotten", n, violated, undecided, dropped, forgot)
+	if violated == 0 || violated == n || dropped == 0 || forgot == 0 {
+		t.Fatalf("the cases do not exercise the checker: %d violated of %d, %d keys dropped, %d forgotten", violated, n, dropped, forgot)
+	}
+	if undecided > n/4 {
+		t.Fatalf("%d of %d undecided", undecided, n)
+	}
+}

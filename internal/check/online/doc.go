@@ -114,10 +114,21 @@
 //
 // # Memory
 //
-// Config.MemoryBytes is compared with the checker's estimate after each
-// round; above it, Stats.Warning and the Result's Caveat say what keeps
-// the transactions held (no fences, a session that runs none, registers,
-// unseen appends at RC). Nothing is dropped to keep the bound. The
-// settled prefixes of keys stay: a key no one touches again costs its
-// elements (about 150 bytes each).
+// Config.MemoryBytes bounds the checker's estimate of what it holds (the
+// held transactions, the keys' settled state, what remembers the dropped
+// keys), compared after each round. Past half of the bound (less what
+// remembers the dropped keys), the settled state of the keys no held
+// transaction touches is dropped, least recently touched first, down to
+// a quarter: a later
+// transaction that touches a dropped key is not judged on it, and the
+// verdict is then Undecided (Stats.DroppedKeys counts them; integer
+// keys are remembered exactly, in a compressed bitmap; other keys in a
+// filter that takes an eighth of the bound, 1–16 MiB, and a string key
+// it mistakes for a dropped one is treated as one). SetBound lowers the
+// bound below MemoryBytes, or raises it back, between batches: a service
+// holds its process's live heap so (the estimate counts what the checker
+// keeps, not what Go keeps beside it). Held transactions are never
+// dropped: when they alone pass the bound, Stats.Warning and the
+// Result's Caveat say what keeps them held (no fences, a session that
+// runs none, registers, unseen appends at RC).
 package online

@@ -82,12 +82,16 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 }
 
 // bytes is the checker's estimate of what it holds.
-func (s *state) bytes() int64 { return s.heldBytes() + s.keysBytes() }
+func (s *state) bytes() int64 { return s.heldBytes() + s.keysBytes() + s.goneBytes() }
 
 // keysBytes is the estimate's part for the keys' settled state.
 func (s *state) keysBytes() int64 {
-	return int64(len(s.keys))*keyBytes + int64(s.keyElems)*elemBytes + int64(len(s.gone))*8
+	return int64(len(s.keys))*keyBytes + int64(s.keyElems)*elemBytes
 }
+
+// goneBytes is what remembers the dropped keys: the set of integer keys
+// and the filter of the others (0 before the first).
+func (s *state) goneBytes() int64 { return s.goneIntsB + int64(len(s.gone))*8 }
 
 // heldBytes is the estimate's part for the held transactions, the
 // sessions and the findings.
@@ -114,7 +118,7 @@ func (s *state) recount() {
 }
 
 func (s *state) stats() Stats {
-	st := Stats{Arrived: s.arrived, Held: uint64(len(s.held)), Forgotten: s.forgot, Rounds: s.rounds, Findings: len(s.findings), Bytes: s.bytes(), DroppedKeys: s.droppedKeys}
+	st := Stats{Arrived: s.arrived, Held: uint64(len(s.held)), Forgotten: s.forgot, Rounds: s.rounds, Findings: len(s.findings), Bytes: s.bytes(), Bound: s.bound, DroppedKeys: s.droppedKeys}
 	if s.cfg.MemoryBytes > 0 && st.Bytes > s.cfg.MemoryBytes {
 		st.Warning = fmt.Sprintf("holding %d transactions (%d bytes) above the %d-byte bound: %s", st.Held, st.Bytes, s.cfg.MemoryBytes, s.why())
 	}

@@ -4,12 +4,40 @@ import (
 	"hash/maphash"
 	"slices"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
 	"github.com/isoscope/isoscope/internal/history"
 )
 
-// goneBits is the size of the filter of dropped keys: 2^27 bits (16 MiB),
-// a false positive in about a million lookups at a million keys dropped.
-const goneBits = 1 << 27
+// Dropped integer keys are remembered exactly, in a compressed bitmap
+// (keys a workload retires one after another take a few bytes each
+// run of them). Other keys go into a Bloom filter that takes an eighth
+// of the memory bound, from minGoneBytes to maxGoneBytes: at a million
+// string keys dropped, a false positive comes in about a million lookups
+// at 16 MiB (2^27 bits), in about 6,000 at 4 MiB (a key the filter
+// mistakes for a dropped one is not judged, and the verdict is then
+// Undecided, as for a dropped key).
+const (
+	minGoneBytes = 1 << 20
+	maxGoneBytes = 16 << 20
+)
+
+// goneWords is the size of the filter of dropped keys for a memory bound
+// of bound bytes, in 64-bit words.
+func goneWords(bound int64) int {
+	return int(min(max(bound/8, minGoneBytes), maxGoneBytes) / 8)
+}
+
+// setBound sets the bound the estimate is kept under (see
+// Checker.SetBound) and drops idle keys' settled state at once to meet
+// it.
+func (s *state) setBound(b int64) {
+	if s.cfg.MemoryBytes <= 0 {
+		return
+	}
+	s.bound = min(max(b, 1), s.cfg.MemoryBytes)
+	s.evict()
+}
 
 // elemBytes and keyBytes are the estimate's cost of a settled element
 // and of a key's state.
@@ -19,15 +47,19 @@ const (
 )
 
 // dropped says whether key k's settled state was dropped (or, rarely, a
-// key the filter mistakes for one).
+// string key the filter mistakes for one).
 func (s *state) dropped(k history.Value) bool {
+	if k.Kind == history.Int {
+		return s.goneInts != nil && s.goneInts.Contains(uint64(k.N))
+	}
 	if s.gone == nil {
 		return false
 	}
 	h := maphash.Comparable(s.goneSeed, k)
 	a, b := h, h>>32|1
+	n := uint64(len(s.gone)) * 64
 	for i := range uint64(4) {
-		bit := (a + i*b) % goneBits
+		bit := (a + i*b) % n
 		if s.gone[bit/64]&(1<<(bit%64)) == 0 {
 			return false
 		}
@@ -35,26 +67,39 @@ func (s *state) dropped(k history.Value) bool {
 	return true
 }
 
+// markDropped remembers that key k's settled state was dropped.
 func (s *state) markDropped(k history.Value) {
+	if k.Kind == history.Int {
+		if s.goneInts == nil {
+			s.goneInts = roaring64.New()
+		}
+		s.goneInts.Add(uint64(k.N))
+		return
+	}
 	if s.gone == nil {
-		s.gone = make([]uint64, goneBits/64)
+		s.gone = make([]uint64, goneWords(s.cfg.MemoryBytes))
 		s.goneSeed = maphash.MakeSeed()
 	}
 	h := maphash.Comparable(s.goneSeed, k)
 	a, b := h, h>>32|1
+	n := uint64(len(s.gone)) * 64
 	for i := range uint64(4) {
-		bit := (a + i*b) % goneBits
+		bit := (a + i*b) % n
 		s.gone[bit/64] |= 1 << (bit % 64)
 	}
 }
 
-// evict drops, under the memory bound, the settled state of the keys no
-// held transaction touches, least recently touched first, from half the
-// bound down to a quarter of it. A later transaction that touches a
-// dropped key is not judged on it, and the verdict is then Undecided.
+// evict drops, under the memory bound (s.bound: Config.MemoryBytes, or
+// lower when SetBound lowered it), the settled state of the keys no held
+// transaction touches, least recently touched first, from half the bound
+// (less the filter of dropped keys) down to a quarter of it. A later
+// transaction that touches a dropped key is not judged on it, and the
+// verdict is then Undecided.
 func (s *state) evict() {
-	held := s.heldBytes()
-	if s.cfg.MemoryBytes <= 0 || held+s.keysBytes() <= s.cfg.MemoryBytes/2 {
+	// What remembers the dropped keys is a cost that dropping does not
+	// lower: the half and the quarter are of the bound less it.
+	held, room := s.heldBytes(), s.bound-s.goneBytes()
+	if s.bound <= 0 || held+s.keysBytes() <= room/2 {
 		return
 	}
 	busy := map[history.Value]bool{}
@@ -89,7 +134,7 @@ func (s *state) evict() {
 		return 0
 	})
 	for _, x := range keys {
-		if held+s.keysBytes() <= s.cfg.MemoryBytes/4 {
+		if held+s.keysBytes() <= room/4 {
 			break
 		}
 		ks := s.keys[x.k]
@@ -97,5 +142,9 @@ func (s *state) evict() {
 		delete(s.keys, x.k)
 		s.markDropped(x.k)
 		s.droppedKeys++
+	}
+	if s.goneInts != nil {
+		s.goneInts.RunOptimize()
+		s.goneIntsB = int64(s.goneInts.GetSizeInBytes())
 	}
 }

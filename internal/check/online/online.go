@@ -17,9 +17,11 @@ type Config struct {
 	// read committed (New refuses any other, naming it).
 	Level level.Level
 	// MemoryBytes bounds the checker's estimate of what it holds, in
-	// bytes; 0 for no bound. When the bound cannot be kept (no fences,
-	// orders not settled), the checker keeps everything and says so in
-	// Stats.Warning and in the Result's Caveat: it never drops silently.
+	// bytes; 0 for no bound. Past half of it the settled state of idle
+	// keys is dropped (counted in Stats.DroppedKeys; a later read of one
+	// leaves the verdict Undecided). When the held transactions alone
+	// pass it (no fences, orders not settled), the checker keeps them and
+	// says so in Stats.Warning and in the Result's Caveat.
 	MemoryBytes int64
 	// FenceKey names the fence key (the history header's "fence_key"),
 	// nil for none: without fences a transaction is forgotten only where
@@ -67,8 +69,10 @@ type Stats struct {
 	// Arrived counts the transactions Add took; Held those in memory;
 	// Forgotten those garbage-collected.
 	Arrived, Held, Forgotten uint64
-	// Bytes is the checker's estimate of what it holds.
-	Bytes int64
+	// Bytes is the checker's estimate of what it holds; Bound the bound
+	// it is kept under (Config.MemoryBytes, or lower after SetBound; 0:
+	// none).
+	Bytes, Bound int64
 	// Rounds counts the garbage-collection rounds run.
 	Rounds uint64
 	// Findings counts the findings so far.
@@ -129,6 +133,19 @@ func (c *Checker) Drain(ctx context.Context) (Result, error) {
 	}
 	c.drained = true
 	return c.st.drain(ctx)
+}
+
+// SetBound sets the bound the checker keeps its estimate under to b
+// bytes, at most Config.MemoryBytes (a checker without a bound keeps
+// none) and at least 1; past half of it the settled state of idle keys is dropped at once, as
+// after a round, down to a quarter. A service lowers it when the
+// process's heap holds more than the estimates say (the estimate counts
+// what the checker keeps, not what Go keeps beside it), and raises it
+// again when the heap has room.
+func (c *Checker) SetBound(b int64) {
+	if !c.drained {
+		c.st.setBound(b)
+	}
 }
 
 // Stats says what the checker holds and has done.

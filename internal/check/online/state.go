@@ -2,6 +2,7 @@ package online
 
 import (
 	"fmt"
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"hash/maphash"
 
 	"github.com/isoscope/isoscope/internal/history"
@@ -134,13 +135,20 @@ type state struct {
 	// misplaced counts committed reads that showed a ghost element after
 	// elements appended since it was forgotten.
 	misplaced int
+	// bound is the bound the estimate is kept under: Config.MemoryBytes,
+	// or lower once SetBound lowered it (0: none).
+	bound int64
 	// recsB is the estimate of the held transactions' bytes.
 	recsB int64
 	// keyElems counts the settled and ghost elements of all keys.
 	keyElems int
-	// gone is a Bloom filter of the keys whose settled state was dropped
-	// under the memory bound (nil before the first); droppedKeys counts
-	// them, droppedTouch the transactions that touched one after.
+	// goneInts is the exact set of the integer keys whose settled state
+	// was dropped under the memory bound, goneIntsB its size in bytes
+	// after the last drop, and gone a Bloom filter of the other keys
+	// dropped (each nil before the first); droppedKeys counts them,
+	// droppedTouch the transactions that touched one after.
+	goneInts     *roaring64.Bitmap
+	goneIntsB    int64
 	gone         []uint64
 	goneSeed     maphash.Seed
 	droppedKeys  uint64
@@ -160,6 +168,7 @@ type state struct {
 
 func (s *state) init(cfg Config) {
 	s.cfg = cfg
+	s.bound = cfg.MemoryBytes
 	s.ser = cfg.Level.ID != level.ReadCommitted
 	s.fkey = cfg.FenceKey
 	s.sess = map[history.Value]*session{}
