@@ -118,8 +118,9 @@
 // held transactions, the keys' settled state, what remembers the dropped
 // keys), compared after each round. Past half of the bound (less what
 // remembers the dropped keys), the settled state of the keys no held
-// transaction touches is dropped, least recently touched first, down to
-// a quarter: a later
+// transaction touches and none of the last transactions to arrive (twice
+// the held ones) touched is dropped, least recently touched first, down
+// to a quarter: a later
 // transaction that touches a dropped key is not judged on it, and the
 // verdict is then Undecided (Stats.DroppedKeys counts them; integer
 // keys are remembered exactly, in a compressed bitmap; other keys in a

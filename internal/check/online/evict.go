@@ -89,9 +89,17 @@ func (s *state) markDropped(k history.Value) {
 	}
 }
 
+// recentKeep is how many of the last transactions to arrive keep the
+// keys they touched from being dropped, for a window of held
+// transactions: twice the window (keys retire long after the window
+// moves past them, and a key in use is touched again within a few
+// windows).
+func recentKeep(held int) uint64 { return 2 * uint64(held) }
+
 // evict drops, under the memory bound (s.bound: Config.MemoryBytes, or
 // lower when SetBound lowered it), the settled state of the keys no held
-// transaction touches, least recently touched first, from half the bound
+// transaction touches and none of the last recentKeep transactions
+// touched, least recently touched first, from half the bound
 // (less the filter of dropped keys) down to a quarter of it. A later
 // transaction that touches a dropped key is not judged on it, and the
 // verdict is then Undecided.
@@ -133,8 +141,14 @@ func (s *state) evict() {
 		}
 		return 0
 	})
+	// A key touched by one of the last recentKeep(len(held)) transactions
+	// to arrive is in use, not retired: dropping it would leave the next
+	// transactions on it unjudged (and the verdict undecided) to save
+	// little, so it is kept even when the bound is not met (the warning
+	// says so when the configured bound is passed).
+	recent := recentKeep(len(s.held))
 	for _, x := range keys {
-		if held+s.keysBytes() <= room/4 {
+		if held+s.keysBytes() <= room/4 || x.t+recent > s.arrived {
 			break
 		}
 		ks := s.keys[x.k]
