@@ -12,10 +12,12 @@
 # is TXNS transactions (default 4000), or, with DURATION (e.g. 30s), that
 # long whatever the count. Each check may take CHECK_TIMEOUT (default 120s,
 # wall clock: give a loaded machine more); one that runs out is
-# "undecided" in runs.tsv.
+# "undecided" in runs.tsv. FIRST_SEED (default 1) is the first seed run:
+# FIRST_SEED=7 RUNS=10 runs seeds 7 to 10, continuing a row of 6.
 set -euo pipefail
 bin=$(realpath "$1"); out=$2; shift 2
 runs=${RUNS:-10}
+first_seed=${FIRST_SEED:-1}
 txns=${TXNS:-4000}
 interval=${INTERVAL:-2s}
 check_timeout=${CHECK_TIMEOUT:-120s}
@@ -67,7 +69,7 @@ verdict() { # verdict LEVEL FILE: holds, VIOLATED or undecided
 for row in "${rows[@]}"; do
   IFS=/ read -r cl iso faults wl doc extra <<<"$row"
   extra=${extra//+/ }
-  for seed in $(seq 1 "$runs"); do
+  for seed in $(seq "$first_seed" "$runs"); do
     name=$(echo "$row" | tr '/:,' '___')-$seed
     file="$out/histories/$name.jsonl"
     if grep -q "^$row	$seed	" "$tsv"; then continue; fi
