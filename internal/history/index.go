@@ -243,3 +243,29 @@ func (ix *Index) WriteIsFinal(id int32) bool { return ix.final[id] }
 
 // History returns the indexed history.
 func (ix *Index) History() *History { return ix.h }
+
+// Warm loads, for every read of t, the write it names and whether that
+// write's transaction took effect, and returns a value made of them that
+// means nothing. A caller about to look those up one read at a time calls
+// it first: its loads do not depend on one another, so their cache misses
+// overlap (a large history's writes lie far apart in memory), where the
+// lookups, each behind the work on the read before, would wait for them
+// one after the other.
+func (ix *Index) Warm(t TxnID) uint32 {
+	lo, hi := ix.opStart[t], ix.opStart[t+1]
+	var sum uint32
+	for _, p := range ix.readFrom[lo:hi] {
+		if p >= 0 {
+			sum += uint32(ix.refs[p].Txn)
+			if ix.final[p] {
+				sum++
+			}
+		}
+	}
+	for _, p := range ix.readFrom[lo:hi] {
+		if p >= 0 && ix.effective[ix.refs[p].Txn] {
+			sum++
+		}
+	}
+	return sum
+}

@@ -111,6 +111,8 @@ type checker struct {
 	// next so that checking a history allocates nothing per transaction.
 	first []firstObservation
 	at    smalltab.Table
+	// warm keeps what history.Index.Warm returns, so that its loads stay.
+	warm uint32
 }
 
 // firstObservation is a key's first external observation in a
@@ -133,6 +135,7 @@ func (c *checker) txn(t history.TxnID) {
 		at.Reset(ops)
 	}
 	defer func() { c.first = first[:0] }()
+	c.warm += c.ix.Warm(t)
 	c.ix.Observations(t, func(o history.Observation) {
 		ref := history.OpRef{Txn: t, Op: o.Op}
 		if o.Own >= 0 {

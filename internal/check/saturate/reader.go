@@ -59,3 +59,25 @@ func (s *state) common(rd *reader, source history.TxnID, out []int32) []int32 {
 	}
 	return out
 }
+
+// warmSources loads, for the reads lo..hi, where the written keys of the
+// transaction each read from start, and the first of them, and returns a
+// value made of them that means nothing: the loads do not depend on one
+// another, so their cache misses overlap, where the reader's walk of its
+// sources' writes (common) would wait for each in turn.
+func (s *state) warmSources(lo, hi int32) uint32 {
+	var sum uint32
+	for _, w := range s.rWriter[lo:hi] {
+		if w >= 0 {
+			sum += uint32(s.wFirst[w])
+		}
+	}
+	for _, w := range s.rWriter[lo:hi] {
+		if w >= 0 {
+			if f := s.wFirst[w]; f < s.wFirst[w+1] {
+				sum += uint32(s.wKey[f])
+			}
+		}
+	}
+	return sum
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/isoscope/isoscope/internal/anomaly"
 	"github.com/isoscope/isoscope/internal/check/checker"
@@ -101,6 +102,9 @@ type state struct {
 	// marks is the sequential passes' scratch.
 	*marks
 	inf []inference
+	// warm keeps what the warming loads return (history.Index.Warm,
+	// warmSources), so that they stay; added to atomically.
+	warm atomic.Uint32
 }
 
 // marks are scratch marks by transaction, with the epoch of the reader
@@ -196,6 +200,7 @@ func (s *state) sessionAndReads(ctx context.Context) ([]anomaly.Anomaly, error) 
 		}
 		s.bySession[x.Session] = append(s.bySession[x.Session], t)
 		s.epoch++
+		s.warm.Add(ix.Warm(t))
 		for j, op := range x.Ops {
 			if op.Kind != history.Read {
 				continue
@@ -414,6 +419,8 @@ func (s *state) inferRC(ctx context.Context) error {
 		}
 		var nodes []node
 		var shared []int32
+		var warm uint32
+		defer func() { s.warm.Add(warm) }()
 		done := 0
 		for _, txns := range sessions {
 			for _, t3 := range txns {
@@ -424,6 +431,7 @@ func (s *state) inferRC(ctx context.Context) error {
 				if lo == hi {
 					continue
 				}
+				warm += s.warmSources(lo, hi)
 				s.load(&rd, t3)
 				head = minusOnes(head, len(rd.keys))
 				nodes = nodes[:0]
@@ -489,6 +497,8 @@ func (s *state) inferRA(ctx context.Context) error {
 		last := make([]lastWrite, len(s.h.Keys)) // per key: the session's last writer so far
 		var shared []int32
 		var sessEpoch uint32
+		var warm uint32
+		defer func() { s.warm.Add(warm) }()
 		done := 0
 		for _, txns := range sessions {
 			sessEpoch++
@@ -497,6 +507,7 @@ func (s *state) inferRA(ctx context.Context) error {
 					return nil
 				}
 				lo, hi := s.rFirst[t3], s.rFirst[t3+1]
+				warm += s.warmSources(lo, hi)
 				s.load(&rd, t3)
 				head = minusOnes(head, len(rd.keys))
 				for r := lo; r < hi; r++ {

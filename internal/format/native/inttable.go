@@ -1,6 +1,10 @@
 package native
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/isoscope/isoscope/internal/history"
+)
 
 // intTable maps integers (keys of a history) to ids. Small non-negative
 // integers are found in a dense table (id+1 at the integer, 0 for none),
@@ -48,6 +52,24 @@ func (t *intTable) get(k int64) (int32, bool) {
 			return int32(uint32(s)) - 1, true
 		}
 	}
+}
+
+// warm loads the dense entry or first hash slot of each integer of keys
+// and returns a value made of them that means nothing: the loads do not
+// depend on one another, so their cache misses overlap, where the lookups
+// that follow, one key at a time, would wait for each in turn.
+func (t *intTable) warm(keys []history.Value) uint64 {
+	var sum uint64
+	for _, k := range keys {
+		switch {
+		case k.Kind != history.Int || uint64(k.N) >= 1<<32:
+		case uint64(k.N) < uint64(len(t.dense)):
+			sum += uint64(t.dense[k.N])
+		case t.n > 0:
+			sum += t.slots[t.hashInt(uint64(k.N))]
+		}
+	}
+	return sum
 }
 
 // put records that k, which t does not have, has id id; the dense table

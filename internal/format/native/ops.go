@@ -308,10 +308,14 @@ func (x scalar) value() history.Value {
 	return history.NullValue
 }
 
-// list parses the result of a list read, the transaction's operation i,
+// fastLists turns on list's path for plain integer elements; a variable
+// for the tests, which hold it to the scanner's.
+var fastLists = true
+
+// list parses the result of a list read, the transaction's operation op,
 // into listArena: the transaction's shareLists gives it its list once the
 // line is read.
-func (r *Reader) list(i int) error {
+func (r *Reader) list(op int) error {
 	s := &r.s
 	s.i++ // '['
 	if s.ws() == ']' {
@@ -320,6 +324,28 @@ func (r *Reader) list(i int) error {
 	}
 	start := len(r.listArena)
 	for {
+		// The common element: a non-negative integer of at most 18
+		// digits (it fits in 64 bits) with no leading zero, right before
+		// the ',' or ']' after it. Anything else goes to the scanner.
+		b, i := s.b, s.i
+		n, j := int64(0), i
+		for j < len(b) && j-i < 18 {
+			c := b[j] - '0'
+			if c > 9 {
+				break
+			}
+			n = n*10 + int64(c)
+			j++
+		}
+		if fastLists && j > i && j < len(b) && (b[j] == ',' || b[j] == ']') && (b[i] != '0' || j-i == 1) {
+			r.listArena = append(r.listArena, history.IntValue(n))
+			s.i = j + 1
+			if b[j] == ']' {
+				r.listReads = append(r.listReads, listRead{op: op, start: start, end: len(r.listArena)})
+				return nil
+			}
+			continue
+		}
 		x, err := s.scalar("a list element must be an integer, a string or null")
 		if err != nil {
 			return err
@@ -328,7 +354,7 @@ func (r *Reader) list(i int) error {
 		if more, err := s.more(']'); err != nil {
 			return err
 		} else if !more {
-			r.listReads = append(r.listReads, listRead{op: i, start: start, end: len(r.listArena)})
+			r.listReads = append(r.listReads, listRead{op: op, start: start, end: len(r.listArena)})
 			return nil
 		}
 	}

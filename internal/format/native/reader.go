@@ -43,7 +43,11 @@ type Reader struct {
 	// Integer keys are found in intKeys, string keys in strKeys; session
 	// labels that are small non-negative integers in a dense table
 	// (index+1, 0 for none), others in the maps.
-	intKeys       intTable
+	intKeys intTable
+	// keysFree gives a worker the key arrays of merged chunks to reuse.
+	keysFree chan []history.Value
+	// warm keeps what intTable.warm returns, so that its loads stay.
+	warm          uint64
 	denseSessions []int32
 	strKeys       map[string]history.KeyID
 	// keyBound lets the dense table of keys grow to 2*keyBound+65536
@@ -103,7 +107,7 @@ type Options struct {
 	// end, or an input with no whole transaction, is always bad input.
 	AllowTorn bool
 	// ChunkSize is how many bytes of lines Read gives a worker at a time
-	// (4 MiB; an input shorter than one chunk is read sequentially).
+	// (1 MiB; an input shorter than one chunk is read sequentially).
 	ChunkSize int
 	// Workers is how many workers parse chunks (GOMAXPROCS); fewer than
 	// two read sequentially.
@@ -431,7 +435,7 @@ func dense(tab *[]int32, n int64, used int) *int32 {
 // returns it as a *format.Error naming the line and the field. In a
 // history with appends or list reads, a read of null of a key that nothing
 // uses as a register is a read of the empty list (see lists.go). An input
-// longer than a chunk (4 MiB) is parsed on every processor (see
+// longer than a chunk (1 MiB) is parsed on every processor (see
 // parallel.go), to the same history, or the same error, as one line at a
 // time.
 //
