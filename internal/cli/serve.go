@@ -375,6 +375,11 @@ func logStopped(log *slog.Logger, sum serve.Summary) {
 		for _, w := range bb.Warnings {
 			log.Warn("WARNING: " + w)
 		}
+		for _, u := range bb.Unjudged {
+			// The drained checkers' verdict is not a clean "holds":
+			// what could not be judged may hide violations.
+			log.Warn("WARNING: not every transaction could be judged, so violations may be missing: " + u)
+		}
 	}
 	if refused > 0 || warning != "" {
 		log.Warn(msg, attrs...)

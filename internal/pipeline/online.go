@@ -189,6 +189,13 @@ func (r *run) onlineVerdict(sum serve.Summary, err error, cut, incomplete bool) 
 		for _, w := range bb.Warnings {
 			fmt.Fprintf(r.io.Stderr, "online: WARNING: %s\n", w)
 		}
+		for _, u := range bb.Unjudged {
+			fmt.Fprintf(r.io.Stderr, "online: not every transaction could be judged: %s\n", u)
+		}
+	}
+	var unjudged []string
+	if sum.BlackBox != nil {
+		unjudged = sum.BlackBox.Unjudged
 	}
 	var refused uint64
 	for _, n := range sum.Rejected {
@@ -206,9 +213,16 @@ func (r *run) onlineVerdict(sum serve.Summary, err error, cut, incomplete bool) 
 		fmt.Fprintf(r.io.Stdout, "%s undecided online: %s; %s found, which the missing transactions may explain (%s)\n",
 			lv, what, textfmt.Count(int(sum.Violations), "violation"), r.onlineCounts())
 		return Result{Status: Undecided}, nil
+	case sum.Violations > 0 && len(unjudged) > 0:
+		fmt.Fprintf(r.io.Stdout, "%s violated, found online: %s (%s); others may be missing: not every transaction could be judged (%s)\n",
+			lv, textfmt.Count(int(sum.Violations), "violation"), r.onlineCounts(), strings.Join(unjudged, "; "))
+		return Result{Status: Violated}, nil
 	case sum.Violations > 0:
 		fmt.Fprintf(r.io.Stdout, "%s violated, found online: %s (%s)\n", lv, textfmt.Count(int(sum.Violations), "violation"), r.onlineCounts())
 		return Result{Status: Violated}, nil
+	case len(unjudged) > 0:
+		fmt.Fprintf(r.io.Stdout, "%s undecided online: not every transaction could be judged (%s)\n", lv, strings.Join(unjudged, "; "))
+		return Result{Status: Undecided}, nil
 	case cut:
 		fmt.Fprintf(r.io.Stdout, "%s holds online for what ran, but the run was cut short\n", lv)
 		return Result{Status: Undecided}, nil

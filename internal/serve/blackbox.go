@@ -78,6 +78,10 @@ type BlackBoxState struct {
 	DroppedKeys uint64 `json:"dropped_keys"`
 	// Warnings say when memory is not bounded as asked.
 	Warnings []string `json:"warnings,omitempty"`
+	// Unjudged says, once the stream is drained, for each keyspace whose
+	// checker could not judge every transaction, why (the verdict is
+	// then undecided, or a violation with others possibly missing).
+	Unjudged []string `json:"unjudged,omitempty"`
 }
 
 // bbSpace is one keyspace's checker.
@@ -101,6 +105,9 @@ type blackBox struct {
 	// cycles is the count of collections at the last look.
 	heap   []metrics.Sample
 	cycles uint64
+	// unjudged says, after finish, why keyspaces' checkers could not
+	// judge every transaction.
+	unjudged []string
 }
 
 func newBlackBox(cfg BlackBoxConfig, names func(ks uint32) string) (*blackBox, error) {
@@ -344,6 +351,9 @@ func (b *blackBox) finish() (final, pending []aion.Violation, err error) {
 		for _, f := range res.Findings[min(sp.reported, len(res.Findings)):] {
 			final = append(final, violationOf(f, now))
 		}
+		if res.Unjudged != "" {
+			b.unjudged = append(b.unjudged, fmt.Sprintf("keyspace %q: %s", sp.name, res.Unjudged))
+		}
 	}
 	return final, nil, err
 }
@@ -377,6 +387,7 @@ func (b *blackBox) blackBox() *BlackBoxState {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("keyspace %q: %s", sp.name, s.Warning))
 		}
 	}
+	out.Unjudged = slices.Clone(b.unjudged)
 	if b.cfg.MemoryBytes > 0 && len(b.order) > 1 && out.Bytes > b.cfg.MemoryBytes {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the %d keyspaces' checkers hold %d bytes together, more than the bound of %d (each keeps to it alone)",
 			len(b.order), out.Bytes, b.cfg.MemoryBytes))

@@ -62,6 +62,7 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 	if effective > 0 {
 		why = append(why, fmt.Sprintf("%d transactions of unknown outcome that took effect read lists departing from a settled prefix: whether they close a cycle depends on what was forgotten", effective))
 	}
+	out.Unjudged = strings.Join(why, "; ")
 	switch {
 	case len(out.Findings) > 0:
 		out.Outcome = check.Violated
@@ -74,6 +75,11 @@ func (s *state) drain(ctx context.Context) (Result, error) {
 	}
 	if res.Caveat != "" {
 		out.Caveat = res.Caveat
+	}
+	if out.Outcome == check.Violated && len(why) > 0 {
+		// The findings are certain; what could not be judged may hide
+		// others.
+		out.Caveat = strings.TrimPrefix(out.Caveat+"; other violations may be missing: "+strings.Join(why, "; "), "; ")
 	}
 	if w := out.Stats.Warning; w != "" {
 		out.Caveat = strings.TrimPrefix(out.Caveat+"; "+w, "; ")
@@ -118,7 +124,7 @@ func (s *state) recount() {
 }
 
 func (s *state) stats() Stats {
-	st := Stats{Arrived: s.arrived, Held: uint64(len(s.held)), Forgotten: s.forgot, Rounds: s.rounds, Findings: len(s.findings), Bytes: s.bytes(), Bound: s.bound, DroppedKeys: s.droppedKeys}
+	st := Stats{Arrived: s.arrived, Held: uint64(len(s.held)), Forgotten: s.forgot, Rounds: s.rounds, Findings: len(s.findings), Bytes: s.bytes(), Bound: s.bound, DroppedKeys: s.droppedKeys, DroppedTouched: s.droppedTouch}
 	if s.cfg.MemoryBytes > 0 && st.Bytes > s.cfg.MemoryBytes {
 		st.Warning = fmt.Sprintf("holding %d transactions (%d bytes) above the %d-byte bound: %s", st.Held, st.Bytes, s.cfg.MemoryBytes, s.why())
 	}

@@ -59,9 +59,15 @@ type Result struct {
 	// Reason says why the outcome is Undecided.
 	Reason string
 	// Caveat says what the bound on memory cost, when it could not be
-	// kept (see Stats.Warning).
+	// kept (see Stats.Warning), and, for a violation, that others may be
+	// missing where transactions could not be judged (Unjudged).
 	Caveat string
-	Stats  Stats
+	// Unjudged says why some transactions could not be judged, whatever
+	// the outcome (empty when every one was): the outcome is then
+	// Undecided, or Violated by findings that are certain with others
+	// possibly missing.
+	Unjudged string
+	Stats    Stats
 }
 
 // Stats counts what a Checker holds and has done.
@@ -82,6 +88,9 @@ type Stats struct {
 	// touched first): a later transaction that touches one makes the
 	// verdict Undecided.
 	DroppedKeys uint64
+	// DroppedTouched counts the transactions that touched a key after its
+	// settled state was dropped: they are not judged on it.
+	DroppedTouched int
 	// Warning, when set, says why memory is not bounded as asked.
 	Warning string
 }

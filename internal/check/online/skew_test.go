@@ -1,8 +1,10 @@
 package online
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/isoscope/isoscope/internal/check"
@@ -179,4 +181,43 @@ func TestDifferentialWriteSkews(t *testing.T) {
 	if violated == 0 || forgot == 0 {
 		t.Fatalf("the cases do not exercise the checker: %d violated, %d forgotten", violated, forgot)
 	}
+}
+
+// TestViolatedWithUnjudgedSaysSo streams simulated snapshot-isolation
+// histories with cold keys (write skews every round) at SER under a
+// memory bound small enough that idle keys are dropped and touched again,
+// and requires a violated result whose stream left transactions unjudged
+// to say in its caveat that other violations may be missing.
+func TestViolatedWithUnjudgedSaysSo(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 3))
+	exercised := 0
+	for i := range 12 {
+		h := arrivalNear(r, simSI(r, siConfig{txns: 1500, sessions: 6, keys: 30, appendsPerKey: 0, fenceEvery: 8, skew: true}), 16)
+		f := fenceName
+		c, err := New(Config{Level: level.Get(level.Serializable), FenceKey: &f, MemoryBytes: 8 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.st.roundMin, c.st.nextRound = 32, 32
+		for at := 0; at < len(h.Txns); at += 16 {
+			if _, err := c.Add(h, h.Txns[at:min(at+16, len(h.Txns))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := c.Drain(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != check.Violated || res.Stats.DroppedTouched == 0 {
+			continue
+		}
+		exercised++
+		if !strings.Contains(res.Caveat, "other violations may be missing") || !strings.Contains(res.Caveat, "dropped under the memory bound") {
+			t.Fatalf("history %d: violated with %d transactions on dropped keys, caveat %q", i, res.Stats.DroppedTouched, res.Caveat)
+		}
+	}
+	if exercised == 0 {
+		t.Fatal("no violated stream touched a dropped key: the case is not exercised")
+	}
+	t.Logf("%d violated streams touched dropped keys", exercised)
 }
