@@ -18,7 +18,8 @@ import (
 // little above the least it takes, and samples the process every 10 ms:
 // its resident memory must stay under the bound, and Go's memory (what
 // runtime/metrics says Go holds from the system) under what the bound
-// leaves beside the code. Under the race detector, whose shadow memory
+// leaves beside the code, each with an eighth of the bound for the
+// collector's lag past Go's soft limit. Under the race detector, whose shadow memory
 // the process holds beside Go's, only Go's memory is held to it.
 func TestRunOnlineHoldsMemory(t *testing.T) {
 	if _, _, ok := residentMemory(); !ok {
