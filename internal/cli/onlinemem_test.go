@@ -71,7 +71,12 @@ func TestRunOnlineHoldsMemory(t *testing.T) {
 		"--workload", "list-append", "--appends-per-key", "20", "--keys", "100", "--sessions", "2", "--progress", "never", "-o", filepath.Join(dir, "h.jsonl"))
 	close(stop)
 	<-stopped
-	if code != ExitHolds || !strings.Contains(stdout, "serializable holds, checked online") {
+	// The stream holds; under a bound this small the checker may drop the
+	// state of keys still in use, and then says so: undecided, naming
+	// the transactions it could not judge (never holds, never violated).
+	holds := code == ExitHolds && strings.Contains(stdout, "serializable holds, checked online")
+	unjudged := code == ExitUnknown && strings.Contains(stdout, "not every transaction could be judged") && strings.Contains(stdout, "dropped under the memory bound")
+	if !holds && !unjudged {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 	if got := debug.SetMemoryLimit(-1); got != limitBefore {
