@@ -179,7 +179,9 @@ func (r *run) onlineVerdict(sum serve.Summary, err error, cut, incomplete bool) 
 		return Result{}, fmt.Errorf("the online checker: %v", err)
 	}
 	lv := r.Online.Level.Name
+	var unjudged []string
 	if bb := sum.BlackBox; bb != nil {
+		unjudged = bb.Unjudged
 		fmt.Fprintf(r.io.Stderr, "online: %s checked, %s set aside; %s held at the end, %s forgotten, %d garbage-collection rounds, about %.1f MiB held\n",
 			textfmt.Count(int(sum.Checked), "committed transaction"), textfmt.Count(int(sum.Skipped), "other"),
 			textfmt.Count(int(bb.Held), "transaction"), textfmt.Count(int(bb.Forgotten), "transaction"), bb.Rounds, float64(bb.Bytes)/(1<<20))
@@ -192,10 +194,6 @@ func (r *run) onlineVerdict(sum serve.Summary, err error, cut, incomplete bool) 
 		for _, u := range bb.Unjudged {
 			fmt.Fprintf(r.io.Stderr, "online: not every transaction could be judged: %s\n", u)
 		}
-	}
-	var unjudged []string
-	if sum.BlackBox != nil {
-		unjudged = sum.BlackBox.Unjudged
 	}
 	var refused uint64
 	for _, n := range sum.Rejected {
